@@ -1,0 +1,1 @@
+"""rpl.core: the rpl server, its delegates and plugin loading, and the ``rpl`` command."""

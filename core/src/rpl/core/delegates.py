@@ -1,0 +1,430 @@
+"""The delegates: one per observer interface, calling the observers at the server's hook points.
+
+A delegate reads the registry's current :class:`~rpl.core.observer_registry.Generation`
+once per hook call and calls that generation's callbacks for the hook in order
+(registration order; see :mod:`rpl.core.observer_registry`). With no observer for
+a hook the call costs one dictionary look-up (MySQL's ``is_empty()`` check).
+
+The first failing callback stops the loop; later observers are not called. The
+delegate logs ``Run function '<hook>' in plugin '<plugin>' failed`` (MY-010207),
+then applies the hook's consequence from :data:`FAILURES`: for a hook whose
+failure is an error it raises :class:`HookError`, a :class:`MySQLError` with the
+code, SQLSTATE and message the client, replica or thread status should show
+(the observer's own ``errno`` when its ObserverError carries one); for a hook
+whose failure is ignored it returns normally. What the caller does with a
+HookError (roll back, end the dump, stop the IO thread) is the consequence each
+hook's docstring in :mod:`rpl.observers.hookspecs` states.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from typing import Final, NoReturn
+
+import attrs
+
+from rpl.core import errorlog
+from rpl.core.errors import (
+    ER_BEFORE_DML_VALIDATION_ERROR,
+    ER_MASTER_FATAL_ERROR_READING_BINLOG,
+    ER_RUN_HOOK_ERROR,
+    ER_SLAVE_FATAL_ERROR,
+    ErrorCode,
+    MySQLError,
+)
+from rpl.core.observer_registry import Callback, Generation, ObserverRegistry
+from rpl.observers import (
+    HOOKS,
+    BinlogDumpFlags,
+    BinlogRelayFlags,
+    BinlogStorageParam,
+    ObserverError,
+    RelayIOParam,
+    ServerStateParam,
+    TransmitParam,
+    TransParam,
+)
+
+MAX_RESERVED_HEADER: Final = 32
+"""Bytes one observer may reserve in an event packet (``reserve_header``)."""
+
+_log = errorlog.logger("delegates")
+
+FAILURES: Final[Mapping[str, ErrorCode | None]] = {
+    "begin": ER_RUN_HOOK_ERROR,
+    "before_dml": ER_BEFORE_DML_VALIDATION_ERROR,
+    "before_commit": ER_RUN_HOOK_ERROR,
+    "before_rollback": None,
+    "after_commit": None,
+    "after_rollback": None,
+    "after_flush": ER_RUN_HOOK_ERROR,
+    "after_sync": ER_RUN_HOOK_ERROR,
+    "transmit_start": ER_MASTER_FATAL_ERROR_READING_BINLOG,
+    "transmit_stop": None,
+    "reserve_header": ER_MASTER_FATAL_ERROR_READING_BINLOG,
+    "before_send_event": ER_MASTER_FATAL_ERROR_READING_BINLOG,
+    "after_send_event": ER_MASTER_FATAL_ERROR_READING_BINLOG,
+    "after_reset_master": None,
+    "thread_start": ER_SLAVE_FATAL_ERROR,
+    "thread_stop": None,
+    "applier_start": ER_SLAVE_FATAL_ERROR,
+    "applier_stop": None,
+    "before_request_transmit": ER_SLAVE_FATAL_ERROR,
+    "after_read_event": ER_SLAVE_FATAL_ERROR,
+    "after_queue_event": ER_SLAVE_FATAL_ERROR,
+    "after_reset_slave": None,
+    "before_recovery": None,
+    "after_engine_recovery": None,
+    "after_recovery": None,
+    "before_server_shutdown": None,
+    "after_server_shutdown": None,
+}
+"""Per hook: the error its failure produces, or None when the failure is only logged."""
+
+assert set(FAILURES) == set(HOOKS), "every hook needs a failure consequence"
+
+
+class HookError(MySQLError):
+    """A hook whose failure is an error failed; carries the MySQL error to report."""
+
+    def __init__(self, hook: str, plugin: str, errno: int, sqlstate: str, message: str) -> None:
+        super().__init__(errno, sqlstate, message)
+        self.hook = hook
+        self.plugin = plugin
+
+
+def _hook_error(hook: str, plugin: str, exc: Exception) -> HookError:
+    if isinstance(exc, ObserverError) and exc.errno is not None:
+        return HookError(hook, plugin, exc.errno, exc.sqlstate, exc.message)
+    code = FAILURES[hook]
+    assert code is not None
+    if code is ER_RUN_HOOK_ERROR:
+        message = code.format(hook)
+    elif code is ER_SLAVE_FATAL_ERROR:
+        message = code.format(f"Failed to run '{hook}' hook")
+    elif code is ER_MASTER_FATAL_ERROR_READING_BINLOG:
+        message = f"Failed to run '{hook}' hook"
+    else:
+        message = code.format()
+    return HookError(hook, plugin, code.errno, code.sqlstate, message)
+
+
+Arguments = Mapping[str, object] | Callable[[Callback], Mapping[str, object]]
+
+
+class Delegate:
+    """Calls the observers of one interface; base of the five delegates."""
+
+    def __init__(self, registry: ObserverRegistry) -> None:
+        self._registry = registry
+
+    def is_empty(self, hook: str) -> bool:
+        """Whether no observer implements ``hook`` right now."""
+        return hook not in self._registry.current.callbacks
+
+    def _run(self, hook: str, **kwargs: object) -> None:
+        """Call every observer of ``hook`` with ``kwargs``."""
+        generation = self._registry.current
+        callbacks = generation.callbacks.get(hook)
+        if not callbacks:
+            return
+        with self._registry.calling(generation):
+            for _ in self._each(hook, callbacks, kwargs):
+                pass
+
+    def _each(self, hook: str, callbacks: tuple[Callback, ...],
+              arguments: Arguments) -> Iterator[tuple[Callback, object]]:
+        """Call ``callbacks`` in order, yielding each result; stop at the first failure.
+
+        A failure is logged, then raised as :class:`HookError` for an error hook
+        or ends the iteration for an ignored one.
+        """
+        for callback in callbacks:
+            kwargs = arguments(callback) if callable(arguments) else arguments
+            try:
+                result = callback(kwargs)
+            except Exception as exc:  # noqa: BLE001 - any exception fails the hook
+                self._failed(hook, callback.plugin, exc)
+                return
+            yield callback, result
+
+    def _failed(self, hook: str, plugin: str, exc: Exception) -> None:
+        """Log a failed callback and apply the hook's consequence."""
+        errorlog.log(_log, logging.ERROR, f"Run function '{hook}' in plugin '{plugin}' failed",
+                     code=errorlog.ER_RPL_PLUGIN_FUNCTION_FAILED, subsystem="Repl",
+                     exc_info=None if isinstance(exc, ObserverError) else exc)
+        if isinstance(exc, ObserverError):
+            errorlog.log(_log, logging.ERROR, f"Plugin '{plugin}' failed '{hook}': {exc.message}",
+                         subsystem="Repl")
+        if FAILURES[hook] is not None:
+            raise _hook_error(hook, plugin, exc) from exc
+
+    def _reject(self, hook: str, plugin: str, reason: str) -> NoReturn:
+        """Fail an error hook because of what the observer returned."""
+        self._failed(hook, plugin, ObserverError(reason))
+        raise AssertionError(f"a failure of '{hook}' is an error")
+
+
+class TransDelegate(Delegate):
+    """``Trans_delegate``: the transaction observer hooks."""
+
+    def begin(self, param: TransParam) -> None:
+        """Run ``begin``; raises HookError on failure."""
+        self._run("begin", param=param)
+
+    def before_dml(self, param: TransParam) -> None:
+        """Run ``before_dml``; raises HookError on failure."""
+        self._run("before_dml", param=param)
+
+    def before_commit(self, param: TransParam) -> None:
+        """Run ``before_commit``; raises HookError on failure."""
+        self._run("before_commit", param=param)
+
+    def before_rollback(self, param: TransParam) -> None:
+        """Run ``before_rollback``; failures are logged only."""
+        self._run("before_rollback", param=param)
+
+    def after_commit(self, param: TransParam) -> None:
+        """Run ``after_commit``; failures are logged only."""
+        self._run("after_commit", param=param)
+
+    def after_rollback(self, param: TransParam) -> None:
+        """Run ``after_rollback``; failures are logged only."""
+        self._run("after_rollback", param=param)
+
+
+class BinlogStorageDelegate(Delegate):
+    """``Binlog_storage_delegate``: the group-commit hooks."""
+
+    def after_flush(self, param: BinlogStorageParam, log_file: str, log_pos: int) -> None:
+        """Run ``after_flush``; raises HookError on failure."""
+        self._run("after_flush", param=param, log_file=log_file, log_pos=log_pos)
+
+    def after_sync(self, param: BinlogStorageParam, log_file: str, log_pos: int) -> None:
+        """Run ``after_sync``; raises HookError on failure."""
+        self._run("after_sync", param=param, log_file=log_file, log_pos=log_pos)
+
+
+@attrs.frozen
+class DumpObservers:
+    """The observers of one dump: which ran ``transmit_start``, which observe it."""
+
+    param: TransmitParam
+    started: frozenset[str]
+    observed: frozenset[str]
+
+
+@attrs.frozen
+class EventPacket:
+    """An event packet: 0x00, each observing plugin's reserved header, the event.
+
+    ``slots`` maps each plugin that reserved bytes to their ``(start, end)`` in ``data``.
+    """
+
+    data: bytearray
+    slots: Mapping[str, tuple[int, int]]
+    event_offset: int
+
+
+class BinlogTransmitDelegate(Delegate):
+    """``Binlog_transmit_delegate``: the dump-thread hooks.
+
+    A dump's observers are the plugins whose ``transmit_start`` returned true
+    and that are still installed; a plugin installed after the dump started
+    does not observe it.
+    """
+
+    def transmit_start(self, param: TransmitParam, log_file: str, log_pos: int) -> DumpObservers:
+        """Run ``transmit_start``. On failure, run ``transmit_stop`` for the
+        observers that were started and raise the HookError."""
+        generation = self._registry.current
+        started: list[str] = []
+        observed: list[str] = []
+        callbacks = generation.callbacks.get("transmit_start", ())
+        with self._registry.calling(generation):
+            try:
+                for callback in callbacks:
+                    started.append(callback.plugin)
+                    for _, result in self._each("transmit_start", (callback,), {
+                            "param": param, "log_file": log_file, "log_pos": log_pos}):
+                        if result:
+                            observed.append(callback.plugin)
+            except HookError:
+                self.transmit_stop(DumpObservers(param, frozenset(started), frozenset()))
+                raise
+        return DumpObservers(param, frozenset(started), frozenset(observed))
+
+    def transmit_stop(self, dump: DumpObservers) -> None:
+        """Run ``transmit_stop`` for the observers started on this dump; failures are logged."""
+        self._run_for(dump.started, "transmit_stop", {"param": dump.param})
+
+    def new_packet(self, dump: DumpObservers, event: bytes) -> EventPacket:
+        """Run ``reserve_header`` and build the event packet; raises HookError on failure."""
+        data = bytearray(b"\x00")
+        slots: dict[str, tuple[int, int]] = {}
+        generation = self._registry.current
+        callbacks = self._observing(generation, dump, "reserve_header")
+        if callbacks:
+            with self._registry.calling(generation):
+                for callback, reserved in self._each("reserve_header", callbacks,
+                                                     {"param": dump.param}):
+                    if reserved is None:
+                        continue
+                    if not isinstance(reserved, bytes | bytearray):
+                        self._reject("reserve_header", callback.plugin,
+                                     f"returned {type(reserved).__name__}, not bytes")
+                    if len(reserved) > MAX_RESERVED_HEADER:
+                        self._reject("reserve_header", callback.plugin,
+                                     f"reserved {len(reserved)} header bytes; at most "
+                                     f"{MAX_RESERVED_HEADER} are allowed")
+                    if reserved:
+                        slots[callback.plugin] = (len(data), len(data) + len(reserved))
+                        data += reserved
+        offset = len(data)
+        data += event
+        return EventPacket(data, slots, offset)
+
+    def before_send_event(self, dump: DumpObservers, packet: EventPacket,
+                          log_file: str, log_pos: int) -> None:
+        """Run ``before_send_event``, giving each observer its own header bytes."""
+        generation = self._registry.current
+        callbacks = self._observing(generation, dump, "before_send_event")
+        if not callbacks:
+            return
+        view = memoryview(packet.data)
+        event = bytes(view[packet.event_offset:])
+
+        def arguments(callback: Callback) -> Mapping[str, object]:
+            start, end = packet.slots.get(callback.plugin, (0, 0))
+            return {"param": dump.param, "header": view[start:end], "event": event,
+                    "log_file": log_file, "log_pos": log_pos}
+
+        try:
+            with self._registry.calling(generation):
+                for _ in self._each("before_send_event", callbacks, arguments):
+                    pass
+        finally:
+            view.release()
+
+    def after_send_event(self, dump: DumpObservers, event: bytes,
+                         skipped_log_file: str | None = None, skipped_log_pos: int = 0) -> None:
+        """Run ``after_send_event``; raises HookError on failure."""
+        self._run_for(dump.observed, "after_send_event", {
+            "param": dump.param, "event": event, "skipped_log_file": skipped_log_file,
+            "skipped_log_pos": skipped_log_pos})
+
+    def after_reset_master(self, param: BinlogStorageParam) -> None:
+        """Run ``after_reset_master``; failures are logged only."""
+        self._run("after_reset_master", param=param)
+
+    def _observing(self, generation: Generation, dump: DumpObservers,
+                   hook: str) -> tuple[Callback, ...]:
+        return tuple(callback for callback in generation.callbacks.get(hook, ())
+                     if callback.plugin in dump.observed)
+
+    def _run_for(self, plugins: frozenset[str], hook: str, kwargs: Mapping[str, object]) -> None:
+        generation = self._registry.current
+        callbacks = tuple(callback for callback in generation.callbacks.get(hook, ())
+                          if callback.plugin in plugins)
+        if callbacks:
+            with self._registry.calling(generation):
+                for _ in self._each(hook, callbacks, kwargs):
+                    pass
+
+
+class BinlogRelayIODelegate(Delegate):
+    """``Binlog_relay_IO_delegate``: the replica's receiver and applier hooks."""
+
+    def thread_start(self, param: RelayIOParam) -> None:
+        """Run ``thread_start``; raises HookError on failure."""
+        self._run("thread_start", param=param)
+
+    def thread_stop(self, param: RelayIOParam) -> None:
+        """Run ``thread_stop``; failures are logged only."""
+        self._run("thread_stop", param=param)
+
+    def applier_start(self, param: RelayIOParam) -> None:
+        """Run ``applier_start``; raises HookError on failure."""
+        self._run("applier_start", param=param)
+
+    def applier_stop(self, param: RelayIOParam, aborted: bool) -> None:
+        """Run ``applier_stop``; failures are logged only."""
+        self._run("applier_stop", param=param, aborted=aborted)
+
+    def before_request_transmit(self, param: RelayIOParam, flags: BinlogDumpFlags) -> None:
+        """Run ``before_request_transmit``; raises HookError on failure."""
+        self._run("before_request_transmit", param=param, flags=flags)
+
+    def after_read_event(self, param: RelayIOParam, packet: bytes) -> bytes:
+        """Run ``after_read_event``, each observer on the previous one's output;
+        return the event to queue. Raises HookError on failure."""
+        generation = self._registry.current
+        callbacks = generation.callbacks.get("after_read_event")
+        if not callbacks:
+            return packet
+        kwargs: dict[str, object] = {"param": param, "packet": packet}
+        with self._registry.calling(generation):
+            for callback, replacement in self._each("after_read_event", callbacks, kwargs):
+                if replacement is None:
+                    continue
+                if not isinstance(replacement, bytes | bytearray):
+                    self._reject("after_read_event", callback.plugin,
+                                 f"returned {type(replacement).__name__}, not bytes")
+                kwargs["packet"] = bytes(replacement)
+        result = kwargs["packet"]
+        assert isinstance(result, bytes)
+        return result
+
+    def after_queue_event(self, param: RelayIOParam, event: bytes,
+                          flags: BinlogRelayFlags) -> None:
+        """Run ``after_queue_event``; raises HookError on failure."""
+        self._run("after_queue_event", param=param, event=event, flags=flags)
+
+    def after_reset_slave(self, param: RelayIOParam) -> None:
+        """Run ``after_reset_slave``; failures are logged only."""
+        self._run("after_reset_slave", param=param)
+
+
+class ServerStateDelegate(Delegate):
+    """``Server_state_delegate``: start-up and shutdown; every failure is logged only."""
+
+    def before_recovery(self, param: ServerStateParam) -> None:
+        """Run ``before_recovery``."""
+        self._run("before_recovery", param=param)
+
+    def after_engine_recovery(self, param: ServerStateParam) -> None:
+        """Run ``after_engine_recovery``."""
+        self._run("after_engine_recovery", param=param)
+
+    def after_recovery(self, param: ServerStateParam) -> None:
+        """Run ``after_recovery``."""
+        self._run("after_recovery", param=param)
+
+    def before_server_shutdown(self, param: ServerStateParam) -> None:
+        """Run ``before_server_shutdown``."""
+        self._run("before_server_shutdown", param=param)
+
+    def after_server_shutdown(self, param: ServerStateParam) -> None:
+        """Run ``after_server_shutdown``."""
+        self._run("after_server_shutdown", param=param)
+
+
+@attrs.frozen
+class Delegates:
+    """The five delegates over one observer registry."""
+
+    registry: ObserverRegistry
+    transaction: TransDelegate
+    binlog_storage: BinlogStorageDelegate
+    binlog_transmit: BinlogTransmitDelegate
+    binlog_relay_io: BinlogRelayIODelegate
+    server_state: ServerStateDelegate
+
+    @classmethod
+    def create(cls, registry: ObserverRegistry | None = None) -> Delegates:
+        """Delegates over ``registry`` (a new, empty one by default)."""
+        registry = registry or ObserverRegistry()
+        return cls(registry, TransDelegate(registry), BinlogStorageDelegate(registry),
+                   BinlogTransmitDelegate(registry), BinlogRelayIODelegate(registry),
+                   ServerStateDelegate(registry))

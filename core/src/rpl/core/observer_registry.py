@@ -1,0 +1,199 @@
+"""The set of registered observers, as immutable generations over a pluggy PluginManager.
+
+pluggy validates hook implementations against the specifications in
+:mod:`rpl.observers.hookspecs` and keeps them per hook; this module adds what a
+server calling hooks from many threads needs and pluggy does not give:
+
+* **Registration order.** pluggy calls implementations last-registered-first
+  (LIFO, with ``tryfirst`` ones first and ``trylast`` ones last); MySQL's
+  delegates walk observers in the order they were added. pluggy's
+  ``get_hookimpls()`` lists plain implementations in registration order, between
+  the ``trylast`` ones (most recent first) and the ``tryfirst`` ones (registration
+  order). A :class:`Generation` stores, per hook: the ``tryfirst`` implementations,
+  then the plain ones, then the ``trylast`` ones, each group in registration
+  order. The delegates call them in that order themselves and never through
+  ``pm.hook``, so they can stop at the first failure and name its plugin.
+* **Atomic views.** Each register/unregister builds a new immutable
+  :class:`Generation` for every hook and publishes it with one reference
+  assignment. A hook call reads the current generation once and uses it to the
+  end, so it sees a plugin either with all its hooks or not at all, and never a
+  list being changed under it. Registrations are serialised by one lock; hook
+  calls take no lock except to count themselves in and out of their generation.
+* **Quiescence.** :meth:`ObserverRegistry.unregister` returns only after every
+  call that could still reach the removed plugin (calls in flight on an older
+  generation that contains it) has returned, so the plugin can be deinitialised
+  safely, as MySQL's plugin reference counts ensure.
+
+pluggy has no notion of these, so they are written here by hand.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+
+import attrs
+import pluggy
+
+from rpl.observers import HOOKS, INTERFACES, PROJECT_NAME
+
+
+class PluginLoadError(Exception):
+    """A plugin's hooks do not match the specification (unknown hook, argument
+    not in the specification, wrapper)."""
+
+
+@attrs.frozen
+class Callback:
+    """One observer callback: the plugin's implementation of one hook."""
+
+    plugin: str
+    hook: str
+    function: Callable[..., object]
+    argnames: tuple[str, ...]
+
+    def __call__(self, kwargs: Mapping[str, object]) -> object:
+        """Call with the hook arguments the implementation declares."""
+        return self.function(*[kwargs[name] for name in self.argnames])
+
+
+class Generation:
+    """One immutable view of all observers, with a count of calls using it."""
+
+    __slots__ = ("callbacks", "plugins", "active", "__weakref__")
+
+    def __init__(self, callbacks: Mapping[str, tuple[Callback, ...]],
+                 plugins: frozenset[str]) -> None:
+        self.callbacks = callbacks
+        self.plugins = plugins
+        self.active = 0
+
+
+def _ordered(impls: list[pluggy.HookImpl]) -> list[pluggy.HookImpl]:
+    first = [impl for impl in impls if impl.tryfirst]
+    last = [impl for impl in reversed(impls) if impl.trylast]
+    plain = [impl for impl in impls if not impl.tryfirst and not impl.trylast]
+    return first + plain + last
+
+
+class ObserverRegistry:
+    """All registered observers of all interfaces, published as generations."""
+
+    def __init__(self) -> None:
+        self._pm = pluggy.PluginManager(PROJECT_NAME)
+        for interface in INTERFACES.values():
+            self._pm.add_hookspecs(interface)
+        self._register_lock = threading.Lock()
+        self._counts = threading.Condition()
+        self._generations: weakref.WeakSet[Generation] = weakref.WeakSet()
+        self._inside = threading.local()
+        self.current = self._publish()
+
+    # --- registration -----------------------------------------------------------
+
+    def validate(self, plugin: object, name: str) -> tuple[str, ...]:
+        """Check ``plugin``'s hook implementations; return the hooks it implements.
+
+        Raises :class:`PluginLoadError` naming the first hook that does not match
+        the specification: an unknown (misspelled) hook name, an argument the
+        specification does not have, or a pluggy wrapper.
+        """
+        hooks = []
+        for attr in dir(plugin):
+            opts = self._pm.parse_hookimpl_opts(plugin, attr)
+            if opts is None:
+                continue
+            hook = opts.get("specname") or attr
+            if hook not in HOOKS:
+                close = difflib.get_close_matches(hook, HOOKS, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise PluginLoadError(
+                    f"Plugin '{name}': hook '{hook}' is not in the replication observer "
+                    f"interfaces{hint}")
+            if opts.get("wrapper") or opts.get("hookwrapper"):
+                raise PluginLoadError(
+                    f"Plugin '{name}': hook '{hook}' is declared as a wrapper; observers "
+                    "are plain callbacks run in order")
+            impl = pluggy.HookImpl(plugin, name, getattr(plugin, attr), opts)
+            spec = getattr(self._pm.hook, hook).spec
+            unknown = sorted(set(impl.argnames) - set(spec.argnames))
+            if unknown:
+                raise PluginLoadError(
+                    f"Plugin '{name}': hook '{hook}' takes argument(s) {', '.join(unknown)} "
+                    f"that the specification does not have ({', '.join(spec.argnames)})")
+            hooks.append(hook)
+        return tuple(sorted(hooks, key=list(HOOKS).index))
+
+    def register(self, plugin: object, name: str) -> tuple[str, ...]:
+        """Validate and register ``plugin`` under ``name``; return its hooks.
+
+        The new observers take part in hook calls that start after this returns.
+        """
+        with self._register_lock:
+            if self._pm.has_plugin(name):
+                raise PluginLoadError(f"Plugin '{name}' is already registered")
+            hooks = self.validate(plugin, name)
+            try:
+                self._pm.register(plugin, name)
+            except (pluggy.PluginValidationError, ValueError) as exc:
+                if self._pm.has_plugin(name):
+                    self._pm.unregister(name=name)
+                raise PluginLoadError(f"Plugin '{name}': {exc}") from exc
+            self.current = self._publish()
+            return hooks
+
+    def unregister(self, name: str) -> None:
+        """Remove plugin ``name``'s observers and wait until no call is inside them.
+
+        Calls that start after the swap do not see the plugin. If the calling
+        thread is itself inside a hook call, it cannot wait for itself: it
+        returns right after the swap.
+        """
+        with self._register_lock:
+            if not self._pm.has_plugin(name):
+                raise PluginLoadError(f"Plugin '{name}' is not registered")
+            self._pm.unregister(name=name)
+            self.current = self._publish()
+        if getattr(self._inside, "depth", 0):
+            return
+        with self._counts:
+            self._counts.wait_for(lambda: not any(
+                generation.active for generation in list(self._generations)
+                if name in generation.plugins))
+
+    def plugin_names(self) -> frozenset[str]:
+        """Names of the registered plugins."""
+        return self.current.plugins
+
+    def _publish(self) -> Generation:
+        callbacks: dict[str, tuple[Callback, ...]] = {}
+        for hook in HOOKS:
+            impls = _ordered(getattr(self._pm.hook, hook).get_hookimpls())
+            if impls:
+                callbacks[hook] = tuple(
+                    Callback(impl.plugin_name, hook, impl.function, tuple(impl.argnames))
+                    for impl in impls)
+        names = frozenset(name for name, _ in self._pm.list_name_plugin())
+        generation = Generation(callbacks, names)
+        self._generations.add(generation)
+        return generation
+
+    # --- calls ------------------------------------------------------------------
+
+    @contextmanager
+    def calling(self, generation: Generation) -> Iterator[Generation]:
+        """Count a hook call in and out of ``generation`` (for :meth:`unregister`)."""
+        with self._counts:
+            generation.active += 1
+        self._inside.depth = getattr(self._inside, "depth", 0) + 1
+        try:
+            yield generation
+        finally:
+            self._inside.depth -= 1
+            with self._counts:
+                generation.active -= 1
+                if not generation.active:
+                    self._counts.notify_all()
