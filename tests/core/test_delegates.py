@@ -3,7 +3,9 @@ reserve_header, the after_read_event chain, and registration under concurrent ca
 
 from __future__ import annotations
 
+import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -363,6 +365,7 @@ def test_concurrent_register_unregister_under_hook_calls(delegates: Delegates) -
     def count(self: object) -> None:
         with count_lock:
             counted["steady"] += 1
+        time.sleep(0)  # let the registering thread run in the middle of a call
 
     class Transient:
         def __init__(self, name: str) -> None:
@@ -372,6 +375,7 @@ def test_concurrent_register_unregister_under_hook_calls(delegates: Delegates) -
         def before_commit(self) -> None:
             if self.removed:
                 violations.append(self.name)
+            time.sleep(0)
 
         @hookimpl(tryfirst=True)
         def after_commit(self) -> None:
@@ -401,15 +405,20 @@ def test_concurrent_register_unregister_under_hook_calls(delegates: Delegates) -
         except BaseException as exc:  # noqa: BLE001 - collected and asserted on
             errors.append(exc)
 
-    churner = threading.Thread(target=churn)
-    churner.start()
-    callers = [threading.Thread(target=caller) for _ in range(threads)]
-    for thread in callers:
-        thread.start()
-    for thread in callers:
-        thread.join(120)
-    stop.set()
-    churner.join(30)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, so calls and registrations interleave
+    try:
+        churner = threading.Thread(target=churn)
+        churner.start()
+        callers = [threading.Thread(target=caller) for _ in range(threads)]
+        for thread in callers:
+            thread.start()
+        for thread in callers:
+            thread.join(120)
+        stop.set()
+        churner.join(30)
+    finally:
+        sys.setswitchinterval(interval)
     assert errors == []
     assert violations == []
     assert counted["steady"] == threads * calls_each

@@ -237,7 +237,8 @@ class BinlogTransmitDelegate(Delegate):
 
     def transmit_start(self, param: TransmitParam, log_file: str, log_pos: int) -> DumpObservers:
         """Run ``transmit_start``. On failure, run ``transmit_stop`` for the
-        observers that were started and raise the HookError."""
+        observers that were started and raise the HookError.
+        """
         generation = self._registry.current
         started: list[str] = []
         observed: list[str] = []
@@ -358,7 +359,8 @@ class BinlogRelayIODelegate(Delegate):
 
     def after_read_event(self, param: RelayIOParam, packet: bytes) -> bytes:
         """Run ``after_read_event``, each observer on the previous one's output;
-        return the event to queue. Raises HookError on failure."""
+        return the event to queue. Raises HookError on failure.
+        """
         generation = self._registry.current
         callbacks = generation.callbacks.get("after_read_event")
         if not callbacks:

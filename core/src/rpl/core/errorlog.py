@@ -39,7 +39,7 @@ class ErrorLogFormatter(logging.Formatter):
     """Formats records as MySQL 8.0 error-log lines."""
 
     def format(self, record: logging.LogRecord) -> str:
-        stamp = datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc)
+        stamp = datetime.datetime.fromtimestamp(record.created, datetime.UTC)
         code = getattr(record, "mysql_code", 0)
         subsystem = getattr(record, "subsystem", "Server")
         thread_id = getattr(record, "mysql_thread_id", 0)

@@ -43,7 +43,8 @@ from rpl.observers import HOOKS, INTERFACES, PROJECT_NAME
 
 class PluginLoadError(Exception):
     """A plugin's hooks do not match the specification (unknown hook, argument
-    not in the specification, wrapper)."""
+    not in the specification, wrapper).
+    """
 
 
 @attrs.frozen

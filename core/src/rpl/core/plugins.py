@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from rpl.core import errorlog
+from rpl.core.errorlog import ErrorLog
 from rpl.core.errors import (
     ER_CANT_INITIALIZE_UDF,
     ER_CANT_OPEN_LIBRARY,
@@ -33,7 +34,6 @@ from rpl.core.errors import (
     ER_UDF_EXISTS,
     MySQLError,
 )
-from rpl.core.errorlog import ErrorLog
 from rpl.core.observer_registry import ObserverRegistry, PluginLoadError
 from rpl.core.threads import ThreadRegistry
 from rpl.core.variables import StatusVariables, SystemVariables

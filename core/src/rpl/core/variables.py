@@ -27,8 +27,15 @@ from rpl.core.errors import (
     ER_WRONG_VALUE_FOR_VAR,
     MySQLError,
 )
-from rpl.observers import ObserverError, Scope, StatusValue, StatusVariable, SystemVariable
-from rpl.observers import SysVarValue, VarType
+from rpl.observers import (
+    ObserverError,
+    Scope,
+    StatusValue,
+    StatusVariable,
+    SystemVariable,
+    SysVarValue,
+    VarType,
+)
 
 _BOOL_WORDS = {"ON": True, "TRUE": True, "OFF": False, "FALSE": False}
 
@@ -142,7 +149,8 @@ def parse_option(definition: SystemVariable, text: str) -> object:
 
 class SystemVariableEntry:
     """A registered system variable with its global value
-    (implements ``rpl.observers.SystemVariableHandle``)."""
+    (implements ``rpl.observers.SystemVariableHandle``).
+    """
 
     def __init__(self, definition: SystemVariable, owner: str, value: SysVarValue) -> None:
         self.definition = definition

@@ -18,6 +18,7 @@ from rpl.observers import (
     BinlogDumpFlags,
     BinlogRelayFlags,
     BinlogStorageParam,
+    ObserverError,
     RelayIOParam,
     ReplicationPlugin,
     ServerServices,
@@ -28,7 +29,6 @@ from rpl.observers import (
     TransmitParam,
     TransParam,
     VarType,
-    ObserverError,
     hookimpl,
 )
 

@@ -28,7 +28,8 @@ class ObserverError(Exception):
 
 class NetError(Exception):
     """A NET service could not read, write or flush: the connection is broken
-    or the read timed out (then ``timed_out`` is true)."""
+    or the read timed out (then ``timed_out`` is true).
+    """
 
     def __init__(self, message: str, *, timed_out: bool = False) -> None:
         super().__init__(message)
@@ -51,4 +52,5 @@ class QueryError(Exception):
 
 class UserVariableNotFound(LookupError):
     """The user variable was never set on the session (WL#4398 part B: the
-    getters' "return 1, variable not found")."""
+    getters' "return 1, variable not found").
+    """

@@ -14,7 +14,7 @@ import enum
 
 import attrs
 
-from rpl.observers.services import SourceConnection, ServerNet, UserVariables
+from rpl.observers.services import ServerNet, SourceConnection, UserVariables
 
 
 class TransFlags(enum.IntFlag):

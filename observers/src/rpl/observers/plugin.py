@@ -31,14 +31,17 @@ class ReplicationPlugin:
 
     def __init__(self, services: ServerServices) -> None:
         """Initialise the plugin: register variables, start threads. Raising
-        fails INSTALL PLUGIN; whatever was registered so far is removed."""
+        fails INSTALL PLUGIN; whatever was registered so far is removed.
+        """
         self.services = services
 
     def check_uninstall(self) -> None:
         """Refuse UNINSTALL PLUGIN while the plugin is in use by raising
         :class:`rpl.observers.ObserverError` with the reason (the client gets
-        ER_PLUGIN_CANNOT_BE_UNINSTALLED). The default allows it."""
+        ER_PLUGIN_CANNOT_BE_UNINSTALLED). The default allows it.
+        """
 
     def deinit(self) -> None:
         """Release what the plugin holds (stop its threads). Called after its
-        observers were unregistered and no call is inside them any more."""
+        observers were unregistered and no call is inside them any more.
+        """

@@ -29,7 +29,8 @@ class ServerNet(Protocol):
 
     def read(self, timeout: float | None = None) -> bytes:
         """Read one packet payload. Raises :class:`rpl.observers.NetError` when
-        the connection fails or ``timeout`` seconds pass without a packet."""
+        the connection fails or ``timeout`` seconds pass without a packet.
+        """
         ...
 
     def write(self, payload: bytes) -> None:
@@ -65,7 +66,8 @@ class SourceConnection(Protocol):
         """Run a statement on the source and return its rows (empty for a
         statement without a result set). Raises :class:`rpl.observers.QueryError`
         with the source's error, or :class:`rpl.observers.NetError`. Only valid
-        before the dump is requested (``before_request_transmit``)."""
+        before the dump is requested (``before_request_transmit``).
+        """
         ...
 
 
@@ -118,7 +120,8 @@ class VariableRegistry(Protocol):
 
     def register_system_variable(self, variable: SystemVariable) -> SystemVariableHandle:
         """Add a system variable. Its value starts from a matching startup
-        option (``--rpl-semi-sync-master-timeout=500``) or its default."""
+        option (``--rpl-semi-sync-master-timeout=500``) or its default.
+        """
         ...
 
     def register_status_variable(self, variable: StatusVariable) -> None:
@@ -149,7 +152,8 @@ class ThreadHandle(Protocol):
 
     def set_state(self, state: str | None) -> None:
         """Set PROCESSLIST_STATE (MySQL's thread state text, e.g.
-        ``Waiting for semi-sync ACK from slave``)."""
+        ``Waiting for semi-sync ACK from slave``).
+        """
         ...
 
     def close(self) -> None:
