@@ -42,6 +42,8 @@ def _jsonable(value: Any) -> Any:
                              if field.name in _SERVICE_FIELDS
                              else _jsonable(getattr(value, field.name)))
                 for field in attrs.fields(type(value))}
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).hex()
     if isinstance(value, enum.Enum):
