@@ -179,7 +179,8 @@ class ObserverRegistry:
                     for impl in impls)
         names = frozenset(name for name, _ in self._pm.list_name_plugin())
         generation = Generation(callbacks, names)
-        self._generations.add(generation)
+        with self._counts:  # unregister() iterates the set under this lock
+            self._generations.add(generation)
         return generation
 
     # --- calls ------------------------------------------------------------------
