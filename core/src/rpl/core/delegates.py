@@ -125,12 +125,10 @@ class Delegate:
 
     def _run(self, hook: str, **kwargs: object) -> None:
         """Call every observer of ``hook`` with ``kwargs``."""
-        generation = self._registry.current
-        callbacks = generation.callbacks.get(hook)
-        if not callbacks:
+        if self.is_empty(hook):
             return
-        with self._registry.calling(generation):
-            for _ in self._each(hook, callbacks, kwargs):
+        with self._registry.calling() as generation:
+            for _ in self._each(hook, generation.callbacks.get(hook, ()), kwargs):
                 pass
 
     def _each(self, hook: str, callbacks: tuple[Callback, ...],
@@ -239,13 +237,11 @@ class BinlogTransmitDelegate(Delegate):
         """Run ``transmit_start``. On failure, run ``transmit_stop`` for the
         observers that were started and raise the HookError.
         """
-        generation = self._registry.current
         started: list[str] = []
         observed: list[str] = []
-        callbacks = generation.callbacks.get("transmit_start", ())
-        with self._registry.calling(generation):
+        with self._registry.calling() as generation:
             try:
-                for callback in callbacks:
+                for callback in generation.callbacks.get("transmit_start", ()):
                     started.append(callback.plugin)
                     for _, result in self._each("transmit_start", (callback,), {
                             "param": param, "log_file": log_file, "log_pos": log_pos}):
@@ -264,10 +260,9 @@ class BinlogTransmitDelegate(Delegate):
         """Run ``reserve_header`` and build the event packet; raises HookError on failure."""
         data = bytearray(b"\x00")
         slots: dict[str, tuple[int, int]] = {}
-        generation = self._registry.current
-        callbacks = self._observing(generation, dump, "reserve_header")
-        if callbacks:
-            with self._registry.calling(generation):
+        if not self.is_empty("reserve_header"):
+            with self._registry.calling() as generation:
+                callbacks = self._observing(generation, dump, "reserve_header")
                 for callback, reserved in self._each("reserve_header", callbacks,
                                                      {"param": dump.param}):
                     if reserved is None:
@@ -289,9 +284,7 @@ class BinlogTransmitDelegate(Delegate):
     def before_send_event(self, dump: DumpObservers, packet: EventPacket,
                           log_file: str, log_pos: int) -> None:
         """Run ``before_send_event``, giving each observer its own header bytes."""
-        generation = self._registry.current
-        callbacks = self._observing(generation, dump, "before_send_event")
-        if not callbacks:
+        if self.is_empty("before_send_event"):
             return
         view = memoryview(packet.data)
         event = bytes(view[packet.event_offset:])
@@ -302,7 +295,8 @@ class BinlogTransmitDelegate(Delegate):
                     "log_file": log_file, "log_pos": log_pos}
 
         try:
-            with self._registry.calling(generation):
+            with self._registry.calling() as generation:
+                callbacks = self._observing(generation, dump, "before_send_event")
                 for _ in self._each("before_send_event", callbacks, arguments):
                     pass
         finally:
@@ -325,13 +319,13 @@ class BinlogTransmitDelegate(Delegate):
                      if callback.plugin in dump.observed)
 
     def _run_for(self, plugins: frozenset[str], hook: str, kwargs: Mapping[str, object]) -> None:
-        generation = self._registry.current
-        callbacks = tuple(callback for callback in generation.callbacks.get(hook, ())
-                          if callback.plugin in plugins)
-        if callbacks:
-            with self._registry.calling(generation):
-                for _ in self._each(hook, callbacks, kwargs):
-                    pass
+        if self.is_empty(hook):
+            return
+        with self._registry.calling() as generation:
+            callbacks = tuple(callback for callback in generation.callbacks.get(hook, ())
+                              if callback.plugin in plugins)
+            for _ in self._each(hook, callbacks, kwargs):
+                pass
 
 
 class BinlogRelayIODelegate(Delegate):
@@ -361,12 +355,11 @@ class BinlogRelayIODelegate(Delegate):
         """Run ``after_read_event``, each observer on the previous one's output;
         return the event to queue. Raises HookError on failure.
         """
-        generation = self._registry.current
-        callbacks = generation.callbacks.get("after_read_event")
-        if not callbacks:
+        if self.is_empty("after_read_event"):
             return packet
         kwargs: dict[str, object] = {"param": param, "packet": packet}
-        with self._registry.calling(generation):
+        with self._registry.calling() as generation:
+            callbacks = generation.callbacks.get("after_read_event", ())
             for callback, replacement in self._each("after_read_event", callbacks, kwargs):
                 if replacement is None:
                     continue

@@ -91,7 +91,8 @@ class ObserverRegistry:
         self._counts = threading.Condition()
         self._generations: weakref.WeakSet[Generation] = weakref.WeakSet()
         self._inside = threading.local()
-        self.current = self._publish()
+        self.current = Generation({}, frozenset())
+        self._publish()
 
     # --- registration -----------------------------------------------------------
 
@@ -143,7 +144,7 @@ class ObserverRegistry:
                 if self._pm.has_plugin(name):
                     self._pm.unregister(name=name)
                 raise PluginLoadError(f"Plugin '{name}': {exc}") from exc
-            self.current = self._publish()
+            self._publish()
             return hooks
 
     def unregister(self, name: str) -> None:
@@ -157,7 +158,7 @@ class ObserverRegistry:
             if not self._pm.has_plugin(name):
                 raise PluginLoadError(f"Plugin '{name}' is not registered")
             self._pm.unregister(name=name)
-            self.current = self._publish()
+            self._publish()
         if getattr(self._inside, "depth", 0):
             return
         with self._counts:
@@ -169,7 +170,7 @@ class ObserverRegistry:
         """Names of the registered plugins."""
         return self.current.plugins
 
-    def _publish(self) -> Generation:
+    def _publish(self) -> None:
         callbacks: dict[str, tuple[Callback, ...]] = {}
         for hook in HOOKS:
             impls = _ordered(getattr(self._pm.hook, hook).get_hookimpls())
@@ -179,16 +180,24 @@ class ObserverRegistry:
                     for impl in impls)
         names = frozenset(name for name, _ in self._pm.list_name_plugin())
         generation = Generation(callbacks, names)
-        with self._counts:  # unregister() iterates the set under this lock
+        with self._counts:  # see calling(): a caller reads current and counts itself atomically
             self._generations.add(generation)
-        return generation
+            self.current = generation
 
     # --- calls ------------------------------------------------------------------
 
     @contextmanager
-    def calling(self, generation: Generation) -> Iterator[Generation]:
-        """Count a hook call in and out of ``generation`` (for :meth:`unregister`)."""
+    def calling(self) -> Iterator[Generation]:
+        """Enter a hook call: take the current generation and count the call in it.
+
+        Reading ``current`` and counting happen under the lock that publishing
+        takes, so :meth:`unregister`, which publishes and then waits for the
+        counts, either sees this call counted in an older generation or this
+        call sees the new one: never a call that slips into a removed plugin.
+        (Reading ``current`` without the lock is fine for a quick emptiness check.)
+        """
         with self._counts:
+            generation = self.current
             generation.active += 1
         self._inside.depth = getattr(self._inside, "depth", 0) + 1
         try:
