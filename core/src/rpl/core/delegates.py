@@ -123,13 +123,22 @@ class Delegate:
         """Whether no observer implements ``hook`` right now."""
         return hook not in self._registry.current.callbacks
 
-    def _run(self, hook: str, **kwargs: object) -> None:
-        """Call every observer of ``hook`` with ``kwargs``."""
+    def _run(self, hook: str, *, only: frozenset[str] | None = None, **kwargs: object) -> None:
+        """Call the observers of ``hook`` with ``kwargs``; with ``only``, just those plugins."""
         if self.is_empty(hook):
             return
         with self._registry.calling() as generation:
-            for _ in self._each(hook, generation.callbacks.get(hook, ()), kwargs):
+            for _ in self._each(hook, self._select(generation, hook, only), kwargs):
                 pass
+
+    @staticmethod
+    def _select(generation: Generation, hook: str,
+                only: frozenset[str] | None) -> tuple[Callback, ...]:
+        """The callbacks of ``hook`` in ``generation``, restricted to ``only`` when given."""
+        callbacks = generation.callbacks.get(hook, ())
+        if only is None:
+            return callbacks
+        return tuple(callback for callback in callbacks if callback.plugin in only)
 
     def _each(self, hook: str, callbacks: tuple[Callback, ...],
               arguments: Arguments) -> Iterator[tuple[Callback, object]]:
@@ -239,22 +248,23 @@ class BinlogTransmitDelegate(Delegate):
         """
         started: list[str] = []
         observed: list[str] = []
+        kwargs = {"param": param, "log_file": log_file, "log_pos": log_pos}
         with self._registry.calling() as generation:
             try:
-                for callback in generation.callbacks.get("transmit_start", ()):
+                callbacks = self._select(generation, "transmit_start", None)
+                for callback, result in self._each("transmit_start", callbacks, kwargs):
                     started.append(callback.plugin)
-                    for _, result in self._each("transmit_start", (callback,), {
-                            "param": param, "log_file": log_file, "log_pos": log_pos}):
-                        if result:
-                            observed.append(callback.plugin)
-            except HookError:
+                    if result:
+                        observed.append(callback.plugin)
+            except HookError as failure:
+                started.append(failure.plugin)  # its transmit_start ran, and failed
                 self.transmit_stop(DumpObservers(param, frozenset(started), frozenset()))
                 raise
         return DumpObservers(param, frozenset(started), frozenset(observed))
 
     def transmit_stop(self, dump: DumpObservers) -> None:
         """Run ``transmit_stop`` for the observers started on this dump; failures are logged."""
-        self._run_for(dump.started, "transmit_stop", {"param": dump.param})
+        self._run("transmit_stop", only=dump.started, param=dump.param)
 
     def new_packet(self, dump: DumpObservers, event: bytes) -> EventPacket:
         """Run ``reserve_header`` and build the event packet; raises HookError on failure."""
@@ -262,7 +272,7 @@ class BinlogTransmitDelegate(Delegate):
         slots: dict[str, tuple[int, int]] = {}
         if not self.is_empty("reserve_header"):
             with self._registry.calling() as generation:
-                callbacks = self._observing(generation, dump, "reserve_header")
+                callbacks = self._select(generation, "reserve_header", dump.observed)
                 for callback, reserved in self._each("reserve_header", callbacks,
                                                      {"param": dump.param}):
                     if reserved is None:
@@ -296,7 +306,7 @@ class BinlogTransmitDelegate(Delegate):
 
         try:
             with self._registry.calling() as generation:
-                callbacks = self._observing(generation, dump, "before_send_event")
+                callbacks = self._select(generation, "before_send_event", dump.observed)
                 for _ in self._each("before_send_event", callbacks, arguments):
                     pass
         finally:
@@ -305,27 +315,12 @@ class BinlogTransmitDelegate(Delegate):
     def after_send_event(self, dump: DumpObservers, event: bytes,
                          skipped_log_file: str | None = None, skipped_log_pos: int = 0) -> None:
         """Run ``after_send_event``; raises HookError on failure."""
-        self._run_for(dump.observed, "after_send_event", {
-            "param": dump.param, "event": event, "skipped_log_file": skipped_log_file,
-            "skipped_log_pos": skipped_log_pos})
+        self._run("after_send_event", only=dump.observed, param=dump.param, event=event,
+                  skipped_log_file=skipped_log_file, skipped_log_pos=skipped_log_pos)
 
     def after_reset_master(self, param: BinlogStorageParam) -> None:
         """Run ``after_reset_master``; failures are logged only."""
         self._run("after_reset_master", param=param)
-
-    def _observing(self, generation: Generation, dump: DumpObservers,
-                   hook: str) -> tuple[Callback, ...]:
-        return tuple(callback for callback in generation.callbacks.get(hook, ())
-                     if callback.plugin in dump.observed)
-
-    def _run_for(self, plugins: frozenset[str], hook: str, kwargs: Mapping[str, object]) -> None:
-        if self.is_empty(hook):
-            return
-        with self._registry.calling() as generation:
-            callbacks = tuple(callback for callback in generation.callbacks.get(hook, ())
-                              if callback.plugin in plugins)
-            for _ in self._each(hook, callbacks, kwargs):
-                pass
 
 
 class BinlogRelayIODelegate(Delegate):
@@ -359,7 +354,7 @@ class BinlogRelayIODelegate(Delegate):
             return packet
         kwargs: dict[str, object] = {"param": param, "packet": packet}
         with self._registry.calling() as generation:
-            callbacks = generation.callbacks.get("after_read_event", ())
+            callbacks = self._select(generation, "after_read_event", None)
             for callback, replacement in self._each("after_read_event", callbacks, kwargs):
                 if replacement is None:
                     continue
