@@ -83,3 +83,95 @@ ER_RUN_HOOK_ERROR: Final = _code(
 ER_TRANSACTION_ROLLBACK_DURING_COMMIT: Final = _code(
     3101, "ER_TRANSACTION_ROLLBACK_DURING_COMMIT", "40000",
     "Plugin instructed the server to rollback the current transaction.")
+
+# Server core: protocol, SQL, engine, binlog (MySQL 8.0 symbols, SQLSTATEs and messages).
+ER_DB_CREATE_EXISTS: Final = _code(
+    1007, "ER_DB_CREATE_EXISTS", "HY000", "Can't create database '%s'; database exists")
+ER_DB_DROP_EXISTS: Final = _code(
+    1008, "ER_DB_DROP_EXISTS", "HY000", "Can't drop database '%s'; database doesn't exist")
+ER_DBACCESS_DENIED_ERROR: Final = _code(
+    1044, "ER_DBACCESS_DENIED_ERROR", "42000",
+    "Access denied for user '%s'@'%s' to database '%s'")
+ER_ACCESS_DENIED_ERROR: Final = _code(
+    1045, "ER_ACCESS_DENIED_ERROR", "28000",
+    "Access denied for user '%s'@'%s' (using password: %s)")
+ER_NO_DB_ERROR: Final = _code(1046, "ER_NO_DB_ERROR", "3D000", "No database selected")
+ER_UNKNOWN_COM_ERROR: Final = _code(1047, "ER_UNKNOWN_COM_ERROR", "08S01", "Unknown command")
+ER_BAD_NULL_ERROR: Final = _code(1048, "ER_BAD_NULL_ERROR", "23000", "Column '%s' cannot be null")
+ER_BAD_DB_ERROR: Final = _code(1049, "ER_BAD_DB_ERROR", "42000", "Unknown database '%s'")
+ER_TABLE_EXISTS_ERROR: Final = _code(
+    1050, "ER_TABLE_EXISTS_ERROR", "42S01", "Table '%s' already exists")
+ER_BAD_TABLE_ERROR: Final = _code(1051, "ER_BAD_TABLE_ERROR", "42S02", "Unknown table '%s'")
+ER_BAD_FIELD_ERROR: Final = _code(
+    1054, "ER_BAD_FIELD_ERROR", "42S22", "Unknown column '%s' in '%s'")
+ER_DUP_KEYNAME: Final = _code(1061, "ER_DUP_KEYNAME", "42000", "Duplicate key name '%s'")
+ER_DUP_ENTRY: Final = _code(
+    1062, "ER_DUP_ENTRY", "23000", "Duplicate entry '%s' for key '%s'")
+ER_PARSE_ERROR: Final = _code(
+    1064, "ER_PARSE_ERROR", "42000",
+    "You have an error in your SQL syntax; check the manual that corresponds to your MySQL "
+    "server version for the right syntax to use near '%s' at line %d")
+ER_EMPTY_QUERY: Final = _code(1065, "ER_EMPTY_QUERY", "42000", "Query was empty")
+ER_MULTIPLE_PRI_KEY: Final = _code(
+    1068, "ER_MULTIPLE_PRI_KEY", "42000", "Multiple primary key defined")
+ER_WRONG_AUTO_KEY: Final = _code(
+    1075, "ER_WRONG_AUTO_KEY", "42000",
+    "Incorrect table definition; there can be only one auto column and it must be defined "
+    "as a key")
+ER_CANT_DROP_FIELD_OR_KEY: Final = _code(
+    1091, "ER_CANT_DROP_FIELD_OR_KEY", "42000",
+    "Can't DROP '%s'; check that column/key exists")
+ER_UNKNOWN_ERROR: Final = _code(1105, "ER_UNKNOWN_ERROR", "HY000", "%s")
+ER_FIELD_SPECIFIED_TWICE: Final = _code(
+    1110, "ER_FIELD_SPECIFIED_TWICE", "42000", "Column '%s' specified twice")
+ER_WRONG_VALUE_COUNT_ON_ROW: Final = _code(
+    1136, "ER_WRONG_VALUE_COUNT_ON_ROW", "21S01", "Column count doesn't match value count at row %d")
+ER_NONEXISTING_GRANT: Final = _code(
+    1141, "ER_NONEXISTING_GRANT", "42000",
+    "There is no such grant defined for user '%s' on host '%s'")
+ER_NO_SUCH_TABLE: Final = _code(1146, "ER_NO_SUCH_TABLE", "42S02", "Table '%s.%s' doesn't exist")
+ER_NET_PACKET_TOO_LARGE: Final = _code(
+    1153, "ER_NET_PACKET_TOO_LARGE", "08S01", "Got a packet bigger than 'max_allowed_packet' bytes")
+ER_NET_READ_ERROR: Final = _code(
+    1158, "ER_NET_READ_ERROR", "08S01", "Got an error reading communication packets")
+ER_LOCK_OR_ACTIVE_TRANSACTION: Final = _code(
+    1192, "ER_LOCK_OR_ACTIVE_TRANSACTION", "HY000",
+    "Can't execute the given command because you have active locked tables or an active "
+    "transaction")
+ER_LOCK_WAIT_TIMEOUT: Final = _code(
+    1205, "ER_LOCK_WAIT_TIMEOUT", "HY000", "Lock wait timeout exceeded; try restarting transaction")
+ER_LOCK_DEADLOCK: Final = _code(
+    1213, "ER_LOCK_DEADLOCK", "40001",
+    "Deadlock found when trying to get lock; try restarting transaction")
+ER_SPECIFIC_ACCESS_DENIED_ERROR: Final = _code(
+    1227, "ER_SPECIFIC_ACCESS_DENIED_ERROR", "42000",
+    "Access denied; you need (at least one of) the %s privilege(s) for this operation")
+ER_NOT_SUPPORTED_YET: Final = _code(
+    1235, "ER_NOT_SUPPORTED_YET", "42000", "This version of MySQL doesn't yet support '%s'")
+ER_WARN_DATA_OUT_OF_RANGE: Final = _code(
+    1264, "ER_WARN_DATA_OUT_OF_RANGE", "22003", "Out of range value for column '%s' at row %d")
+ER_NO_DEFAULT_FOR_FIELD: Final = _code(
+    1364, "ER_NO_DEFAULT_FOR_FIELD", "HY000", "Field '%s' doesn't have a default value")
+ER_TRUNCATED_WRONG_VALUE_FOR_FIELD: Final = _code(
+    1366, "ER_TRUNCATED_WRONG_VALUE_FOR_FIELD", "HY000",
+    "Incorrect %s value: '%s' for column '%s' at row %d")
+ER_UNKNOWN_TARGET_BINLOG: Final = _code(
+    1373, "ER_UNKNOWN_TARGET_BINLOG", "HY000", "Target log not found in binlog index")
+ER_IO_ERR_LOG_INDEX_READ: Final = _code(
+    1374, "ER_IO_ERR_LOG_INDEX_READ", "HY000", "I/O error reading log index file")
+ER_LOG_IN_USE: Final = _code(
+    1378, "ER_LOG_IN_USE", "HY000", "A purgeable log is in use, will not purge")
+ER_CANNOT_USER: Final = _code(
+    1396, "ER_CANNOT_USER", "HY000", "Operation %s failed for %s")
+ER_DATA_TOO_LONG: Final = _code(
+    1406, "ER_DATA_TOO_LONG", "22001", "Data too long for column '%s' at row %d")
+ER_ERROR_WHEN_EXECUTING_COMMAND: Final = _code(
+    1220, "ER_ERROR_WHEN_EXECUTING_COMMAND", "HY000", "Error when executing command %s: %s")
+ER_TABLE_WITHOUT_PK: Final = _code(
+    3750, "ER_TABLE_WITHOUT_PK", "HY000",
+    "Unable to create or change a table without a primary key, when the system variable "
+    "'sql_require_primary_key' is set. Add a primary key to the table or unset this variable "
+    "to avoid this warning. Note that tables without a primary key can cause performance "
+    "problems in row-based replication, so please consult your DBA before adding such a table.")
+ER_BINLOG_EVENT_CORRUPT: Final = _code(
+    1610, "ER_SLAVE_CORRUPT_EVENT", "HY000", "Corrupted replication event was detected")
