@@ -1,0 +1,786 @@
+"""The binlog event codec: MySQL 8.0's v4 events, byte for byte.
+
+Every reader and writer in the project (the binlog writer, the dump thread, the replica's
+relay log, the validators) goes through this module, so what it writes is what MySQL 8.0
+writes and what it accepts is what MySQL's and MariaDB's readers accept. It is written by
+hand because no maintained Python library writes MySQL 8.0 binlog events
+(python-mysql-replication only reads them).
+
+An event is the 19-byte common header (:class:`EventHeader`), a body, and with
+``binlog_checksum = CRC32`` a 4-byte zlib CRC32 of everything before it; ``event_size``
+counts all of it. Each event class knows its type code and its body only; the header and
+the CRC are added by :func:`encode_event` and checked by :func:`decode_event`.
+
+Two rules that are easy to get wrong hold here:
+
+- The FORMAT_DESCRIPTION event always ends with a 4-byte CRC slot, even when its
+  ``checksum_alg`` is OFF (MySQL then still fills in a real CRC32), and that CRC is computed
+  as if the header flag ``LOG_EVENT_BINLOG_IN_USE_F`` were clear, so the server can clear
+  the flag in place at offset 21 of the file without making the CRC wrong.
+- The GTID event's ``transaction_length`` counts the whole transaction including the GTID
+  event itself, whose size depends on the packed length: see
+  :meth:`GtidEvent.with_transaction_length`.
+
+Type codes this codec does not model decode to :class:`UnknownEvent`, which re-encodes to
+the same bytes, so a relay log can pass through any event a source sends.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+import zlib
+from typing import ClassVar, Final, Literal, Self, TypeVar
+
+import attrs
+
+from rpl.core.binlog.gtid import GNO_MAX, Gtid, GtidSet
+from rpl.core.errors import ER_BINLOG_EVENT_CORRUPT, MySQLError
+
+# -- constants ------------------------------------------------------------------------------
+
+QUERY_EVENT: Final = 2
+STOP_EVENT: Final = 3
+ROTATE_EVENT: Final = 4
+INTVAR_EVENT: Final = 5
+FORMAT_DESCRIPTION_EVENT: Final = 15
+XID_EVENT: Final = 16
+HEARTBEAT_LOG_EVENT: Final = 27
+GTID_LOG_EVENT: Final = 33
+ANONYMOUS_GTID_LOG_EVENT: Final = 34
+PREVIOUS_GTIDS_LOG_EVENT: Final = 35
+
+LOG_EVENT_BINLOG_IN_USE_F: Final = 0x1
+LOG_EVENT_THREAD_SPECIFIC_F: Final = 0x4
+LOG_EVENT_SUPPRESS_USE_F: Final = 0x8
+LOG_EVENT_ARTIFICIAL_F: Final = 0x20
+LOG_EVENT_IGNORABLE_F: Final = 0x80
+
+BINLOG_MAGIC: Final = b"\xfebin"
+HEADER_LEN: Final = 19
+CHECKSUM_LEN: Final = 4
+BINLOG_CHECKSUM_ALG_OFF: Final = 0
+BINLOG_CHECKSUM_ALG_CRC32: Final = 1
+BINLOG_VERSION: Final = 4
+
+SERVER_VERSION: Final = "8.0.36-rpl"
+"""The version this server claims (8.0.29+, so the 41-entry post-header array applies)."""
+SERVER_VERSION_ID: Final = 80036
+"""``SERVER_VERSION`` as MySQL's integer X*10000 + Y*100 + Z (GTID events carry it)."""
+UNDEFINED_SERVER_VERSION: Final = 999999
+"""What MySQL's reader assumes when a GTID event carries no server version."""
+
+POST_HEADER_LENGTHS_8029: Final = bytes((
+    0, 13, 0, 8, 0, 0, 0, 0, 4, 0,    # 1-10: QUERY 13, ROTATE 8, APPEND_BLOCK 4
+    4, 0, 0, 0, 98, 0, 4, 26, 8, 0,   # 11-20: DELETE_FILE 4, FD 98, *_LOAD_QUERY, TABLE_MAP 8
+    0, 0, 8, 8, 8, 2, 0, 0, 0, 10,    # 21-30: v1 ROWS 8, INCIDENT 2, WRITE_ROWS 10
+    10, 10, 42, 42, 0, 18, 52, 0, 10,  # 31-39: ROWS 10, GTID/ANONYMOUS 42, TRX_CONTEXT 18,
+    #                                    VIEW_CHANGE 52, PARTIAL_UPDATE_ROWS 10
+    40, 0,                            # 40-41: TRANSACTION_PAYLOAD (MySQL writes 40), HEARTBEAT_V2
+))
+"""The FD's post-header length per event type 1..41, as MySQL 8.0.29 and later write it."""
+
+SERVER_VERSION_LEN: Final = 50
+"""The FD's server_version field: NUL-padded, the last byte always NUL."""
+
+GTID_FLAG_MAY_HAVE_SBR: Final = 1
+LOGICAL_TIMESTAMP_TYPECODE: Final = 2
+GTID_POST_HEADER_LEN: Final = 42
+
+INVALID_INT_EVENT: Final = 0
+LAST_INSERT_ID_EVENT: Final = 1
+INSERT_ID_EVENT: Final = 2
+
+# QUERY status variables (one code byte, then the value).
+Q_FLAGS2_CODE: Final = 0x00
+Q_SQL_MODE_CODE: Final = 0x01
+Q_CHARSET_CODE: Final = 0x04
+Q_CATALOG_NZ_CODE: Final = 0x06
+Q_UPDATED_DB_NAMES: Final = 0x0C
+MAX_DBS_IN_EVENT_MTS: Final = 16
+OVER_MAX_DBS_IN_EVENT_MTS: Final = 254
+SQL_MODE_DEFAULT_80: Final = 0x45A00020
+"""MySQL 8.0's default sql_mode as Q_SQL_MODE bits (ONLY_FULL_GROUP_BY, STRICT_TRANS_TABLES,
+NO_ZERO_IN_DATE, NO_ZERO_DATE, ERROR_FOR_DIVISION_BY_ZERO, NO_ENGINE_SUBSTITUTION)."""
+UTF8MB4_0900_AI_CI: Final = 255
+
+MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
+"""Larger events are corrupt: max_allowed_packet (1 GiB at most) bounds every event."""
+
+_HEADER: Final = struct.Struct("<IBIIIH")
+_U32: Final = struct.Struct("<I")
+_U64: Final = struct.Struct("<Q")
+_CRC_SLOT: Final = struct.Struct("<I")
+_FD_FIXED: Final = struct.Struct("<H50sIB")
+_QUERY_POST_HEADER: Final = struct.Struct("<IIBHH")
+_GTID_POST_HEADER: Final = struct.Struct("<B16sqBqq")
+_GTID_V56: Final = struct.Struct("<B16sq")
+_INTVAR: Final = struct.Struct("<BQ")
+_TIMESTAMP_LEN: Final = 7
+_TIMESTAMP_MAX: Final = (1 << 55) - 1
+_ORIGINAL_TIMESTAMP_BIT: Final = 1 << 55
+_ORIGINAL_VERSION_BIT: Final = 1 << 31
+_TEXT_ENCODING: Final = "utf-8"
+_TEXT_ERRORS: Final = "surrogateescape"
+_NULL_SID: Final = uuid.UUID(int=0)
+
+
+class EventError(ValueError):
+    """A malformed event: bad length, bad CRC, or a body that does not parse."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+    def mysql_error(self) -> MySQLError:
+        """The error MySQL reports for it (ER_BINLOG_EVENT_CORRUPT)."""
+        return MySQLError.of(ER_BINLOG_EVENT_CORRUPT)
+
+
+def _text(data: bytes) -> str:
+    return data.decode(_TEXT_ENCODING, _TEXT_ERRORS)
+
+
+def _raw(text: str) -> bytes:
+    return text.encode(_TEXT_ENCODING, _TEXT_ERRORS)
+
+
+# -- header ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class EventHeader:
+    """The 19-byte common header; ``log_pos`` is the file offset of the next event."""
+
+    timestamp: int
+    type_code: int
+    server_id: int
+    event_size: int
+    log_pos: int
+    flags: int
+
+    @classmethod
+    def unpack(cls, buf: bytes | bytearray | memoryview, offset: int = 0) -> EventHeader:
+        """The header at ``buf[offset:offset + 19]``; EventError if there are fewer bytes."""
+        if len(buf) - offset < HEADER_LEN:
+            raise EventError(f"event header needs {HEADER_LEN} bytes, {len(buf) - offset} left")
+        return cls(*_HEADER.unpack_from(buf, offset))
+
+    def pack(self) -> bytes:
+        """The 19 header bytes."""
+        return _HEADER.pack(self.timestamp, self.type_code, self.server_id, self.event_size,
+                            self.log_pos, self.flags)
+
+
+# -- events ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Event:
+    """Base of the event classes: a type code and a body codec."""
+
+    TYPE_CODE: ClassVar[int] = -1
+
+    @property
+    def type_code(self) -> int:
+        """The event's type code (the header's type byte)."""
+        return self.TYPE_CODE
+
+    def encode_body(self) -> bytes:
+        """The body: the bytes after the header, without the CRC."""
+        raise NotImplementedError
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        """The event from its body; EventError if malformed."""
+        raise NotImplementedError
+
+
+@attrs.frozen
+class FormatDescriptionEvent(Event):
+    """FORMAT_DESCRIPTION (15): the first event of every binlog and relay log file.
+
+    Decoding assumes a 5.6.1+ writer, i.e. the checksum-algorithm byte is present.
+    """
+
+    TYPE_CODE: ClassVar[int] = FORMAT_DESCRIPTION_EVENT
+
+    binlog_version: int = BINLOG_VERSION
+    server_version: str = SERVER_VERSION
+    created: int = 0
+    header_length: int = HEADER_LEN
+    post_header_lengths: bytes = POST_HEADER_LENGTHS_8029
+    checksum_alg: int = BINLOG_CHECKSUM_ALG_CRC32
+
+    def encode_body(self) -> bytes:
+        version = self.server_version.encode("ascii")
+        if len(version) >= SERVER_VERSION_LEN:
+            raise ValueError(f"server_version {self.server_version!r} is longer than 49 bytes")
+        return b"".join((
+            _FD_FIXED.pack(self.binlog_version, version, self.created, self.header_length),
+            self.post_header_lengths,
+            bytes((self.checksum_alg,)),
+        ))
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        if len(body) < _FD_FIXED.size + 1:
+            raise EventError(f"FORMAT_DESCRIPTION body of {len(body)} bytes is too short")
+        binlog_version, version, created, header_length = _FD_FIXED.unpack_from(body)
+        if binlog_version != BINLOG_VERSION:
+            raise EventError(f"binlog version {binlog_version} is not supported (only 4)")
+        if header_length != HEADER_LEN:
+            raise EventError(f"common header length {header_length} is not {HEADER_LEN}")
+        return cls(
+            binlog_version=binlog_version,
+            server_version=version.split(b"\0", 1)[0].decode("ascii", "replace"),
+            created=created,
+            header_length=header_length,
+            post_header_lengths=body[_FD_FIXED.size:-1],
+            checksum_alg=body[-1],
+        )
+
+    @property
+    def number_of_event_types(self) -> int:
+        """The highest type code a reader of this file accepts."""
+        return len(self.post_header_lengths)
+
+
+def _copy_gtid_set(gtids: GtidSet) -> GtidSet:
+    return gtids.copy()
+
+
+@attrs.frozen
+class PreviousGtidsEvent(Event):
+    """PREVIOUS_GTIDS (35): the GTIDs in all earlier binlog files (the encoded set)."""
+
+    TYPE_CODE: ClassVar[int] = PREVIOUS_GTIDS_LOG_EVENT
+
+    gtids: GtidSet = attrs.field(factory=GtidSet, converter=_copy_gtid_set)
+
+    def encode_body(self) -> bytes:
+        return self.gtids.encode()
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        try:
+            return cls(GtidSet.decode(body))
+        except ValueError as exc:
+            raise EventError(f"PREVIOUS_GTIDS: {exc}") from exc
+
+
+GtidLayout = Literal["5.6", "5.7", "8.0"]
+"""How much of the GTID body is present: 5.6 = flags, SID, GNO (25 bytes); 5.7 = the
+42-byte post header with the logical clock; 8.0 = the post header, commit timestamps,
+transaction length and server versions (and the group ticket when set)."""
+
+
+def _pack_length(value: int) -> bytes:
+    """MySQL's packed integer (``net_store_length``)."""
+    if value < 251:
+        return bytes((value,))
+    if value <= 0xFFFF:
+        return b"\xfc" + value.to_bytes(2, "little")
+    if value <= 0xFFFFFF:
+        return b"\xfd" + value.to_bytes(3, "little")
+    return b"\xfe" + value.to_bytes(8, "little")
+
+
+def _unpack_length(body: bytes, position: int) -> tuple[int, int]:
+    """The packed integer at ``position`` and the position after it."""
+    first = body[position]
+    if first < 251:
+        return first, position + 1
+    width = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first)
+    if width is None or position + 1 + width > len(body):
+        raise EventError(f"bad packed integer at body offset {position}")
+    return int.from_bytes(body[position + 1:position + 1 + width], "little"), position + 1 + width
+
+
+def _packed_size(value: int) -> int:
+    return 1 if value < 251 else 3 if value <= 0xFFFF else 4 if value <= 0xFFFFFF else 9
+
+
+@attrs.frozen
+class _GtidEventBase(Event):
+    """The body shared by GTID (33) and ANONYMOUS_GTID (34); see docs/research §3."""
+
+    flags: int = attrs.field(default=GTID_FLAG_MAY_HAVE_SBR, kw_only=True)
+    last_committed: int = attrs.field(default=0, kw_only=True)
+    sequence_number: int = attrs.field(default=0, kw_only=True)
+    immediate_commit_timestamp: int = attrs.field(default=0, kw_only=True)
+    original_commit_timestamp: int | None = attrs.field(default=None, kw_only=True)
+    """None: the same as the immediate timestamp (not written)."""
+    transaction_length: int = attrs.field(default=0, kw_only=True)
+    immediate_server_version: int = attrs.field(default=SERVER_VERSION_ID, kw_only=True)
+    original_server_version: int | None = attrs.field(default=None, kw_only=True)
+    """None: the same as the immediate server version (not written)."""
+    commit_group_ticket: int | None = attrs.field(default=None, kw_only=True)
+    """Group Replication's ticket (8.0.33+), written only when set."""
+    layout: GtidLayout = attrs.field(default="8.0", kw_only=True)
+
+    def _sid_and_gno(self) -> tuple[uuid.UUID, int]:
+        raise NotImplementedError
+
+    def encode_body(self) -> bytes:
+        sid, gno = self._sid_and_gno()
+        if self.layout == "5.6":
+            return _GTID_V56.pack(self.flags, sid.bytes, gno)
+        post_header = _GTID_POST_HEADER.pack(
+            self.flags, sid.bytes, gno, LOGICAL_TIMESTAMP_TYPECODE,
+            self.last_committed, self.sequence_number)
+        if self.layout == "5.7":
+            return post_header
+        return post_header + self._encode_commit_info()
+
+    def _encode_commit_info(self) -> bytes:
+        immediate = self.immediate_commit_timestamp
+        original = self.original_commit_timestamp
+        if not 0 <= immediate <= _TIMESTAMP_MAX or not 0 <= (original or 0) <= _TIMESTAMP_MAX:
+            raise ValueError("commit timestamps must fit in 55 bits")
+        parts = [(immediate | (0 if original is None else _ORIGINAL_TIMESTAMP_BIT))
+                 .to_bytes(_TIMESTAMP_LEN, "little")]
+        if original is not None:
+            parts.append(original.to_bytes(_TIMESTAMP_LEN, "little"))
+        parts.append(_pack_length(self.transaction_length))
+        version = self.immediate_server_version
+        original_version = self.original_server_version
+        if not 0 <= version < _ORIGINAL_VERSION_BIT or not (
+                0 <= (original_version or 0) < _ORIGINAL_VERSION_BIT):
+            raise ValueError("server versions must fit in 31 bits")
+        if original_version is None:
+            parts.append(_U32.pack(version))
+        else:
+            parts.append(_U32.pack(version | _ORIGINAL_VERSION_BIT))
+            parts.append(_U32.pack(original_version))
+        if self.commit_group_ticket is not None:
+            parts.append(_U64.pack(self.commit_group_ticket))
+        return b"".join(parts)
+
+    @classmethod
+    def _decode_gtid_body(cls, body: bytes) -> tuple[uuid.UUID, int, dict[str, object]]:
+        if len(body) < _GTID_V56.size:
+            raise EventError(f"GTID body of {len(body)} bytes is shorter than 25")
+        flags, sid_bytes, gno = _GTID_V56.unpack_from(body)
+        sid = uuid.UUID(bytes=sid_bytes)
+        fields: dict[str, object] = {"flags": flags}
+        if len(body) == _GTID_V56.size:
+            fields["layout"] = "5.6"
+            return sid, gno, fields
+        if len(body) < GTID_POST_HEADER_LEN or body[25] != LOGICAL_TIMESTAMP_TYPECODE:
+            raise EventError("GTID body has a bad logical clock (length or type code)")
+        _, _, _, _, fields["last_committed"], fields["sequence_number"] = (
+            _GTID_POST_HEADER.unpack_from(body))
+        if len(body) == GTID_POST_HEADER_LEN:
+            fields["layout"] = "5.7"
+            return sid, gno, fields
+        fields.update(_decode_commit_info(body, GTID_POST_HEADER_LEN))
+        return sid, gno, fields
+
+    def with_transaction_length(self, rest_length: int, *, checksum: bool = True) -> Self:
+        """This event with ``transaction_length`` set for a transaction whose other events
+        (BEGIN .. XID/COMMIT, their CRCs included) take ``rest_length`` bytes.
+
+        The length counts this event too, and this event's size depends on how many bytes
+        the packed length takes, so the total is found by iterating to a fixed point. Only
+        the 8.0 layout carries the field; other layouts are returned unchanged.
+        """
+        if self.layout != "8.0":
+            return self
+        without = len(attrs.evolve(self, transaction_length=0).encode_body()) - 1
+        fixed = HEADER_LEN + without + (CHECKSUM_LEN if checksum else 0) + rest_length
+        total = fixed + 1
+        while (needed := fixed + _packed_size(total)) != total:
+            total = needed
+        return attrs.evolve(self, transaction_length=total)
+
+
+_G = TypeVar("_G", bound=_GtidEventBase)
+
+
+def gtid_transaction_length(event: _G, rest_length: int, checksum: bool = True) -> _G:
+    """``event`` with its ``transaction_length`` set (see
+    :meth:`GtidEvent.with_transaction_length`; ``rest_length`` is the byte length of the
+    transaction's other events, CRCs included).
+    """
+    return event.with_transaction_length(rest_length, checksum=checksum)
+
+
+def _decode_commit_info(body: bytes, position: int) -> dict[str, object]:
+    """The optional 8.0 fields after the GTID post header, as far as they are present."""
+    fields: dict[str, object] = {"layout": "8.0"}
+    end = len(body)
+    if position + _TIMESTAMP_LEN > end:
+        raise EventError("GTID body: truncated immediate_commit_timestamp")
+    immediate = int.from_bytes(body[position:position + _TIMESTAMP_LEN], "little")
+    position += _TIMESTAMP_LEN
+    fields["immediate_commit_timestamp"] = immediate & _TIMESTAMP_MAX
+    if immediate & _ORIGINAL_TIMESTAMP_BIT:
+        if position + _TIMESTAMP_LEN > end:
+            raise EventError("GTID body: truncated original_commit_timestamp")
+        fields["original_commit_timestamp"] = int.from_bytes(
+            body[position:position + _TIMESTAMP_LEN], "little")
+        position += _TIMESTAMP_LEN
+    if position < end:
+        fields["transaction_length"], position = _unpack_length(body, position)
+    if position + 4 <= end:
+        (version,) = _U32.unpack_from(body, position)
+        position += 4
+        fields["immediate_server_version"] = version & ~_ORIGINAL_VERSION_BIT
+        if version & _ORIGINAL_VERSION_BIT:
+            if position + 4 > end:
+                raise EventError("GTID body: truncated original_server_version")
+            (fields["original_server_version"],) = _U32.unpack_from(body, position)
+            position += 4
+    else:
+        fields["immediate_server_version"] = UNDEFINED_SERVER_VERSION
+    if position + 8 <= end:
+        (fields["commit_group_ticket"],) = _U64.unpack_from(body, position)
+        position += 8
+    if position != end:
+        raise EventError(f"GTID body: {end - position} unexpected bytes at the end")
+    return fields
+
+
+@attrs.frozen
+class GtidEvent(_GtidEventBase):
+    """GTID (33): starts a transaction and names its GTID ``sid:gno``."""
+
+    TYPE_CODE: ClassVar[int] = GTID_LOG_EVENT
+
+    sid: uuid.UUID
+    gno: int
+
+    @property
+    def gtid(self) -> Gtid:
+        """The transaction's GTID."""
+        return Gtid(self.sid, self.gno)
+
+    def _sid_and_gno(self) -> tuple[uuid.UUID, int]:
+        if not 1 <= self.gno <= GNO_MAX:
+            raise ValueError(f"GNO {self.gno} is out of range")
+        return self.sid, self.gno
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        sid, gno, fields = cls._decode_gtid_body(body)
+        if not 1 <= gno <= GNO_MAX:
+            raise EventError(f"GTID event: invalid GNO {gno}")
+        return cls(sid, gno, **fields)  # type: ignore[arg-type]
+
+
+@attrs.frozen
+class AnonymousGtidEvent(_GtidEventBase):
+    """ANONYMOUS_GTID (34): starts a transaction that has no GTID (zero SID, GNO 0)."""
+
+    TYPE_CODE: ClassVar[int] = ANONYMOUS_GTID_LOG_EVENT
+
+    def _sid_and_gno(self) -> tuple[uuid.UUID, int]:
+        return _NULL_SID, 0
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        sid, gno, fields = cls._decode_gtid_body(body)
+        if sid != _NULL_SID or gno != 0:
+            raise EventError(f"ANONYMOUS_GTID event with GTID {sid}:{gno}")
+        return cls(**fields)  # type: ignore[arg-type]
+
+
+def default_status_vars(
+    *,
+    flags2: int = 0,
+    sql_mode: int = SQL_MODE_DEFAULT_80,
+    catalog: str = "std",
+    charset_client: int = UTF8MB4_0900_AI_CI,
+    collation_connection: int = UTF8MB4_0900_AI_CI,
+    collation_server: int = UTF8MB4_0900_AI_CI,
+    updated_db_names: list[str] | None = None,
+) -> bytes:
+    """The status variables of a QUERY event: MySQL 8.0's first four (26 bytes), then
+    Q_UPDATED_DB_NAMES when ``updated_db_names`` is given.
+
+    Codes 0x00..0x0B come first because a reader stops at the first code it does not know:
+    MariaDB reads the four and skips Q_UPDATED_DB_NAMES (0x0C); MySQL's multi-threaded
+    replica uses it. More than 16 names are written as "too many" (254, no names).
+    """
+    catalog_bytes = catalog.encode("utf-8")
+    parts = [
+        bytes((Q_FLAGS2_CODE,)), _U32.pack(flags2),
+        bytes((Q_SQL_MODE_CODE,)), _U64.pack(sql_mode),
+        bytes((Q_CATALOG_NZ_CODE, len(catalog_bytes))), catalog_bytes,
+        struct.pack("<BHHH", Q_CHARSET_CODE, charset_client, collation_connection,
+                    collation_server),
+    ]
+    if updated_db_names is not None:
+        if len(updated_db_names) > MAX_DBS_IN_EVENT_MTS:
+            parts.append(bytes((Q_UPDATED_DB_NAMES, OVER_MAX_DBS_IN_EVENT_MTS)))
+        else:
+            parts.append(bytes((Q_UPDATED_DB_NAMES, len(updated_db_names))))
+            parts.extend(_raw(name) + b"\0" for name in updated_db_names)
+    return b"".join(parts)
+
+
+@attrs.frozen
+class QueryEvent(Event):
+    """QUERY (2): a statement (BEGIN, COMMIT, DDL, statement-format DML) and its context."""
+
+    TYPE_CODE: ClassVar[int] = QUERY_EVENT
+
+    thread_id: int
+    exec_time: int
+    error_code: int
+    status_vars: bytes
+    db: str
+    query: str
+
+    def encode_body(self) -> bytes:
+        db = _raw(self.db)
+        if len(db) > 255 or b"\0" in db:
+            raise ValueError(f"database name {self.db!r} is too long or contains NUL")
+        return b"".join((
+            _QUERY_POST_HEADER.pack(self.thread_id, self.exec_time, len(db), self.error_code,
+                                    len(self.status_vars)),
+            self.status_vars, db, b"\0", _raw(self.query),
+        ))
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        if len(body) < _QUERY_POST_HEADER.size:
+            raise EventError(f"QUERY body of {len(body)} bytes is shorter than the post header")
+        thread_id, exec_time, db_len, error_code, status_len = (
+            _QUERY_POST_HEADER.unpack_from(body))
+        db_start = _QUERY_POST_HEADER.size + status_len
+        if db_start + db_len + 1 > len(body):
+            raise EventError("QUERY: status variables and database name overrun the event")
+        if body[db_start + db_len] != 0:
+            raise EventError("QUERY: database name is not NUL-terminated")
+        return cls(
+            thread_id=thread_id,
+            exec_time=exec_time,
+            error_code=error_code,
+            status_vars=body[_QUERY_POST_HEADER.size:db_start],
+            db=_text(body[db_start:db_start + db_len]),
+            query=_text(body[db_start + db_len + 1:]),
+        )
+
+
+@attrs.frozen
+class XidEvent(Event):
+    """XID (16): commits a transaction of a transactional engine."""
+
+    TYPE_CODE: ClassVar[int] = XID_EVENT
+
+    xid: int
+
+    def encode_body(self) -> bytes:
+        return _U64.pack(self.xid)
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        if len(body) != _U64.size:
+            raise EventError(f"XID body of {len(body)} bytes is not 8")
+        return cls(_U64.unpack(body)[0])
+
+
+@attrs.frozen
+class RotateEvent(Event):
+    """ROTATE (4): the next events are in ``next_file`` (a base name) at ``position``."""
+
+    TYPE_CODE: ClassVar[int] = ROTATE_EVENT
+
+    position: int
+    next_file: str
+
+    def encode_body(self) -> bytes:
+        if not self.next_file:
+            raise ValueError("ROTATE needs a file name")
+        return _U64.pack(self.position) + _raw(self.next_file)
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        if len(body) <= _U64.size:
+            raise EventError("ROTATE body has no file name")
+        return cls(_U64.unpack_from(body)[0], _text(body[_U64.size:]))
+
+
+@attrs.frozen
+class StopEvent(Event):
+    """STOP (3): the server shut down cleanly; the last event of its file."""
+
+    TYPE_CODE: ClassVar[int] = STOP_EVENT
+
+    def encode_body(self) -> bytes:
+        return b""
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        if body:
+            raise EventError(f"STOP body of {len(body)} bytes is not empty")
+        return cls()
+
+
+@attrs.frozen
+class HeartbeatEvent(Event):
+    """HEARTBEAT (27), wire only (never in a file): the source's current binlog file.
+
+    The header's ``log_pos`` carries the position in that file.
+    """
+
+    TYPE_CODE: ClassVar[int] = HEARTBEAT_LOG_EVENT
+
+    log_file: str
+
+    def encode_body(self) -> bytes:
+        return _raw(self.log_file)
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        return cls(_text(body))
+
+
+@attrs.frozen
+class IntvarEvent(Event):
+    """INTVAR (5): LAST_INSERT_ID() or the INSERT_ID for the next statement."""
+
+    TYPE_CODE: ClassVar[int] = INTVAR_EVENT
+
+    kind: int
+    value: int
+
+    def encode_body(self) -> bytes:
+        return _INTVAR.pack(self.kind, self.value)
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        if len(body) != _INTVAR.size:
+            raise EventError(f"INTVAR body of {len(body)} bytes is not 9")
+        kind, value = _INTVAR.unpack(body)
+        if kind not in (LAST_INSERT_ID_EVENT, INSERT_ID_EVENT):
+            raise EventError(f"INTVAR of unknown kind {kind}")
+        return cls(kind, value)
+
+
+@attrs.frozen
+class UnknownEvent(Event):
+    """Any type this codec does not model, kept as its body so it can be passed through."""
+
+    event_type: int
+    body: bytes
+
+    @property
+    def type_code(self) -> int:
+        """The event's type code (the header's type byte)."""
+        return self.event_type
+
+    def encode_body(self) -> bytes:
+        return self.body
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        raise TypeError("UnknownEvent needs its type code: use decode_event")
+
+
+EVENT_CLASSES: Final[dict[int, type[Event]]] = {
+    cls.TYPE_CODE: cls
+    for cls in (QueryEvent, StopEvent, RotateEvent, IntvarEvent, FormatDescriptionEvent,
+                XidEvent, HeartbeatEvent, GtidEvent, AnonymousGtidEvent, PreviousGtidsEvent)
+}
+
+
+# -- whole events ---------------------------------------------------------------------------
+
+
+def _crc(event: bytes | bytearray | memoryview) -> int:
+    """The CRC32 of ``event`` (an event without its CRC); an FD's counts IN_USE as clear."""
+    if event[4] == FORMAT_DESCRIPTION_EVENT and event[17] & LOG_EVENT_BINLOG_IN_USE_F:
+        crc = zlib.crc32(event[:17])
+        crc = zlib.crc32(bytes((event[17] & ~LOG_EVENT_BINLOG_IN_USE_F,)), crc)
+        return zlib.crc32(event[18:], crc)
+    return zlib.crc32(event)
+
+
+def _has_crc(type_code: int, checksum: bool) -> bool:
+    return checksum or type_code == FORMAT_DESCRIPTION_EVENT
+
+
+def encode_event(event: Event, *, server_id: int, timestamp: int, log_pos: int = 0,
+                 flags: int = 0, checksum: bool = True) -> bytes:
+    """The whole event: header (``event_size`` filled in), body, and the CRC32 when
+    ``checksum`` is on (an FD gets one always).
+    """
+    body = event.encode_body()
+    type_code = event.type_code
+    has_crc = _has_crc(type_code, checksum)
+    size = HEADER_LEN + len(body) + (CHECKSUM_LEN if has_crc else 0)
+    data = _HEADER.pack(timestamp, type_code, server_id, size, log_pos, flags) + body
+    if has_crc:
+        data += _CRC_SLOT.pack(_crc(data))
+    return data
+
+
+def set_log_pos(buf: bytearray, offset: int, log_pos: int, checksum: bool) -> None:
+    """Set the ``log_pos`` of the event at ``buf[offset]`` in place and redo its CRC."""
+    _U32.pack_into(buf, offset + 13, log_pos)
+    if _has_crc(buf[offset + 4], checksum):
+        (size,) = _U32.unpack_from(buf, offset + 9)
+        crc_at = offset + size - CHECKSUM_LEN
+        with memoryview(buf) as view:
+            crc = _crc(view[offset:crc_at])
+        _U32.pack_into(buf, crc_at, crc)
+
+
+def relocate_events(buf: bytearray, file_position: int, *, checksum: bool) -> None:
+    """Set every event's ``log_pos`` in ``buf`` (whole events back to back) for ``buf``
+    being written at ``file_position``: each becomes the file offset of its event's end.
+    """
+    offset = 0
+    while offset < len(buf):
+        (size,) = _U32.unpack_from(buf, offset + 9)
+        if size < HEADER_LEN or offset + size > len(buf):
+            raise EventError(f"event of size {size} at buffer offset {offset} is impossible")
+        set_log_pos(buf, offset, file_position + offset + size, checksum)
+        offset += size
+
+
+def verify_checksum(data: bytes | bytearray | memoryview) -> bool:
+    """True if the last 4 bytes of the event ``data`` are its CRC32."""
+    if len(data) < HEADER_LEN + CHECKSUM_LEN:
+        return False
+    return bool(_crc(data[:-CHECKSUM_LEN]) == _CRC_SLOT.unpack_from(data, len(data) - 4)[0])
+
+
+def decode_event(data: bytes | memoryview, *, checksum: bool) -> tuple[EventHeader, Event]:
+    """The header and event of the whole event ``data``.
+
+    EventError if ``event_size`` is not ``len(data)``, if the CRC is wrong (``checksum``
+    on; an FD's CRC is always checked, as MySQL fills it in even with checksums off), or if
+    the body does not parse.
+    """
+    header = EventHeader.unpack(data)
+    return header, decode_with_header(header, data, checksum=checksum)
+
+
+def decode_with_header(header: EventHeader, data: bytes | memoryview, *,
+                       checksum: bool) -> Event:
+    """The event of ``data`` whose header has already been unpacked (see decode_event)."""
+    size = len(data)
+    if header.event_size != size:
+        raise EventError(f"event_size {header.event_size} but the event has {size} bytes")
+    type_code = header.type_code
+    if _has_crc(type_code, checksum):
+        if size < HEADER_LEN + CHECKSUM_LEN:
+            raise EventError(f"event of {size} bytes has no room for its CRC")
+        if not verify_checksum(data):
+            raise EventError(f"CRC32 mismatch in event of type {type_code}")
+        body = bytes(data[HEADER_LEN:size - CHECKSUM_LEN])
+    else:
+        body = bytes(data[HEADER_LEN:])
+    cls = EVENT_CLASSES.get(type_code)
+    if cls is None:
+        return UnknownEvent(type_code, body)
+    try:
+        return cls.decode_body(body)
+    except EventError:
+        raise
+    except (ValueError, struct.error, IndexError) as exc:
+        raise EventError(f"malformed body of event type {type_code}: {exc}") from exc

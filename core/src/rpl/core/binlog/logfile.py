@@ -1,0 +1,392 @@
+"""Binlog files on disk: their names, the index file, and reading events back.
+
+Names: ``<basename>.<number>``, the number zero-padded to 6 digits and growing past
+999999 as MySQL's does (up to 2**31 - 1). Files are ordered by that number as a number,
+never as a string: ``binlog.1000000`` comes after ``binlog.999999``.
+
+The index (``<basename>.index``) lists the files one per line, in the order they were
+created, as MySQL writes them (``./binlog.000001``); every change rewrites it through a
+temporary file that is fsynced and renamed over the old one, and then the directory is
+fsynced, so after a crash the index is either the old one or the new one. Callers
+serialize changes (the binlog writer holds its lock, as MySQL holds LOCK_index).
+
+Reading (:func:`read_events`) checks the magic, reads the FORMAT_DESCRIPTION event at 4 to
+learn whether events carry a CRC, and then checks every event: its size, its CRC, that its
+``log_pos`` is the offset of the next event, and that its body decodes. A file whose last
+event stops short (a crash in the middle of a write) raises :class:`LogTruncated`; any
+other damage raises :class:`LogCorrupt`. The file is read in large chunks, not one call
+per event. :func:`scan_valid_prefix` turns that into the facts crash recovery needs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO, Final
+
+import attrs
+
+from rpl.core.binlog.events import (
+    ANONYMOUS_GTID_LOG_EVENT,
+    BINLOG_CHECKSUM_ALG_CRC32,
+    BINLOG_CHECKSUM_ALG_OFF,
+    BINLOG_MAGIC,
+    CHECKSUM_LEN,
+    FORMAT_DESCRIPTION_EVENT,
+    GTID_LOG_EVENT,
+    HEADER_LEN,
+    LOG_EVENT_BINLOG_IN_USE_F,
+    MAX_EVENT_SIZE,
+    PREVIOUS_GTIDS_LOG_EVENT,
+    QUERY_EVENT,
+    ROTATE_EVENT,
+    STOP_EVENT,
+    XID_EVENT,
+    Event,
+    EventError,
+    EventHeader,
+    FormatDescriptionEvent,
+    QueryEvent,
+    decode_with_header,
+)
+
+MAX_LOG_UNIQUE_FN_EXT: Final = 0x7FFFFFFF
+"""The largest file number MySQL uses."""
+XA_PREPARE_LOG_EVENT: Final = 38
+READ_CHUNK: Final = 1 << 20
+_NUMBER: Final = re.compile(r"\.([0-9]+)$")
+_FILE_EVENTS: Final = frozenset(
+    (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT, ROTATE_EVENT))
+
+StrPath = str | os.PathLike[str]
+
+
+# -- names ----------------------------------------------------------------------------------
+
+
+def binlog_file_name(basename: str, number: int) -> str:
+    """``basename.000001``: the number with at least 6 digits."""
+    if not 1 <= number <= MAX_LOG_UNIQUE_FN_EXT:
+        raise ValueError(f"binlog file number {number} is out of range")
+    return f"{basename}.{number:06d}"
+
+
+def file_number(name: str) -> int:
+    """The numeric suffix of a binlog file name (a path is fine); ValueError if none."""
+    match = _NUMBER.search(os.path.basename(name))
+    if match is None:
+        raise ValueError(f"{name!r} is not a binlog file name (no numeric suffix)")
+    return int(match.group(1))
+
+
+def sort_key(name: str) -> tuple[int, str]:
+    """A key that orders binlog file names by number (then by name)."""
+    return file_number(name), name
+
+
+def sorted_names(names: Iterable[str]) -> list[str]:
+    """``names`` in binlog order."""
+    return sorted(names, key=sort_key)
+
+
+# -- index ----------------------------------------------------------------------------------
+
+
+def _fsync_directory(directory: str) -> None:
+    fd = os.open(directory or ".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_durably(path: StrPath, data: bytes) -> None:
+    """Replace ``path`` by ``data`` atomically: temp file, fsync, rename, fsync the directory."""
+    path = os.fspath(path)
+    temporary = f"{path}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+    _fsync_directory(os.path.dirname(path))
+
+
+class BinlogIndex:
+    """The ``<basename>.index`` file: the binlog files, oldest first.
+
+    Names go in as base names (``binlog.000001``) and are written as ``./binlog.000001``,
+    relative to the index's directory; :meth:`names` gives base names back, in file order.
+    The entries are loaded on first use; :meth:`load` reloads them from disk.
+    """
+
+    def __init__(self, path: StrPath) -> None:
+        self.path = os.fspath(path)
+        self._entries: list[str] | None = None
+
+    def load(self) -> list[str]:
+        """Read the index from disk (a missing file is an empty index); the base names."""
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                self._entries = [line.strip() for line in f if line.strip()]
+        except FileNotFoundError:
+            self._entries = []
+        return self.names()
+
+    def names(self) -> list[str]:
+        """The files' base names, in index order."""
+        if self._entries is None:
+            self.load()
+        assert self._entries is not None
+        return [os.path.basename(entry) for entry in self._entries]
+
+    def paths(self) -> list[str]:
+        """The files' paths (relative entries resolved against the index's directory)."""
+        directory = os.path.dirname(self.path)
+        return [os.path.join(directory, name) for name in self.names()]
+
+    def append(self, name: str) -> None:
+        """Add the file ``name`` at the end, durably."""
+        self.rewrite([*self.names(), name])
+
+    def rewrite(self, names: Iterable[str]) -> None:
+        """Make the index list exactly ``names``, durably (PURGE, RESET MASTER)."""
+        entries = [name if "/" in name else f"./{name}" for name in names]
+        write_durably(self.path, "".join(f"{entry}\n" for entry in entries).encode("utf-8"))
+        self._entries = entries
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+class LogError(Exception):
+    """A binlog file that cannot be read to its end."""
+
+    def __init__(self, path: str, position: int, reason: str) -> None:
+        super().__init__(f"{path}: {reason} at position {position}")
+        self.path = path
+        self.position = position
+        self.reason = reason
+
+
+class LogTruncated(LogError):
+    """The file ends inside an event (its header or its body): normal after a crash."""
+
+    def __init__(self, path: str, position: int,
+                 reason: str = "file ends inside an event") -> None:
+        super().__init__(path, position, reason)
+
+
+class LogCorrupt(LogError):
+    """The event at ``position`` is damaged: bad magic, size, log_pos, CRC or body."""
+
+
+@attrs.frozen
+class LogEntry:
+    """One event read from a file, with its position and its exact bytes."""
+
+    position: int
+    header: EventHeader
+    event: Event
+    raw: bytes
+
+    @property
+    def end(self) -> int:
+        """The offset just after this event."""
+        return self.position + len(self.raw)
+
+
+class _ChunkReader:
+    """Byte ranges of a file, read ``READ_CHUNK`` bytes (or one big event) at a time."""
+
+    def __init__(self, f: BinaryIO, limit: int | None) -> None:
+        self._f = f
+        self._limit = limit
+        self._buf = b""
+        self._start = 0  # file offset of _buf[0]
+        self._eof = False
+
+    def get(self, position: int, length: int) -> bytes:
+        """The bytes ``[position, position + length)``; fewer at the end of the file."""
+        if self._limit is not None:
+            length = max(0, min(length, self._limit - position))
+        offset = position - self._start
+        end = self._start + len(self._buf)
+        if offset < 0 or position > end:
+            self._f.seek(position)
+            self._buf, self._start, self._eof, offset, end = b"", position, False, 0, position
+        if position + length > end and not self._eof:
+            want = max(READ_CHUNK, position + length - end)
+            if self._limit is not None:
+                want = min(want, self._limit - end)
+            data = self._f.read(want)
+            self._eof = len(data) < want
+            self._buf = self._buf[offset:] + data
+            self._start, offset = position, 0
+        return self._buf[offset:offset + length]
+
+
+def _read_header(reader: _ChunkReader, path: str, position: int) -> EventHeader | None:
+    data = reader.get(position, HEADER_LEN)
+    if not data:
+        return None
+    if len(data) < HEADER_LEN:
+        raise LogTruncated(path, position, "file ends inside an event header")
+    return EventHeader.unpack(data)
+
+
+def _read_event(reader: _ChunkReader, path: str, position: int, header: EventHeader, *,
+                checksum: bool, check_log_pos: bool) -> LogEntry:
+    has_crc = checksum or header.type_code == FORMAT_DESCRIPTION_EVENT
+    size = header.event_size
+    if not HEADER_LEN + (CHECKSUM_LEN if has_crc else 0) <= size <= MAX_EVENT_SIZE:
+        raise LogCorrupt(path, position, f"impossible event size {size}")
+    raw = reader.get(position, size)
+    if len(raw) < size:
+        raise LogTruncated(path, position,
+                           f"file ends inside an event of {size} bytes ({len(raw)} present)")
+    if check_log_pos and header.log_pos != position + size:
+        raise LogCorrupt(path, position,
+                         f"log_pos {header.log_pos} is not the next event's {position + size}")
+    try:
+        event = decode_with_header(header, raw, checksum=checksum)
+    except EventError as exc:
+        raise LogCorrupt(path, position, exc.reason) from exc
+    return LogEntry(position, header, event, raw)
+
+
+def _read_format_description(reader: _ChunkReader, path: str,
+                             check_log_pos: bool) -> LogEntry:
+    magic = reader.get(0, len(BINLOG_MAGIC))
+    if magic != BINLOG_MAGIC[:len(magic)]:
+        raise LogCorrupt(path, 0, "not a binlog file (bad magic)")
+    if len(magic) < len(BINLOG_MAGIC):
+        raise LogTruncated(path, 0, "file ends inside the magic number")
+    position = len(BINLOG_MAGIC)
+    header = _read_header(reader, path, position)
+    if header is None:
+        raise LogTruncated(path, position, "file ends before the FORMAT_DESCRIPTION event")
+    if header.type_code != FORMAT_DESCRIPTION_EVENT:
+        raise LogCorrupt(path, position,
+                         f"first event is of type {header.type_code}, not FORMAT_DESCRIPTION")
+    entry = _read_event(reader, path, position, header, checksum=False,
+                        check_log_pos=check_log_pos)
+    assert isinstance(entry.event, FormatDescriptionEvent)
+    if entry.event.checksum_alg not in (BINLOG_CHECKSUM_ALG_OFF, BINLOG_CHECKSUM_ALG_CRC32):
+        raise LogCorrupt(path, position,
+                         f"unknown checksum algorithm {entry.event.checksum_alg}")
+    return entry
+
+
+def read_events(path: StrPath, start: int = 4, *, stop_at: int | None = None,
+                check_log_pos: bool = True) -> Iterator[LogEntry]:
+    """The events of the binlog file ``path`` from offset ``start`` (an event boundary).
+
+    The FORMAT_DESCRIPTION event at 4 is always read (it says whether events carry a CRC)
+    and is yielded when ``start`` is 4. ``stop_at`` makes the file end there (the writer's
+    durable end): an event running past it raises LogTruncated. ``check_log_pos=False``
+    is for relay logs, whose events carry the source's positions.
+    """
+    name = os.fspath(path)
+    if start < len(BINLOG_MAGIC):
+        raise ValueError(f"start {start} is before the first event")
+    with open(name, "rb", buffering=0) as f:
+        reader = _ChunkReader(f, stop_at)
+        fd = _read_format_description(reader, name, check_log_pos)
+        assert isinstance(fd.event, FormatDescriptionEvent)
+        checksum = fd.event.checksum_alg == BINLOG_CHECKSUM_ALG_CRC32
+        if start == fd.position:
+            yield fd
+            start = fd.end
+        elif start < fd.end:
+            raise ValueError(f"start {start} is inside the FORMAT_DESCRIPTION event")
+        position = start
+        while (header := _read_header(reader, name, position)) is not None:
+            entry = _read_event(reader, name, position, header, checksum=checksum,
+                                check_log_pos=check_log_pos)
+            yield entry
+            position = entry.end
+
+
+# -- crash recovery -------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ValidPrefix:
+    """How much of a binlog file is intact.
+
+    ``end``: the offset after the last intact event (0 if even the magic is bad).
+    ``transaction_end``: the offset after the last event that is not inside an unfinished
+    transaction (truncating there drops a half-written transaction). ``error``: why
+    reading stopped before the end of the file, or None. ``in_use``: the FD still has
+    LOG_EVENT_BINLOG_IN_USE_F, i.e. the file was not closed properly.
+    """
+
+    end: int
+    transaction_end: int
+    events: int
+    in_use: bool
+    error: str | None
+    truncated: bool
+
+
+class _TransactionTracker:
+    """Finds transaction boundaries: GTID .. BEGIN .. XID/COMMIT, or GTID + one DDL."""
+
+    def __init__(self) -> None:
+        self.state = "outside"  # "outside", "gtid" (after a GTID event), "inside"
+
+    def ends_group(self, header: EventHeader, event: Event) -> bool:
+        """Feed the next event; True if the file may be cut after it."""
+        code = header.type_code
+        if code in (GTID_LOG_EVENT, ANONYMOUS_GTID_LOG_EVENT):
+            self.state = "gtid"
+            return False
+        if code == QUERY_EVENT and isinstance(event, QueryEvent):
+            return self._query(event.query.lstrip().upper())
+        if code in (XID_EVENT, XA_PREPARE_LOG_EVENT):
+            self.state = "outside"
+            return True
+        return self.state == "outside" and code in _FILE_EVENTS
+
+    def _query(self, text: str) -> bool:
+        if self.state == "inside":
+            if text.startswith(("COMMIT", "ROLLBACK")):
+                self.state = "outside"
+                return True
+            return False
+        if text.startswith(("BEGIN", "XA START")):
+            self.state = "inside"
+            return False
+        self.state = "outside"  # DDL or another self-committing statement
+        return True
+
+
+def scan_valid_prefix(path: StrPath) -> ValidPrefix:
+    """Read the whole file and say where its intact part ends (see ValidPrefix).
+
+    Only reads: the caller (crash recovery) decides what to truncate.
+    """
+    end = transaction_end = events = 0
+    in_use = False
+    tracker = _TransactionTracker()
+    try:
+        for entry in read_events(path):
+            if entry.header.type_code == FORMAT_DESCRIPTION_EVENT and events == 0:
+                in_use = bool(entry.header.flags & LOG_EVENT_BINLOG_IN_USE_F)
+                end = transaction_end = entry.position
+            events += 1
+            end = entry.end
+            if tracker.ends_group(entry.header, entry.event):
+                transaction_end = end
+    except LogError as exc:
+        if exc.position >= len(BINLOG_MAGIC) and end == 0:
+            end = transaction_end = len(BINLOG_MAGIC)
+        return ValidPrefix(end, transaction_end, events, in_use, str(exc),
+                           isinstance(exc, LogTruncated))
+    return ValidPrefix(end, transaction_end, events, in_use, None, False)
