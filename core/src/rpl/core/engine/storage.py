@@ -1,0 +1,712 @@
+"""The storage engine: databases, tables of rows keyed by primary key, and transactions.
+
+The engine keeps the committed state in memory and nothing else: the server's binary log
+is the write-ahead log, and at start the engine is rebuilt from a checkpoint
+(:meth:`Engine.snapshot` / :meth:`Engine.restore`) plus replay of the binlog.
+
+Semantics are InnoDB's at READ COMMITTED:
+
+* Committed rows of a table live in a ``SortedDict`` from primary key value to row. The key
+  value is the column's value itself for a one-column PRIMARY KEY and the tuple of the key
+  columns' values (in key order) for a composite one (:meth:`TableSchema.key_of`). Keys are
+  compared as Python values (a binary collation).
+* A transaction's writes go to its own overlay (key -> row, ``None`` for deleted) until
+  commit. Reads see the committed rows with the overlay on top; other transactions'
+  uncommitted writes are invisible, and plain reads take no locks.
+* Every write first takes an exclusive lock on the primary key (:mod:`.locks`), held until
+  commit or rollback; an INSERT of a key locked by another transaction therefore waits,
+  then finds the key committed (ER_DUP_ENTRY) or free (the other rolled back).
+* Commit applies the overlay to the committed rows under the engine's commit lock, then
+  releases the row locks; a range read copies its rows under the same lock, so no read
+  call ever sees part of a transaction. Committing first and unlocking second is what lets
+  a writer that acquires a lock trust the committed rows for that key.
+* AUTO_INCREMENT values are taken from a per-table counter that ROLLBACK does not give
+  back, as InnoDB's.
+
+Row-lock waits end with ER_LOCK_WAIT_TIMEOUT (the statement fails; the transaction stays
+open, innodb_rollback_on_timeout=OFF) or ER_LOCK_DEADLOCK, after which the transaction has
+been rolled back entirely: :attr:`Transaction.rolled_back_by_deadlock` is set and the
+error carries ``rolled_back = True``.
+
+Tables are not protected by metadata locks: dropping a table that an open transaction has
+written leaves that transaction writing to the detached table at commit, harmlessly.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import pickle
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from decimal import Decimal
+from typing import IO, Any, Final, Literal
+
+import attrs
+from sortedcontainers import SortedDict  # type: ignore[import-untyped]
+
+from rpl.core.engine.locks import LockKey, LockManager, LockOwner
+from rpl.core.engine.schema import NO_DEFAULT, Row, TableSchema, Value, coerce
+from rpl.core.errors import (
+    ER_BAD_DB_ERROR,
+    ER_BAD_FIELD_ERROR,
+    ER_BAD_TABLE_ERROR,
+    ER_CANT_DROP_FIELD_OR_KEY,
+    ER_DB_CREATE_EXISTS,
+    ER_DB_DROP_EXISTS,
+    ER_DUP_ENTRY,
+    ER_LOCK_DEADLOCK,
+    ER_NO_DEFAULT_FOR_FIELD,
+    ER_NO_SUCH_TABLE,
+    ER_TABLE_EXISTS_ERROR,
+    ER_WRONG_VALUE_COUNT_ON_ROW,
+    MySQLError,
+)
+
+Key = Any
+"""A primary key value: the value for a one-column key, a tuple for a composite key."""
+
+SNAPSHOT_MAGIC: Final = b"RPLENGINE\n"
+SNAPSHOT_VERSION: Final = 1
+
+
+@attrs.frozen
+class RowChange:
+    """One row a transaction wrote: ``before`` is ``None`` for an insert, ``after`` for a
+    delete. ``after`` holds resolved values (coerced, AUTO_INCREMENT generated), so
+    replaying the change reproduces the row exactly.
+    """
+
+    kind: Literal["insert", "update", "delete"]
+    table: TableSchema
+    before: Row | None
+    after: Row | None
+
+
+class TransactionStateError(RuntimeError):
+    """An operation on a transaction that has committed or rolled back (a server bug)."""
+
+
+class _State(enum.Enum):
+    ACTIVE = "ACTIVE"
+    COMMITTED = "COMMITTED"
+    ROLLED_BACK = "ROLLED BACK"
+
+
+_ABSENT: Final = object()
+
+
+class Table:
+    """One table's committed rows and its AUTO_INCREMENT counter.
+
+    ``rows`` maps primary key value to row in key order; only commits (under the engine's
+    commit lock) change it. ``auto_increment`` is the next value to generate, as SHOW TABLE
+    STATUS and SHOW CREATE TABLE report it.
+    """
+
+    def __init__(self, table_id: int, schema: TableSchema, commit_lock: threading.Lock,
+                 rows: Iterable[tuple[Key, Row]] = (), auto_increment: int = 1) -> None:
+        self.id = table_id
+        self.schema = schema
+        self.rows: Any = SortedDict(rows)
+        self.auto_increment = auto_increment
+        self._commit_lock = commit_lock
+        self._ai_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Table {self.schema.qualified_name} id={self.id} rows={len(self.rows)}>"
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def next_auto_increment(self, increment: int = 1, offset: int = 1) -> int:
+        """Consume and return the next AUTO_INCREMENT value.
+
+        The value is the smallest ``offset + k * increment`` not below the counter
+        (auto_increment_increment / auto_increment_offset); it is never handed out again,
+        whatever becomes of the transaction.
+        """
+        with self._ai_lock:
+            value = self.auto_increment
+            if increment > 1:
+                base = offset if offset <= increment else 1
+                if value <= base:
+                    value = base
+                else:
+                    value = base + -(-(value - base) // increment) * increment
+            self.auto_increment = value + 1
+            return value
+
+    def note_auto_increment(self, value: Value) -> None:
+        """Move the counter past an explicitly written ``value`` (a no-op below it)."""
+        if isinstance(value, int | float | Decimal) and value > 0:
+            with self._ai_lock:
+                if value >= self.auto_increment:
+                    self.auto_increment = int(value) + 1
+
+    def set_auto_increment(self, value: int) -> None:
+        """ALTER TABLE ... AUTO_INCREMENT = ``value``: never below the largest key + 1."""
+        auto_pos = self.schema.auto_increment_position
+        with self._commit_lock:
+            largest = max((row[auto_pos] for row in self.rows.values()
+                           if auto_pos is not None and row[auto_pos] is not None), default=0)
+        with self._ai_lock:
+            self.auto_increment = max(value, int(largest) + 1, 1)
+
+    def checksum(self) -> int:
+        """CHECKSUM TABLE: a CRC-32 over the committed rows in primary key order.
+
+        Each row is encoded value by value, self-delimiting, so equal contents give equal
+        checksums on any node and any change of a value, a row's presence or the order of
+        keys changes the input: NULL is ``N``; an integer ``I<decimal>;``; a float
+        ``F<float.hex()>;``; a DECIMAL ``D<str>;``; a string ``S<utf-8 length>:<utf-8>``;
+        bytes ``B<length>:<bytes>``. The CRC runs over the concatenation of all rows (zlib's
+        CRC-32, unsigned); an empty table gives 0, as in MySQL.
+        """
+        with self._commit_lock:
+            rows = list(self.rows.values())
+        crc = 0
+        for row in rows:
+            crc = zlib.crc32(_encode_row(row), crc)
+        return crc
+
+
+def _encode_row(row: Row) -> bytes:
+    parts: list[bytes] = []
+    for value in row:
+        if value is None:
+            parts.append(b"N")
+        elif isinstance(value, bool | int):
+            parts.append(b"I%d;" % value)
+        elif isinstance(value, float):
+            parts.append(b"F" + value.hex().encode() + b";")
+        elif isinstance(value, Decimal):
+            parts.append(b"D" + str(value).encode() + b";")
+        elif isinstance(value, str):
+            data = value.encode("utf-8", "surrogatepass")
+            parts.append(b"S%d:" % len(data) + data)
+        else:
+            data = bytes(value)
+            parts.append(b"B%d:" % len(data) + data)
+    return b"".join(parts)
+
+
+def _key_text(schema: TableSchema, pk: Key) -> str:
+    values = pk if len(schema.pk_positions) > 1 else (pk,)
+    return "-".join(v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+                    for v in values)
+
+
+def _duplicate(schema: TableSchema, pk: Key) -> MySQLError:
+    return MySQLError.of(ER_DUP_ENTRY, _key_text(schema, pk), f"{schema.name}.PRIMARY")
+
+
+class Transaction(LockOwner):
+    """One transaction (READ COMMITTED), used by one thread at a time.
+
+    Operations raise :class:`TransactionStateError` once the transaction has committed or
+    rolled back, except :meth:`rollback`, which is then a no-op (so a session may always
+    roll back on cleanup), and :meth:`changes`.
+    """
+
+    __slots__ = ("thread_id", "rolled_back_by_deadlock", "auto_increment_increment",
+                 "auto_increment_offset", "_engine", "_locks", "_held", "_writes", "_changes",
+                 "_undo", "_state")
+
+    def __init__(self, engine: Engine, trx_id: int, thread_id: int) -> None:
+        super().__init__(trx_id)
+        self.thread_id = thread_id
+        self.rolled_back_by_deadlock = False
+        self.auto_increment_increment = 1
+        self.auto_increment_offset = 1
+        self._engine = engine
+        self._locks = engine.locks
+        self._held: list[LockKey] = []
+        self._writes: dict[Table, dict[Key, Row | None]] = {}
+        self._changes: list[RowChange] = []
+        self._undo: list[tuple[dict[Key, Row | None], Key, object, int]] = []
+        self._state = _State.ACTIVE
+
+    def __repr__(self) -> str:
+        return f"<Transaction {self.trx_id} thread={self.thread_id} {self._state.value}>"
+
+    @property
+    def active(self) -> bool:
+        """Whether the transaction has neither committed nor rolled back."""
+        return self._state is _State.ACTIVE
+
+    @property
+    def state(self) -> str:
+        """``ACTIVE``, ``COMMITTED`` or ``ROLLED BACK``."""
+        return self._state.value
+
+    @property
+    def lock_count(self) -> int:
+        """How many row locks the transaction holds."""
+        return len(self._held)
+
+    def _check_active(self) -> None:
+        if self._state is not _State.ACTIVE:
+            raise TransactionStateError(f"transaction {self.trx_id} is {self._state.value}")
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def get(self, table: Table, pk: Key) -> Row | None:
+        """The row with primary key ``pk`` as this transaction sees it, or ``None``."""
+        if self._state is not _State.ACTIVE:
+            self._check_active()
+        overlay = self._writes.get(table)
+        if overlay is not None:
+            row = overlay.get(pk, _ABSENT)
+            if row is not _ABSENT:
+                return row  # type: ignore[return-value]
+        result: Row | None = table.rows.get(pk)
+        return result
+
+    def scan(self, table: Table, lo: Key = None, hi: Key = None, *, reverse: bool = False,
+             inclusive: tuple[bool, bool] = (True, True),
+             limit: int | None = None) -> list[tuple[Key, Row]]:
+        """The ``(pk, row)`` pairs with ``lo <= pk <= hi`` in key order, as this transaction
+        sees them.
+
+        ``None`` leaves a bound open; ``inclusive`` makes either bound strict; ``reverse``
+        gives descending order; ``limit`` keeps the first rows in that order. The committed
+        rows are copied under the commit lock, so one call never sees part of a commit.
+        """
+        self._check_active()
+        overlay = self._writes.get(table)
+        own: list[tuple[Key, Row | None]] = []
+        if overlay:
+            lo_in, hi_in = inclusive
+            for pk, row in overlay.items():
+                if lo is not None and (pk < lo or (pk == lo and not lo_in)):
+                    continue
+                if hi is not None and (pk > hi or (pk == hi and not hi_in)):
+                    continue
+                own.append((pk, row))
+        fetch = None if limit is None else limit + len(own)
+        rows = table.rows
+        with self._engine._commit_lock:
+            keys = rows.irange(lo, hi, inclusive, reverse)
+            if fetch is not None:
+                keys = itertools.islice(keys, fetch)
+            committed = [(pk, rows[pk]) for pk in keys]
+        if not own:
+            return committed
+        merged: dict[Key, Row | None] = dict(committed)
+        merged.update(own)
+        result = [(pk, row) for pk, row in sorted(merged.items(), reverse=reverse)
+                  if row is not None]
+        return result if limit is None else result[:limit]
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def _lock(self, table: Table, pk: Key) -> None:
+        key = (table.id, pk)
+        try:
+            if self._locks.acquire(self, key):
+                self._held.append(key)
+        except MySQLError as exc:
+            if exc.errno == ER_LOCK_DEADLOCK.errno:
+                self._finish(_State.ROLLED_BACK)
+                self.rolled_back_by_deadlock = True
+                exc.rolled_back = True  # type: ignore[attr-defined]
+            raise
+
+    def _current(self, table: Table, pk: Key) -> Row | None:
+        overlay = self._writes.get(table)
+        if overlay is not None:
+            row = overlay.get(pk, _ABSENT)
+            if row is not _ABSENT:
+                return row  # type: ignore[return-value]
+        result: Row | None = table.rows.get(pk)
+        return result
+
+    def _write(self, table: Table, pk: Key, row: Row | None, change: RowChange | None) -> None:
+        overlay = self._writes.get(table)
+        if overlay is None:
+            overlay = self._writes[table] = {}
+        self._undo.append((overlay, pk, overlay.get(pk, _ABSENT), len(self._changes)))
+        overlay[pk] = row
+        if change is not None:
+            self._changes.append(change)
+
+    def _build_row(self, table: Table, schema: TableSchema,
+                   values: Mapping[str, object] | Sequence[object],
+                   row_number: int) -> tuple[Row, bool]:
+        columns = schema.columns
+        auto_pos = schema.auto_increment_position
+        generated = False
+        out: list[Value] = []
+        if isinstance(values, Mapping):
+            defaults = schema.default_row
+            used = 0
+            for i, column in enumerate(columns):
+                value = values.get(column.name, _ABSENT)
+                if value is _ABSENT:
+                    if i != auto_pos:
+                        if column.default is NO_DEFAULT and not column.nullable:
+                            raise MySQLError.of(ER_NO_DEFAULT_FOR_FIELD, column.name)
+                        out.append(defaults[i])
+                        continue
+                    value = None
+                else:
+                    used += 1
+                if i == auto_pos:
+                    if value is not None:
+                        value = coerce(column, value, row_number)
+                    if value is None or value == 0:
+                        value = coerce(column, table.next_auto_increment(
+                            self.auto_increment_increment, self.auto_increment_offset),
+                            row_number)
+                        generated = True
+                    out.append(value)
+                else:
+                    out.append(coerce(column, value, row_number))
+            if used != len(values):
+                for name in values:
+                    if name not in schema.positions:
+                        raise MySQLError.of(ER_BAD_FIELD_ERROR, name, "field list")
+        else:
+            if len(values) != len(columns):
+                raise MySQLError.of(ER_WRONG_VALUE_COUNT_ON_ROW, row_number)
+            for i, (column, value) in enumerate(zip(columns, values, strict=True)):
+                if i == auto_pos:
+                    if value is not None:
+                        value = coerce(column, value, row_number)
+                    if value is None or value == 0:
+                        value = coerce(column, table.next_auto_increment(
+                            self.auto_increment_increment, self.auto_increment_offset),
+                            row_number)
+                        generated = True
+                    out.append(value)
+                else:
+                    out.append(coerce(column, value, row_number))
+        return tuple(out), generated
+
+    def insert(self, table: Table, values: Mapping[str, object] | Sequence[object], *,
+               row_number: int = 1) -> Key:
+        """Insert a row; returns its primary key value.
+
+        ``values`` is a mapping of column name to value (missing columns take their
+        DEFAULT; a NOT NULL column without one is ER_NO_DEFAULT_FOR_FIELD) or a full row in
+        column order (else ER_WRONG_VALUE_COUNT_ON_ROW). Values are coerced
+        (:func:`~rpl.core.engine.schema.coerce`); NULL or 0 in the AUTO_INCREMENT column
+        generates the next value, an explicit larger value moves the counter. The key is
+        locked before the duplicate check, so a key another transaction holds is waited
+        for; a key that exists (committed, or written by this transaction) is ER_DUP_ENTRY,
+        and the lock stays held (INSERT ... ON DUPLICATE KEY UPDATE can go on to update).
+        """
+        self._check_active()
+        schema = table.schema
+        row, generated = self._build_row(table, schema, values, row_number)
+        pk = schema.key_of(row)
+        self._lock(table, pk)
+        if self._current(table, pk) is not None:
+            raise _duplicate(schema, pk)
+        auto_pos = schema.auto_increment_position
+        if auto_pos is not None and not generated:
+            table.note_auto_increment(row[auto_pos])
+        self._write(table, pk, row, RowChange("insert", schema, None, row))
+        return pk
+
+    def update(self, table: Table, pk: Key, changes: Mapping[str, object], *,
+               row_number: int = 1) -> RowChange | None:
+        """Set the columns in ``changes`` on the row ``pk``; ``None`` if there is no row.
+
+        The row is locked first and the change applied to its latest committed (or own)
+        version. The returned change has ``before == after`` when nothing changed; such an
+        update is not recorded in :meth:`changes`. A new primary key value is locked too
+        and must be free (ER_DUP_ENTRY); the old key then reads as deleted. Writing a larger
+        value into the AUTO_INCREMENT column moves the counter, as InnoDB does since 8.0.
+        """
+        self._check_active()
+        self._lock(table, pk)
+        before = self._current(table, pk)
+        if before is None:
+            return None
+        schema = table.schema
+        row = list(before)
+        positions, columns = schema.positions, schema.columns
+        for name, value in changes.items():
+            i = positions.get(name)
+            if i is None:
+                raise MySQLError.of(ER_BAD_FIELD_ERROR, name, "field list")
+            row[i] = coerce(columns[i], value, row_number)
+        after = tuple(row)
+        change = RowChange("update", schema, before, after)
+        if after == before:
+            return change
+        new_pk = schema.key_of(after)
+        if new_pk != pk:
+            self._lock(table, new_pk)
+            if self._current(table, new_pk) is not None:
+                raise _duplicate(schema, new_pk)
+            self._write(table, pk, None, None)
+            self._write(table, new_pk, after, change)
+        else:
+            self._write(table, pk, after, change)
+        auto_pos = schema.auto_increment_position
+        if auto_pos is not None and after[auto_pos] != before[auto_pos]:
+            table.note_auto_increment(after[auto_pos])
+        return change
+
+    def delete(self, table: Table, pk: Key) -> Row | None:
+        """Delete the row ``pk`` (locking it first); returns the deleted row or ``None``."""
+        self._check_active()
+        self._lock(table, pk)
+        before = self._current(table, pk)
+        if before is None:
+            return None
+        self._write(table, pk, None, RowChange("delete", table.schema, before, None))
+        return before
+
+    def lock_for_update(self, table: Table, pk: Key) -> Row | None:
+        """SELECT ... FOR UPDATE of one key: lock it, then return the row's latest version.
+
+        The key is locked whether or not a row exists, so an INSERT of it by another
+        transaction waits until this one ends.
+        """
+        self._check_active()
+        self._lock(table, pk)
+        return self._current(table, pk)
+
+    # --- statement and transaction end ------------------------------------------------------
+
+    def changes(self) -> list[RowChange]:
+        """The rows written so far, in the order the writes happened (a copy)."""
+        return list(self._changes)
+
+    @property
+    def has_changes(self) -> bool:
+        """Whether the transaction has written anything (after savepoint rollbacks)."""
+        return bool(self._changes)
+
+    def savepoint(self) -> int:
+        """A point :meth:`rollback_to` can return to (a statement's start, or SAVEPOINT)."""
+        self._check_active()
+        return len(self._undo)
+
+    def rollback_to(self, savepoint: int) -> None:
+        """Undo every write made after ``savepoint``; locks taken since stay held, as in
+        MySQL. AUTO_INCREMENT values consumed since are not given back.
+        """
+        self._check_active()
+        undo = self._undo
+        if not 0 <= savepoint <= len(undo):
+            raise ValueError(f"savepoint {savepoint} is not valid (undo log has {len(undo)})")
+        if savepoint == len(undo):
+            return
+        del self._changes[undo[savepoint][3]:]
+        for overlay, pk, previous, _ in reversed(undo[savepoint:]):
+            if previous is _ABSENT:
+                del overlay[pk]
+            else:
+                overlay[pk] = previous  # type: ignore[assignment]
+        del undo[savepoint:]
+
+    def commit(self) -> None:
+        """Make the writes visible to all, atomically for readers, then release the locks.
+
+        Raises :class:`TransactionStateError` if the transaction already ended (including a
+        deadlock rollback: its writes are gone).
+        """
+        self._check_active()
+        if self._writes:
+            with self._engine._commit_lock:
+                for table, overlay in self._writes.items():
+                    rows = table.rows
+                    for pk, row in overlay.items():
+                        if row is None:
+                            rows.pop(pk, None)
+                        else:
+                            rows[pk] = row
+        self._finish(_State.COMMITTED)
+
+    def rollback(self) -> None:
+        """Discard the writes and release the locks; a no-op once the transaction ended."""
+        if self._state is _State.ACTIVE:
+            self._finish(_State.ROLLED_BACK)
+
+    def _finish(self, state: _State) -> None:
+        if state is _State.ROLLED_BACK:
+            self._changes.clear()
+        self._state = state
+        self._writes = {}
+        self._undo.clear()
+        held, self._held = self._held, []
+        if held:
+            self._locks.release_all(self, held)
+
+
+class Engine:
+    """Databases, their tables, and transactions over them.
+
+    DDL runs under an engine-wide lock; lookups (:meth:`table`, :meth:`has_database`) read
+    the catalogue without one. ``lock_wait_timeout`` returns the current
+    innodb_lock_wait_timeout in seconds and is called at each lock wait, under the lock
+    manager's mutex: it must be cheap and must not call into the engine.
+    """
+
+    def __init__(self, lock_wait_timeout: Callable[[], float] = lambda: 50.0) -> None:
+        self.locks = LockManager(lock_wait_timeout)
+        self._lock_wait_timeout = lock_wait_timeout
+        self._ddl_lock = threading.RLock()
+        self._commit_lock = threading.Lock()
+        self._databases: dict[str, dict[str, Table]] = {}
+        self._table_ids = itertools.count(1)
+        self._trx_ids = itertools.count(1)
+
+    # --- databases ---------------------------------------------------------------------------
+
+    def create_database(self, name: str, if_not_exists: bool = False) -> bool:
+        """CREATE DATABASE; ``False`` if it existed and ``if_not_exists`` (else
+        ER_DB_CREATE_EXISTS).
+        """
+        with self._ddl_lock:
+            if name in self._databases:
+                if if_not_exists:
+                    return False
+                raise MySQLError.of(ER_DB_CREATE_EXISTS, name)
+            self._databases[name] = {}
+            return True
+
+    def drop_database(self, name: str, if_exists: bool = False) -> list[str]:
+        """DROP DATABASE; returns the names of the tables dropped with it (ER_DB_DROP_EXISTS
+        for an unknown database unless ``if_exists``, which then returns ``[]``).
+        """
+        with self._ddl_lock:
+            tables = self._databases.pop(name, None)
+            if tables is None:
+                if if_exists:
+                    return []
+                raise MySQLError.of(ER_DB_DROP_EXISTS, name)
+            return sorted(tables)
+
+    def has_database(self, name: str) -> bool:
+        """Whether database ``name`` exists."""
+        return name in self._databases
+
+    def databases(self) -> list[str]:
+        """The database names, sorted."""
+        return sorted(self._databases)
+
+    # --- tables ------------------------------------------------------------------------------
+
+    def _tables_of(self, db: str) -> dict[str, Table]:
+        tables = self._databases.get(db)
+        if tables is None:
+            raise MySQLError.of(ER_BAD_DB_ERROR, db)
+        return tables
+
+    def create_table(self, schema: TableSchema, if_not_exists: bool = False) -> Table | None:
+        """CREATE TABLE; returns the new table, or ``None`` when it existed and
+        ``if_not_exists`` (else ER_TABLE_EXISTS_ERROR). ER_BAD_DB_ERROR for an unknown
+        database.
+        """
+        with self._ddl_lock:
+            tables = self._tables_of(schema.db)
+            if schema.name in tables:
+                if if_not_exists:
+                    return None
+                raise MySQLError.of(ER_TABLE_EXISTS_ERROR, schema.name)
+            table = Table(next(self._table_ids), schema, self._commit_lock)
+            tables[schema.name] = table
+            return table
+
+    def drop_table(self, db: str, name: str, if_exists: bool = False) -> bool:
+        """DROP TABLE; ``False`` when it did not exist and ``if_exists`` (else
+        ER_BAD_TABLE_ERROR, "Unknown table 'db.name'").
+        """
+        with self._ddl_lock:
+            tables = self._databases.get(db)
+            if tables is None or tables.pop(name, None) is None:
+                if if_exists:
+                    return False
+                raise MySQLError.of(ER_BAD_TABLE_ERROR, f"{db}.{name}")
+            return True
+
+    def table(self, db: str, name: str) -> Table:
+        """The table ``db.name`` (ER_NO_SUCH_TABLE if it or the database does not exist)."""
+        tables = self._databases.get(db)
+        table = None if tables is None else tables.get(name)
+        if table is None:
+            raise MySQLError.of(ER_NO_SUCH_TABLE, db, name)
+        return table
+
+    def tables(self, db: str) -> list[str]:
+        """The table names of ``db``, sorted (ER_BAD_DB_ERROR for an unknown database)."""
+        return sorted(self._tables_of(db))
+
+    def add_index(self, db: str, table: str, name: str, columns: Sequence[str]) -> None:
+        """CREATE INDEX: record a secondary index (ER_DUP_KEYNAME if ``name`` is taken,
+        ER_KEY_COLUMN_DOES_NOT_EXITS for an unknown column).
+        """
+        with self._ddl_lock:
+            target = self.table(db, table)
+            target.schema = target.schema.with_index(name, tuple(columns))
+
+    def drop_index(self, db: str, table: str, name: str) -> None:
+        """DROP INDEX (ER_CANT_DROP_FIELD_OR_KEY if there is no such index)."""
+        with self._ddl_lock:
+            target = self.table(db, table)
+            indexes = dict(target.schema.indexes)
+            if indexes.pop(name, None) is None:
+                raise MySQLError.of(ER_CANT_DROP_FIELD_OR_KEY, name)
+            target.schema = attrs.evolve(target.schema, indexes=indexes)
+
+    # --- transactions ------------------------------------------------------------------------
+
+    def begin(self, thread_id: int) -> Transaction:
+        """Start a transaction for the connection ``thread_id``."""
+        return Transaction(self, next(self._trx_ids), thread_id)
+
+    def status(self) -> dict[str, int]:
+        """The engine's SHOW GLOBAL STATUS variables."""
+        locks = self.locks
+        waits = locks.row_lock_waits
+        return {
+            "Innodb_row_lock_current_waits": locks.row_lock_current_waits,
+            "Innodb_row_lock_time": locks.row_lock_time_ms,
+            "Innodb_row_lock_time_avg": locks.row_lock_time_ms // waits if waits else 0,
+            "Innodb_row_lock_time_max": locks.row_lock_time_max_ms,
+            "Innodb_row_lock_waits": waits,
+            "Innodb_row_lock_timeouts": locks.row_lock_timeouts,
+            "Innodb_deadlocks": locks.deadlocks,
+        }
+
+    # --- checkpoint --------------------------------------------------------------------------
+
+    def snapshot(self, fp: IO[bytes]) -> None:
+        """Write the committed state (schemas, rows, AUTO_INCREMENT counters) to ``fp``.
+
+        The caller guarantees no commit runs meanwhile; reads may. Format: the line
+        ``RPLENGINE``, then a pickle of ``(version, {db: [(schema, auto_increment,
+        [(pk, row), ...]), ...]})``.
+        """
+        with self._ddl_lock, self._commit_lock:
+            state = {db: [(t.schema, t.auto_increment, list(t.rows.items()))
+                          for _, t in sorted(tables.items())]
+                     for db, tables in sorted(self._databases.items())}
+        fp.write(SNAPSHOT_MAGIC)
+        pickle.dump((SNAPSHOT_VERSION, state), fp, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @classmethod
+    def restore(cls, fp: IO[bytes],
+                lock_wait_timeout: Callable[[], float] = lambda: 50.0) -> Engine:
+        """An engine holding the state :meth:`snapshot` wrote to ``fp`` (a trusted file:
+        it is unpickled). ``ValueError`` if ``fp`` is not a snapshot of this version.
+        """
+        if fp.read(len(SNAPSHOT_MAGIC)) != SNAPSHOT_MAGIC:
+            raise ValueError("not an engine snapshot")
+        version, state = pickle.load(fp)
+        if version != SNAPSHOT_VERSION:
+            raise ValueError(f"engine snapshot version {version} is not {SNAPSHOT_VERSION}")
+        engine = cls(lock_wait_timeout)
+        for db, tables in state.items():
+            engine._databases[db] = {
+                schema.name: Table(next(engine._table_ids), schema, engine._commit_lock, rows,
+                                   auto_increment)
+                for schema, auto_increment, rows in tables}
+        return engine
