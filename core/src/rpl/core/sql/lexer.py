@@ -1,0 +1,196 @@
+"""Tokenizer for MySQL 8.0 statements: one compiled regex, tokens as small tuples.
+
+A token is ``(kind, key, value, start, end)``:
+
+* ``kind`` is one of the ``K_*`` constants below;
+* ``key`` is what the parser dispatches on: the upper-cased word for a plain word
+  (so keywords compare case-insensitively), the operator text for an operator, ``""``
+  for everything else, so a quoted ```SELECT``` or ``'SELECT'`` never reads as a keyword;
+* ``value`` is the token's Python value: the word as written, the unescaped
+  identifier or string, an ``int``/``Decimal``/``float`` for numbers, ``bytes`` for
+  ``X'..'``/``0x..``/``B'..'``/``0b..``, a user variable's name;
+* ``start``/``end`` index the token's text in the statement, for error messages
+  (MySQL quotes the text from the offending token on) and for select items' text.
+
+Whitespace and comments (``-- ``, ``#``, ``/* */``, optimizer hints ``/*+ */``) leave no
+token. A versioned comment ``/*! ... */`` or ``/*!NNNNN ... */`` with NNNNN <= 80036 is
+*executed*: its opener and closer leave no token, its content is tokenized as if it
+were not commented out, as MySQL does; with a higher version it is a plain comment.
+The last token is always ``(K_EOF, "", None, len(sql), len(sql))``.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any, Final, TypeAlias
+
+from rpl.core.errors import ER_PARSE_ERROR, MySQLError
+
+Token: TypeAlias = tuple[str, str, Any, int, int]
+
+K_WORD: Final = "word"
+"""A plain (unquoted) word: keyword or identifier."""
+K_QUOTED: Final = "quoted"
+"""A backquoted identifier."""
+K_STRING: Final = "string"
+K_NUMBER: Final = "number"
+K_BYTES: Final = "bytes"
+K_USERVAR: Final = "uservar"
+"""``@name``, ``@'name'``, ``@`name```; the value is the name without ``@``."""
+K_OP: Final = "op"
+K_EOF: Final = "eof"
+
+SERVER_VERSION_ID: Final = 80036
+"""Versioned comments for versions up to this one are executed."""
+
+_IDENT_CHARS = r"0-9A-Za-z_$\u0080-\U0010ffff"
+_SQ = r"'(?:[^'\\]|\\.|'')*'"
+_DQ = r'"(?:[^"\\]|\\.|"")*"'
+_BQ = r"`(?:[^`]|``)*`"
+
+_TOKEN = re.compile(
+    rf"""
+    (?P<ws>\s+)
+    |(?P<vopen>/\*!(?P<ver>\d{{5}})?)
+    |(?P<vclose>\*/)
+    |(?P<comment>/\*.*?\*/|--(?:[\s]|$)[^\n]*|\#[^\n]*)
+    |(?P<hexstr>[xX]'[0-9a-fA-F]*')
+    |(?P<bitstr>[bB]'[01]*')
+    |(?P<hexnum>0x[0-9a-fA-F]+(?![{_IDENT_CHARS}]))
+    |(?P<bitnum>0b[01]+(?![{_IDENT_CHARS}]))
+    |(?P<float>(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+(?![{_IDENT_CHARS}]))
+    |(?P<decimal>(?:\d+\.\d*|\.\d+)(?![{_IDENT_CHARS}]))
+    |(?P<int>\d+(?![{_IDENT_CHARS}]))
+    |(?P<word>[{_IDENT_CHARS}]+)
+    |(?P<quoted>{_BQ})
+    |(?P<sq>{_SQ})
+    |(?P<dq>{_DQ})
+    |(?P<uservar>@(?:[{_IDENT_CHARS}.]+|{_BQ}|{_SQ}|{_DQ}))
+    |(?P<op><=>|<=|>=|<>|!=|:=|&&|\|\||<<|>>|@@|[-+*/%=<>!~&|^(),.;?@{{}}])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+_STRING_ESCAPE = re.compile(r"\\(.)|''|\"\"", re.DOTALL)
+_BACKSLASH: Final = {
+    "0": "\0", "'": "'", '"': '"', "b": "\b", "n": "\n", "r": "\r", "t": "\t",
+    "Z": "\x1a", "\\": "\\", "%": "\\%", "_": "\\_",
+}
+
+
+def _unescape_match(match: re.Match[str]) -> str:
+    char = match.group(1)
+    if char is None:
+        return match.group()[0]
+    return _BACKSLASH.get(char, char)
+
+
+def unescape_string(body: str) -> str:
+    """A string literal's value from the text between its quotes.
+
+    MySQL's rules: ``\\0 \\' \\" \\b \\n \\r \\t \\Z \\\\`` are escapes, ``\\%`` and ``\\_``
+    keep their backslash (they are LIKE escapes), any other ``\\x`` is ``x``; a doubled
+    quote is one quote.
+    """
+    if "\\" not in body and "''" not in body and '""' not in body:
+        return body
+    return _STRING_ESCAPE.sub(_unescape_match, body)
+
+
+def _string_value(text: str) -> str:
+    return unescape_string(text[1:-1])
+
+
+def _quoted_value(text: str) -> str:
+    return text[1:-1].replace("``", "`")
+
+
+def parse_error(sql: str, pos: int) -> MySQLError:
+    """MySQL's 1064 for a statement that goes wrong at ``pos``.
+
+    The message quotes the statement from ``pos`` on (at most 80 characters, as
+    MySQL's ``%-.80s``) and names ``pos``'s 1-based line.
+    """
+    return MySQLError.of(ER_PARSE_ERROR, sql[pos:pos + 80], sql.count("\n", 0, pos) + 1)
+
+
+def tokenize(sql: str) -> list[Token]:
+    """The tokens of ``sql``, ending with the EOF token.
+
+    Raises the 1064 parse error for text no token matches (an unterminated string,
+    identifier or comment, a stray character).
+    """
+    tokens: list[Token] = []
+    append = tokens.append
+    match = _TOKEN.match
+    pos = 0
+    end = len(sql)
+    in_versioned = False
+    while pos < end:
+        m = match(sql, pos)
+        if m is None:
+            raise parse_error(sql, pos)
+        group = m.lastgroup
+        text = m.group()
+        stop = m.end()
+        if group == "word":
+            append((K_WORD, text.upper(), text, pos, stop))
+        elif group == "op":
+            append((K_OP, text, text, pos, stop))
+        elif group == "int":
+            append((K_NUMBER, "", int(text), pos, stop))
+        elif group == "sq" or group == "dq":
+            append((K_STRING, "", _string_value(text), pos, stop))
+        elif group == "quoted":
+            append((K_QUOTED, "", _quoted_value(text), pos, stop))
+        elif group == "decimal":
+            append((K_NUMBER, "", Decimal(text), pos, stop))
+        elif group == "float":
+            append((K_NUMBER, "", float(text), pos, stop))
+        elif group == "uservar":
+            name = text[1:]
+            if name[0] in "'\"":
+                name = _string_value(name)
+            elif name[0] == "`":
+                name = _quoted_value(name)
+            append((K_USERVAR, "", name, pos, stop))
+        elif group == "hexstr":
+            append((K_BYTES, "", bytes.fromhex(_even(text[2:-1])), pos, stop))
+        elif group == "hexnum":
+            append((K_BYTES, "", bytes.fromhex(_even(text[2:])), pos, stop))
+        elif group == "bitstr":
+            append((K_BYTES, "", _bits(text[2:-1]), pos, stop))
+        elif group == "bitnum":
+            append((K_BYTES, "", _bits(text[2:]), pos, stop))
+        elif group == "vopen":
+            version = m.group("ver")
+            if version is None or int(version) <= SERVER_VERSION_ID:
+                in_versioned = True
+            else:
+                close = sql.find("*/", stop)
+                if close < 0:
+                    raise parse_error(sql, pos)
+                stop = close + 2
+        elif group == "vclose":
+            if in_versioned:
+                in_versioned = False
+            else:  # "*/" outside a versioned comment is "*" then "/"
+                append((K_OP, "*", "*", pos, pos + 1))
+                stop = pos + 1
+        # "ws" and "comment" leave no token
+        pos = stop
+    append((K_EOF, "", None, end, end))
+    return tokens
+
+
+def _even(digits: str) -> str:
+    """Hex digits padded to whole bytes: MySQL reads ``0xABC`` as ``0x0ABC``."""
+    return "0" + digits if len(digits) % 2 else digits
+
+
+def _bits(digits: str) -> bytes:
+    """A bit literal's bytes, big-endian, as few as hold the digits (none for ``b''``)."""
+    if not digits:
+        return b""
+    return int(digits, 2).to_bytes((len(digits) + 7) // 8, "big")
