@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 
@@ -56,10 +59,54 @@ def _plugins(args: argparse.Namespace) -> int:
     return 1 if any(row.error for row in rows) else 0
 
 
+def _server(args: argparse.Namespace) -> int:
+    from rpl.core.server.server import Server, ServerConfig
+    options = {}
+    for extra in args.extra:
+        name, sep, value = extra.lstrip("-").partition("=")
+        if not extra.startswith("--") or not name:
+            print(f"rpl server: unknown argument {extra!r}", file=sys.stderr)
+            return 2
+        options[name] = value if sep else "ON"
+    config = ServerConfig(
+        datadir=Path(args.datadir), port=args.port, bind_address=args.bind_address,
+        server_id=args.server_id, log_bin=args.log_bin, plugin_load=args.plugin_load,
+        root_password=args.root_password, debug=args.debug, options=options)
+    server = Server(config)
+    try:
+        server.start()
+    except (MySQLError, OSError, ValueError) as exc:
+        print(f"rpl server: cannot start: {exc}", file=sys.stderr)
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+    signal.signal(signal.SIGINT, lambda *_: threading.Thread(target=server.shutdown).start())
+    while not server.wait(0.5):
+        pass
+    return 0
+
+
+def _add_server(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    server = commands.add_parser(
+        "server", help="run a server (mysqld style options)",
+        description="Run an rpl server. Any other --name=value sets the system variable "
+                    "name at start, as mysqld options do (--sync-binlog=1, ...).")
+    server.add_argument("--datadir", required=True, help="data directory (created if empty)")
+    server.add_argument("--port", type=int, default=3306, help="TCP port (0: any free port)")
+    server.add_argument("--bind-address", default="127.0.0.1")
+    server.add_argument("--server-id", type=int, default=1)
+    server.add_argument("--log-bin", default="binlog", help="binlog base name")
+    server.add_argument("--plugin-load", default="", help="NAME[=LIB][;...]")
+    server.add_argument("--root-password", default="",
+                        help="root@localhost's password at initialisation (default empty)")
+    server.add_argument("--debug", default="", help="crash points, e.g. +d,name")
+    server.set_defaults(run=_server)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rpl``."""
     parser = argparse.ArgumentParser(prog="rpl", description="rpl: MySQL replication plugins")
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_server(commands)
     plugins = commands.add_parser("plugins", help="list the installable replication plugins")
     plugins.add_argument("--json", action="store_true", help="print JSON")
     plugins.set_defaults(run=_plugins)
@@ -68,7 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rpl`` command."""
-    args = build_parser().parse_args(argv)
+    args, extra = build_parser().parse_known_args(argv)
+    if extra and args.command != "server":
+        build_parser().error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
     code: int = args.run(args)
     return code
 

@@ -1,0 +1,440 @@
+"""The binary log writer: group commit, rotation, the index, the published end position.
+
+A commit, in stages (DESIGN.md, "A commit, end to end"):
+
+1. **Flush.** Sessions queue their encoded transaction (:class:`CommitTicket`). The
+   first to find the queue empty is the group's leader; it takes the binlog write
+   lock, then the whole queue (everything that arrived while it waited), assigns
+   GTIDs in queue order, fixes every event's ``log_pos`` and writes the group with
+   one ``write``. Then ``after_flush`` with the group's end.
+2. **Sync.** ``fsync`` per ``sync_binlog`` (0: never, 1: every group, N: every N
+   groups). Then the new end is *published*: readers (dump threads) never read past
+   the published end, so they never see bytes that might be cut back.
+3. The write lock is released here: the next group can flush while this one waits.
+4. **After sync and commit**, in group order (a turnstile keeps binlog order):
+   ``after_sync`` with the group's end, engine commit of each transaction in binlog
+   order, ``gtid_executed`` updated, ``after_commit`` per transaction with its own end.
+
+Rotation takes only the write lock, so a session blocked in ``after_sync`` (semisync
+waiting for an ACK that a dump thread must first send) never stops a rotation, and a
+rotation never stops a dump thread: the deadlock of WL#6355 cannot form.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import attrs
+
+from rpl.core import errorlog
+from rpl.core.binlog.events import (
+    LOG_EVENT_BINLOG_IN_USE_F,
+    FormatDescriptionEvent,
+    GtidEvent,
+    PreviousGtidsEvent,
+    RotateEvent,
+    StopEvent,
+    encode_event,
+    gtid_transaction_length,
+    set_log_pos,
+)
+from rpl.core.binlog.gtid import Gtid, GtidSet
+from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, file_number
+from rpl.core.debug import CrashPoints
+from rpl.core.delegates import BinlogStorageDelegate, HookError
+from rpl.core.errors import MySQLError
+from rpl.observers import BinlogStorageParam
+
+_log = errorlog.logger("binlog")
+FLAGS_OFFSET = 4 + 17
+"""File offset of the FD event's flags byte (cleared in place when the file is closed)."""
+
+
+@attrs.frozen
+class BinlogOptions:
+    """The variables the writer reads at each group (callables: they are dynamic)."""
+
+    sync_binlog: Callable[[], int]
+    max_binlog_size: Callable[[], int]
+    group_commit_sync_delay: Callable[[], int] = lambda: 0
+    group_commit_sync_no_delay_count: Callable[[], int] = lambda: 0
+    checksum: bool = True
+
+
+@attrs.define(eq=False)
+class CommitTicket:
+    """One transaction queued for group commit.
+
+    ``events`` are the transaction's encoded events without the GTID event
+    (QUERY BEGIN ... XID, or one DDL QUERY), each with ``log_pos`` 0: the leader
+    relocates them. ``engine_commit`` runs in binlog order in the commit stage;
+    ``after_commit`` runs after it with the transaction's (file, end position).
+    """
+
+    thread_id: int
+    events: list[bytearray]
+    engine_commit: Callable[[], None]
+    after_commit: Callable[[str, int], None]
+    gtid: Gtid | None = None
+    timestamp: int = 0
+    log_file: str = ""
+    log_pos: int = 0
+    error: MySQLError | None = None
+    done: threading.Event = attrs.field(factory=threading.Event)
+
+
+@attrs.frozen
+class BinlogPosition:
+    """A (file, position) pair; files compare by their number."""
+
+    file: str
+    pos: int
+
+    def key(self) -> tuple[int, int]:
+        """Sort key: file number, then position."""
+        return (file_number(self.file), self.pos)
+
+
+class _Turnstile:
+    """Lets numbered groups through one at a time, in number order."""
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._cond = threading.Condition()
+
+    @contextmanager
+    def turn(self, number: int) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: self._next == number)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._next += 1
+                self._cond.notify_all()
+
+
+class Binlog:
+    """The server's binary log (the write-ahead log of every commit)."""
+
+    def __init__(self, directory: Path, basename: str, server_id: int, server_uuid: uuid.UUID,
+                 options: BinlogOptions, storage: BinlogStorageDelegate,
+                 crash: CrashPoints | None = None) -> None:
+        self.directory = directory
+        self.basename = basename
+        self.server_id = server_id
+        self.server_uuid = server_uuid
+        self.options = options
+        self.storage = storage
+        self.crash = crash or CrashPoints()
+        self.index = BinlogIndex(directory / f"{basename}.index")
+        self.gtid_executed = GtidSet()
+        self._gtids_logged = GtidSet()
+        self._write_lock = threading.Lock()
+        self._queue: list[CommitTicket] = []
+        self._queue_lock = threading.Lock()
+        self._turnstile = _Turnstile()
+        self._group_number = 0
+        self.commit_stage_lock = threading.Lock()
+        """Held during each group's engine commits: hold it to see no commit in progress."""
+        self._published = threading.Condition()
+        self._end = BinlogPosition("", 0)
+        self._committed_end = BinlogPosition("", 0)
+        self._fd = -1
+        self._file = ""
+        self._pos = 0
+        self._groups_since_sync = 0
+        self._sequence = 0
+        self._last_committed = 0
+        self._xid = 0
+        self.binlog_commits = 0
+        self.binlog_group_commits = 0
+        self.fsyncs = 0
+        self.on_rotate: Callable[[], None] | None = None
+        """Called (outside every binlog lock) after each rotation: the server checkpoints."""
+
+    # ---------------------------------------------------------------- files
+    @property
+    def current_file(self) -> str:
+        """The file being written."""
+        return self._file
+
+    def open(self, gtids: GtidSet) -> None:
+        """Start writing a new file; ``gtids`` are all GTIDs in the existing files."""
+        self._gtids_logged = gtids.copy()
+        self.gtid_executed = gtids.copy()
+        with self._write_lock:
+            self._open_next(created_at_start=True)
+        self._committed_end = self._end
+
+    def _open_next(self, created_at_start: bool = False) -> None:
+        names = self.index.names()
+        number = file_number(names[-1]) + 1 if names else 1
+        name = binlog_file_name(self.basename, number)
+        path = self.directory / name
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+        now = int(time.time())
+        fd_event = FormatDescriptionEvent(created=now if created_at_start else 0,
+                                          checksum_alg=1 if self.options.checksum else 0)
+        data = bytearray(b"\xfebin")
+        for event, flags in ((fd_event, LOG_EVENT_BINLOG_IN_USE_F),
+                             (PreviousGtidsEvent(self._gtids_logged.copy()), 0)):
+            raw = encode_event(event, server_id=self.server_id, timestamp=now, flags=flags,
+                               checksum=self.options.checksum or event is fd_event)
+            data += raw
+            set_log_pos(data, len(data) - len(raw), len(data),
+                        self.options.checksum or event is fd_event)
+        os.write(fd, data)
+        os.fsync(fd)
+        self.index.append(name)
+        self._fd, self._file, self._pos = fd, name, len(data)
+        self._sequence = self._last_committed = 0
+        self._publish(BinlogPosition(name, self._pos))
+
+    def _close_current(self, last_event: RotateEvent | StopEvent) -> None:
+        raw = bytearray(encode_event(last_event, server_id=self.server_id,
+                                     timestamp=int(time.time()), checksum=self.options.checksum))
+        set_log_pos(raw, 0, self._pos + len(raw), self.options.checksum)
+        os.write(self._fd, raw)
+        self._pos += len(raw)
+        os.pwrite(self._fd, b"\x00", FLAGS_OFFSET)
+        os.fsync(self._fd)
+        self.fsyncs += 1
+        os.close(self._fd)
+        self._fd = -1
+        self._publish(BinlogPosition(self._file, self._pos))
+
+    def rotate(self) -> None:
+        """FLUSH BINARY LOGS: end the file with a ROTATE and start the next one."""
+        with self._write_lock:
+            self._rotate_locked()
+        if self.on_rotate is not None:
+            self.on_rotate()
+
+    def _rotate_locked(self) -> None:
+        number = file_number(self._file) + 1
+        self._close_current(RotateEvent(4, binlog_file_name(self.basename, number)))
+        self._open_next()
+
+    def close(self) -> None:
+        """Clean shutdown: a STOP event ends the file, which is marked closed."""
+        with self._write_lock:
+            if self._fd >= 0:
+                self._close_current(StopEvent())
+
+    def files(self) -> list[tuple[str, int]]:
+        """SHOW BINARY LOGS rows: (Log_name, File_size)."""
+        with self._write_lock:
+            return [(name, (self.directory / name).stat().st_size)
+                    for name in self.index.names()]
+
+    # ------------------------------------------------------- end position
+    def _publish(self, end: BinlogPosition) -> None:
+        with self._published:
+            self._end = end
+            self._published.notify_all()
+
+    @property
+    def end(self) -> BinlogPosition:
+        """The published end: readers may read every byte before it, and none after."""
+        return self._end
+
+    @property
+    def committed_end(self) -> BinlogPosition:
+        """The end of the last group whose engine commit finished."""
+        return self._committed_end
+
+    def wait_for_update(self, past: BinlogPosition, timeout: float | None) -> BinlogPosition:
+        """Block until the published end moves past ``past`` (or timeout); return it."""
+        with self._published:
+            self._published.wait_for(lambda: self._end != past, timeout)
+            return self._end
+
+    # -------------------------------------------------------- group commit
+    def commit(self, ticket: CommitTicket) -> None:
+        """Write, sync and commit one transaction with whatever group it joins.
+
+        Returns when the transaction is committed in the engine and its
+        ``after_commit`` ran; raises the MySQLError that failed it otherwise.
+        """
+        with self._queue_lock:
+            self._queue.append(ticket)
+            leader = len(self._queue) == 1
+        if leader:
+            self._lead()
+        ticket.done.wait()
+        if ticket.error is not None:
+            raise ticket.error
+
+    def _lead(self) -> None:
+        with self._write_lock:
+            self._delay_for_group()
+            with self._queue_lock:
+                group, self._queue = self._queue, []
+            number = self._group_number
+            self._group_number += 1
+            try:
+                end = self._flush_and_sync(group)
+            except MySQLError as exc:
+                end = None
+                for ticket in group:
+                    ticket.error = exc
+        try:
+            with self._turnstile.turn(number):
+                if end is not None:
+                    self._commit_group(group, end)
+        finally:
+            for ticket in group:
+                ticket.done.set()
+        if end is not None and self._end.pos >= self.options.max_binlog_size():
+            self.rotate()
+
+    def _delay_for_group(self) -> None:
+        delay = self.options.group_commit_sync_delay()
+        if delay <= 0:
+            return
+        enough = self.options.group_commit_sync_no_delay_count()
+        deadline = time.monotonic() + delay / 1e6
+        while time.monotonic() < deadline:
+            if enough and len(self._queue) >= enough:
+                return
+            time.sleep(min(0.0002, max(0.0, deadline - time.monotonic())))
+
+    def _flush_and_sync(self, group: list[CommitTicket]) -> BinlogPosition:
+        self.crash.hit("crash_before_flush_binlog")
+        start, logged = self._pos, self._gtids_logged.copy()
+        data = self._encode_group(group, start)
+        self._write(data)
+        end = BinlogPosition(self._file, self._pos)
+        param = BinlogStorageParam(self.server_id, str(self.server_uuid), group[0].thread_id)
+        try:
+            self.storage.after_flush(param, self._file, end.pos)
+        except HookError:
+            self._cut_back(start)
+            self._gtids_logged = logged
+            raise
+        self.crash.hit("crash_after_flush_binlog")
+        self._sync()
+        self.crash.hit("crash_after_sync_binlog")
+        self._publish(end)
+        return end
+
+    def _encode_group(self, group: list[CommitTicket], start: int) -> bytearray:
+        data = bytearray()
+        checksum = self.options.checksum
+        last_committed = self._last_committed
+        for ticket in group:
+            gtid = ticket.gtid or Gtid(self.server_uuid,
+                                       self._gtids_logged.next_gno(self.server_uuid))
+            ticket.gtid = gtid
+            self._gtids_logged.add(gtid.sid, gtid.gno)
+            self._sequence += 1
+            rest = sum(len(e) for e in ticket.events)
+            now_us = ticket.timestamp * 1_000_000 if ticket.timestamp else time.time_ns() // 1000
+            event = gtid_transaction_length(GtidEvent(
+                sid=gtid.sid, gno=gtid.gno, last_committed=last_committed,
+                sequence_number=self._sequence, immediate_commit_timestamp=now_us), rest,
+                checksum)
+            pieces = [bytearray(encode_event(event, server_id=self.server_id,
+                                             timestamp=now_us // 1_000_000,
+                                             checksum=checksum)), *ticket.events]
+            for raw in pieces:
+                offset = len(data)
+                data += raw
+                set_log_pos(data, offset, start + len(data), checksum)
+            ticket.log_file, ticket.log_pos = self._file, start + len(data)
+        self._last_committed = self._sequence
+        return data
+
+    def _write(self, data: bytearray) -> None:
+        if "half_binlogged_transaction" in self.crash.armed:
+            os.write(self._fd, data[:max(1, len(data) // 2)])
+            self.crash.hit("half_binlogged_transaction")
+        written = 0
+        view = memoryview(data)
+        while written < len(data):
+            written += os.write(self._fd, view[written:])
+        self._pos += len(data)
+
+    def _cut_back(self, start: int) -> None:
+        os.ftruncate(self._fd, start)
+        os.lseek(self._fd, start, os.SEEK_SET)
+        self._pos = start
+
+    def _sync(self) -> None:
+        every = self.options.sync_binlog()
+        self._groups_since_sync += 1
+        if every and self._groups_since_sync >= every:
+            os.fsync(self._fd)
+            self.fsyncs += 1
+            self._groups_since_sync = 0
+
+    def _commit_group(self, group: list[CommitTicket], end: BinlogPosition) -> None:
+        param = BinlogStorageParam(self.server_id, str(self.server_uuid), group[0].thread_id)
+        try:
+            self.storage.after_sync(param, end.file, end.pos)
+            sync_error: MySQLError | None = None
+        except HookError as exc:
+            sync_error = exc
+        with self.commit_stage_lock:
+            for ticket in group:
+                ticket.engine_commit()
+                assert ticket.gtid is not None
+                self.gtid_executed.add(ticket.gtid.sid, ticket.gtid.gno)
+            self._committed_end = end
+            self.binlog_commits += len(group)
+            self.binlog_group_commits += 1
+        self.crash.hit("crash_after_engine_commit")
+        for ticket in group:
+            ticket.after_commit(ticket.log_file, ticket.log_pos)
+            if sync_error is not None:
+                ticket.error = sync_error
+
+    # ------------------------------------------------------- maintenance
+    def purge_to(self, name: str, keep_from: str | None) -> list[str]:
+        """PURGE BINARY LOGS TO ``name``: delete the files before it.
+
+        ``keep_from`` (the file recovery starts from) and the file being written
+        are never removed; the purge stops at the first file it must keep.
+        """
+        with self._write_lock:
+            names = self.index.names()
+            stop = names.index(name)
+            limit = min(n for n in (stop, names.index(self._file),
+                                    names.index(keep_from) if keep_from in names else stop))
+            doomed = names[:limit]
+            self.index.rewrite(names[limit:])
+            for old in doomed:
+                (self.directory / old).unlink(missing_ok=True)
+            return doomed
+
+    def reset(self) -> None:
+        """RESET MASTER: delete every file, clear the GTIDs, start at file 1."""
+        with self._write_lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+            for old in self.index.names():
+                (self.directory / old).unlink(missing_ok=True)
+            self.index.rewrite([])
+            self._gtids_logged = GtidSet()
+            self.gtid_executed = GtidSet()
+            self._open_next(created_at_start=True)
+            self._committed_end = self._end
+
+    def gtids_logged(self) -> GtidSet:
+        """Every GTID written to the binary log so far (a copy)."""
+        with self._write_lock:
+            return self._gtids_logged.copy()
+
+    def next_xid(self) -> int:
+        """A new XID for a transaction's XID event."""
+        with self._queue_lock:
+            self._xid += 1
+            return self._xid

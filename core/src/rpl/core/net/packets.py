@@ -1,0 +1,179 @@
+"""MySQL packet framing and the basic payload encodings.
+
+Every packet is a 3-byte little-endian payload length, a 1-byte sequence id and the
+payload. A payload of 0xFFFFFF bytes or more is split into 0xFFFFFF-byte packets
+ended by a shorter one (possibly empty); :class:`PacketChannel` joins and splits them
+so the rest of the server sees whole payloads. Sequence ids restart at 0 with each
+command and must follow on; a wrong one is a protocol error.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+
+from rpl.core.errors import ER_NET_PACKET_TOO_LARGE, MySQLError
+
+MAX_PACKET_CHUNK = 0xFFFFFF
+_HEADER = struct.Struct("<I")
+
+
+class ConnectionClosed(Exception):
+    """The peer closed the connection (or it broke) in the middle of, or before, a packet."""
+
+
+class ProtocolError(Exception):
+    """The peer sent bytes that are not a valid packet sequence."""
+
+
+def lenenc_int(value: int) -> bytes:
+    """A length-encoded integer."""
+    if value < 251:
+        return bytes((value,))
+    if value < 1 << 16:
+        return b"\xfc" + value.to_bytes(2, "little")
+    if value < 1 << 24:
+        return b"\xfd" + value.to_bytes(3, "little")
+    return b"\xfe" + value.to_bytes(8, "little")
+
+
+def lenenc_str(data: bytes) -> bytes:
+    """A length-encoded string."""
+    return lenenc_int(len(data)) + data
+
+
+class PayloadReader:
+    """Reads the fields of one payload; IndexError/ProtocolError on a short payload."""
+
+    def __init__(self, payload: bytes, offset: int = 0) -> None:
+        self.data = payload
+        self.pos = offset
+
+    def remaining(self) -> int:
+        """Bytes not yet read."""
+        return len(self.data) - self.pos
+
+    def take(self, size: int) -> bytes:
+        """The next ``size`` bytes."""
+        if size < 0 or self.pos + size > len(self.data):
+            raise ProtocolError(f"payload too short: wanted {size} bytes at {self.pos}")
+        chunk = self.data[self.pos:self.pos + size]
+        self.pos += size
+        return chunk
+
+    def int(self, size: int) -> int:
+        """A little-endian unsigned integer of ``size`` bytes."""
+        return int.from_bytes(self.take(size), "little")
+
+    def lenenc_int(self) -> int:
+        """A length-encoded integer."""
+        first = self.int(1)
+        if first < 251:
+            return first
+        sizes = {0xFC: 2, 0xFD: 3, 0xFE: 8}
+        if first not in sizes:
+            raise ProtocolError(f"invalid length-encoded integer prefix 0x{first:02x}")
+        return self.int(sizes[first])
+
+    def lenenc_str(self) -> bytes:
+        """A length-encoded string."""
+        return self.take(self.lenenc_int())
+
+    def nul_str(self) -> bytes:
+        """A NUL-terminated string (the NUL is consumed, not returned)."""
+        end = self.data.find(b"\0", self.pos)
+        if end < 0:
+            raise ProtocolError("unterminated string")
+        chunk = self.data[self.pos:end]
+        self.pos = end + 1
+        return chunk
+
+    def rest(self) -> bytes:
+        """Everything not yet read."""
+        chunk = self.data[self.pos:]
+        self.pos = len(self.data)
+        return chunk
+
+
+class PacketChannel:
+    """Whole payloads over a socket, with sequence ids and multi-packet payloads.
+
+    Reads are done by one thread (the connection's); writes are serialised by a lock
+    because another thread (a semisync ACK receiver, a KILL) may write too.
+    """
+
+    def __init__(self, sock: socket.socket, max_payload: int = 64 << 20) -> None:
+        self.sock = sock
+        self.sequence = 0
+        self.max_payload = max_payload
+        self._file = sock.makefile("rb", buffering=65536)
+        self._write_lock = threading.Lock()
+        self._out: list[bytes] = []
+
+    def reset_sequence(self) -> None:
+        """A new command starts: the next packet carries sequence id 0."""
+        self.sequence = 0
+
+    def _read_exact(self, size: int) -> bytes:
+        data = self._file.read(size)
+        if data is None or len(data) < size:
+            raise ConnectionClosed("connection closed by peer")
+        return data
+
+    def read(self) -> bytes:
+        """The next whole payload; ER_NET_PACKET_TOO_LARGE beyond ``max_payload``."""
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            header = self._read_exact(4)
+            length = header[0] | header[1] << 8 | header[2] << 16
+            if header[3] != self.sequence & 0xFF:
+                raise ProtocolError(
+                    f"packets out of order (expected {self.sequence & 0xFF}, got {header[3]})")
+            self.sequence += 1
+            total += length
+            if total > self.max_payload:
+                raise MySQLError.of(ER_NET_PACKET_TOO_LARGE)
+            parts.append(self._read_exact(length) if length else b"")
+            if length < MAX_PACKET_CHUNK:
+                return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def _frame(self, payload: bytes) -> list[bytes]:
+        frames = []
+        offset = 0
+        while True:
+            chunk = payload[offset:offset + MAX_PACKET_CHUNK]
+            frames.append(_HEADER.pack(len(chunk) | (self.sequence & 0xFF) << 24) + chunk)
+            self.sequence += 1
+            offset += MAX_PACKET_CHUNK
+            if len(chunk) < MAX_PACKET_CHUNK:
+                return frames
+
+    def queue(self, payload: bytes) -> None:
+        """Add a payload to the output buffer (sent by :meth:`flush`)."""
+        self._out.extend(self._frame(payload))
+
+    def write(self, payload: bytes) -> None:
+        """Send one payload now (with anything queued before it)."""
+        self.queue(payload)
+        self.flush()
+
+    def flush(self) -> None:
+        """Send everything queued, in one system call where possible."""
+        if not self._out:
+            return
+        data = b"".join(self._out)
+        self._out.clear()
+        with self._write_lock:
+            self.sock.sendall(data)
+
+    def close(self) -> None:
+        """Close the socket (idempotent)."""
+        try:
+            self._file.close()
+        finally:
+            try:
+                self.sock.close()
+            except OSError:
+                pass

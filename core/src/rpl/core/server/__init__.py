@@ -1,0 +1,1 @@
+"""The server: sessions, statement execution, start-up, recovery and shutdown."""

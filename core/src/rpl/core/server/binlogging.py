@@ -1,0 +1,95 @@
+"""Turning a transaction's row changes into binlog events.
+
+The binlog holds each row change as a deterministic statement that any
+MySQL-compatible server replays to the same result: auto-increment values are
+resolved, every value is a literal, every row is addressed by its full primary key,
+and tables are qualified with their database. The rows of one INSERT statement go
+into one multi-row INSERT; updates and deletes are one statement per row.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+
+from rpl.core.binlog.events import QueryEvent, XidEvent, default_status_vars, encode_event
+from rpl.core.engine import RowChange, TableSchema
+from rpl.core.sql.ast import quote_identifier, quote_literal
+
+MAX_ROWS_PER_INSERT = 1000
+
+
+def _table(schema: TableSchema) -> str:
+    return f"{quote_identifier(schema.db)}.{quote_identifier(schema.name)}"
+
+
+def _where_pk(schema: TableSchema, row: Sequence[object]) -> str:
+    return " AND ".join(f"{quote_identifier(schema.columns[i].name)}={quote_literal(row[i])}"
+                        for i in schema.pk_positions)  # type: ignore[arg-type]
+
+
+def _values(row: Sequence[object]) -> str:
+    return "(" + ",".join(quote_literal(v) for v in row) + ")"  # type: ignore[arg-type]
+
+
+def change_statements(changes: Iterable[RowChange]) -> list[tuple[str, str]]:
+    """(database, statement) pairs replaying ``changes`` in order."""
+    out: list[tuple[str, str]] = []
+    pending: list[Sequence[object]] = []
+    pending_schema: TableSchema | None = None
+
+    def flush_inserts() -> None:
+        if pending_schema is not None and pending:
+            columns = ",".join(quote_identifier(c.name) for c in pending_schema.columns)
+            values = ",".join(_values(r) for r in pending)
+            out.append((pending_schema.db,
+                        f"INSERT INTO {_table(pending_schema)} ({columns}) VALUES {values}"))
+        pending.clear()
+
+    for change in changes:
+        schema = change.table
+        if change.kind == "insert" and change.after is not None:
+            if pending_schema is not schema or len(pending) >= MAX_ROWS_PER_INSERT:
+                flush_inserts()
+                pending_schema = schema
+            pending.append(change.after)
+            continue
+        flush_inserts()
+        pending_schema = None
+        if change.kind == "update" and change.before is not None and change.after is not None:
+            sets = ",".join(f"{quote_identifier(c.name)}={quote_literal(change.after[i])}"
+                            for i, c in enumerate(schema.columns)  # type: ignore[arg-type]
+                            if change.after[i] != change.before[i]
+                            or type(change.after[i]) is not type(change.before[i]))
+            if sets:
+                out.append((schema.db, f"UPDATE {_table(schema)} SET {sets} "
+                                       f"WHERE {_where_pk(schema, change.before)}"))
+        elif change.kind == "delete" and change.before is not None:
+            out.append((schema.db,
+                        f"DELETE FROM {_table(schema)} WHERE {_where_pk(schema, change.before)}"))
+    flush_inserts()
+    return out
+
+
+class EventEncoder:
+    """Encodes one session's events (``log_pos`` 0: the group commit leader relocates)."""
+
+    def __init__(self, server_id: int, checksum: bool) -> None:
+        self.server_id = server_id
+        self.checksum = checksum
+        self._status_vars = default_status_vars()
+
+    def query(self, thread_id: int, db: str, text: str,
+              timestamp: int | None = None) -> bytearray:
+        """A QUERY event."""
+        event = QueryEvent(thread_id=thread_id, exec_time=0, error_code=0,
+                           status_vars=self._status_vars, db=db, query=text)
+        return bytearray(encode_event(event, server_id=self.server_id,
+                                      timestamp=timestamp or int(time.time()),
+                                      checksum=self.checksum))
+
+    def xid(self, xid: int, timestamp: int | None = None) -> bytearray:
+        """An XID event ending a transaction."""
+        return bytearray(encode_event(XidEvent(xid), server_id=self.server_id,
+                                      timestamp=timestamp or int(time.time()),
+                                      checksum=self.checksum))

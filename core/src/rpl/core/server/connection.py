@@ -1,0 +1,202 @@
+"""One client connection: handshake, authentication, then the command loop.
+
+A thread per connection, as mysqld's default. Whatever a client sends (a malformed
+or truncated packet, a huge length, invalid SQL) ends at worst in an ERR packet and,
+for a broken packet stream, in this connection closing: never in an exception that
+reaches another session or the server.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rpl.core import errorlog
+from rpl.core.errors import (
+    ER_ACCESS_DENIED_ERROR,
+    ER_BAD_DB_ERROR,
+    ER_NET_READ_ERROR,
+    ER_UNKNOWN_COM_ERROR,
+    ER_UNKNOWN_ERROR,
+    MySQLError,
+)
+from rpl.core.net import handshake as hs
+from rpl.core.net import responses as rsp
+from rpl.core.net.packets import ConnectionClosed, PacketChannel, ProtocolError
+from rpl.core.server.execute import execute
+from rpl.core.server.results import Ok, Result
+from rpl.core.server.session import Session, next_thread_id
+
+if TYPE_CHECKING:
+    from rpl.core.server.server import Server
+
+_log = errorlog.logger("connection")
+
+COM_QUIT = 0x01
+COM_INIT_DB = 0x02
+COM_QUERY = 0x03
+COM_FIELD_LIST = 0x04
+COM_STATISTICS = 0x09
+COM_PROCESS_KILL = 0x0C
+COM_PING = 0x0E
+COM_SET_OPTION = 0x1B
+COM_RESET_CONNECTION = 0x1F
+
+CommandHandler = Callable[["Connection", bytes], bool]
+"""Handles one command payload; returns False when the connection must close."""
+
+EXTRA_COMMANDS: dict[int, CommandHandler] = {}
+"""Commands other server modules add (the replication commands: COM_BINLOG_DUMP...)."""
+
+
+class Connection:
+    """A client connection and its session."""
+
+    def __init__(self, server: Server, sock: socket.socket, address: tuple[str, int]) -> None:
+        self.server = server
+        self.sock = sock
+        self.host = address[0]
+        self.channel = PacketChannel(sock)
+        self.thread_id = next_thread_id()
+        self.session: Session | None = None
+        self.capabilities = 0
+
+    # ------------------------------------------------------------ handshake
+    def authenticate(self) -> Session | None:
+        """Handshake and login; the session, or None after an ERR was sent."""
+        scramble = hs.new_scramble()
+        self.channel.write(hs.handshake_v10(self.server.version, self.thread_id, scramble,
+                                            rsp.SERVER_STATUS_AUTOCOMMIT))
+        response = hs.parse_handshake_response(self.channel.read())
+        self.capabilities = response.capabilities & hs.SERVER_CAPABILITIES
+        self.channel.max_payload = self.server.max_allowed_packet()
+        token = response.auth_response
+        if response.auth_plugin != hs.NATIVE_PASSWORD or (
+                len(token) not in (0, 20)):
+            self.channel.write(hs.auth_switch_request(scramble))
+            token = self.channel.read()
+        account = self.server.accounts.match(response.user, self.host)
+        if account is None or not hs.check_token(account.password_hash, scramble, token):
+            errorlog.log(_log, logging.INFO,
+                         f"Access denied for user '{response.user}'@'{self.host}'",
+                         code=10926, subsystem="Server")
+            self._error(MySQLError.of(ER_ACCESS_DENIED_ERROR, response.user, self.host,
+                                      "YES" if token else "NO"))
+            return None
+        session = Session(self.server, account, self.host, self.thread_id)
+        session.found_rows = bool(self.capabilities & hs.CLIENT_FOUND_ROWS)
+        if response.database:
+            if not self.server.engine.has_database(response.database):
+                self._error(MySQLError.of(ER_BAD_DB_ERROR, response.database))
+                return None
+            session.db = response.database
+        self.channel.write(rsp.ok_packet(status=self.status(session)))
+        return session
+
+    # --------------------------------------------------------------- loop
+    def serve(self) -> None:
+        """Run the connection until the client quits or the server stops."""
+        errorlog.set_thread_id(self.thread_id)
+        try:
+            session = self.authenticate()
+            if session is None:
+                return
+            self.session = session
+            self.server.add_session(session, self)
+            while self._command(session):
+                pass
+        except (ConnectionClosed, OSError):
+            pass
+        except ProtocolError as exc:
+            self._error(MySQLError.of(ER_NET_READ_ERROR), quiet=True)
+            errorlog.log(_log, logging.INFO, f"Aborted connection {self.thread_id} to db: "
+                         f"'unconnected' host: '{self.host}' ({exc})", code=10354)
+        except MySQLError as exc:
+            self._error(exc, quiet=True)
+        finally:
+            if self.session is not None:
+                try:
+                    self.session.close()
+                finally:
+                    self.server.remove_session(self.session)
+            self.channel.close()
+
+    def _command(self, session: Session) -> bool:
+        self.channel.reset_sequence()
+        session.command = "Sleep"
+        try:
+            payload = self.channel.read()
+        except MySQLError as exc:
+            self._error(exc)
+            return False
+        if not payload:
+            raise ProtocolError("empty command packet")
+        command = payload[0]
+        if command == COM_QUIT:
+            return False
+        if command == COM_QUERY:
+            self._query(session, payload[1:].decode("utf-8", "replace"))
+        elif command == COM_PING:
+            self.channel.write(rsp.ok_packet(status=self.status(session)))
+        elif command == COM_INIT_DB:
+            self._query(session, "USE `" +
+                        payload[1:].decode("utf-8", "replace").replace("`", "``") + "`")
+        elif command == COM_FIELD_LIST:
+            self.channel.write(rsp.eof_packet(status=self.status(session)))
+        elif command == COM_STATISTICS:
+            self.channel.write(self.server.statistics().encode())
+        elif command in (COM_SET_OPTION, COM_RESET_CONNECTION):
+            self.channel.write(rsp.eof_packet(status=self.status(session))
+                               if command == COM_SET_OPTION else
+                               rsp.ok_packet(status=self.status(session)))
+        elif command == COM_PROCESS_KILL and len(payload) >= 5:
+            self._query(session, f"KILL {int.from_bytes(payload[1:5], 'little')}")
+        elif command in EXTRA_COMMANDS:
+            return EXTRA_COMMANDS[command](self, payload)
+        else:
+            self._error(MySQLError.of(ER_UNKNOWN_COM_ERROR))
+        return not session.killed.is_set()
+
+    def _query(self, session: Session, sql: str) -> None:
+        session.command, session.info = "Query", sql[:1024]
+        try:
+            result = execute(session, sql)
+        except MySQLError as exc:
+            self._error(exc)
+            return
+        except Exception as exc:  # noqa: BLE001 - a server bug must not kill the server
+            errorlog.log(_log, logging.ERROR, f"Statement failed: {sql[:200]!r}: {exc!r}",
+                         code=10000, exc_info=exc)
+            self._error(MySQLError.of(ER_UNKNOWN_ERROR, f"internal error: {exc!r}"))
+            session.rollback()
+            return
+        finally:
+            session.info = None
+        self.send_result(session, result)
+
+    # ------------------------------------------------------------ replies
+    def status(self, session: Session) -> int:
+        """The server status flags for ``session``."""
+        flags = rsp.SERVER_STATUS_AUTOCOMMIT if session.autocommit else 0
+        return flags | (rsp.SERVER_STATUS_IN_TRANS if session.in_transaction else 0)
+
+    def send_result(self, session: Session, result: Result) -> None:
+        """Send an OK or a text result set."""
+        warnings = len(session.warnings)
+        if isinstance(result, Ok):
+            self.channel.write(rsp.ok_packet(result.affected_rows, result.last_insert_id,
+                                             self.status(session), warnings, result.info))
+            return
+        for payload in rsp.result_set(result.columns, result.rows, self.status(session),
+                                      warnings):
+            self.channel.queue(payload)
+        self.channel.flush()
+
+    def _error(self, error: MySQLError, quiet: bool = False) -> None:
+        try:
+            self.channel.write(rsp.err_packet(error.errno, error.sqlstate, error.message))
+        except OSError:
+            if not quiet:
+                raise

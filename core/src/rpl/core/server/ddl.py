@@ -1,0 +1,197 @@
+"""Data definition and account statements.
+
+Each commits the session's open transaction first (MySQL's implicit commit), changes
+the catalogue, then is written to the binlog as a transaction of its own (GTID +
+QUERY). Account statements are logged with the stored password hash
+(``IDENTIFIED WITH 'mysql_native_password' AS '*...'``), never with the password.
+"""
+
+from __future__ import annotations
+
+from rpl.core.engine import NO_DEFAULT, ColumnSchema, TableSchema
+from rpl.core.errors import (
+    ER_BAD_DB_ERROR,
+    ER_MULTIPLE_PRI_KEY,
+    ER_NO_DB_ERROR,
+    ER_NOT_SUPPORTED_YET,
+    ER_SPECIFIC_ACCESS_DENIED_ERROR,
+    MySQLError,
+)
+from rpl.core.net.handshake import NATIVE_PASSWORD, password_hash
+from rpl.core.server.results import Ok, Result
+from rpl.core.server.session import Session
+from rpl.core.sql import ast
+from rpl.core.sql.ast import quote_literal
+
+
+def _database(session: Session, name: ast.TableName) -> str:
+    db = name.schema or session.db
+    if db is None:
+        raise MySQLError.of(ER_NO_DB_ERROR)
+    return db
+
+
+def _column(definition: ast.ColumnDef, session: Session) -> ColumnSchema:
+    default: object = NO_DEFAULT
+    if isinstance(definition.default, ast.Literal):
+        default = definition.default.value
+    elif definition.default is not None:
+        default = NO_DEFAULT
+    nullable = definition.nullable if definition.nullable is not None else \
+        not definition.primary_key
+    return ColumnSchema(definition.name, definition.type_name, definition.length,
+                        definition.unsigned, nullable, default, definition.auto_increment,
+                        definition.scale)
+
+
+def create_table(session: Session, stmt: ast.CreateTable, text: str) -> Result:
+    """CREATE TABLE."""
+    session.commit()
+    db = _database(session, stmt.table)
+    columns = tuple(_column(c, session) for c in stmt.columns)
+    primary = [i for i in stmt.indexes if i.primary]
+    inline = [c.name for c in stmt.columns if c.primary_key]
+    if len(primary) + (1 if inline else 0) > 1 or len(inline) > 1:
+        raise MySQLError.of(ER_MULTIPLE_PRI_KEY)
+    primary_key = primary[0].columns if primary else tuple(inline)
+    indexes = {(i.name or i.columns[0]): i.columns for i in stmt.indexes if not i.primary}
+    schema = TableSchema(db, stmt.table.name, columns, primary_key, indexes)
+    if session.server.engine.create_table(schema, stmt.if_not_exists) is not None:
+        session.log_ddl(text)
+    return Ok()
+
+
+def drop_table(session: Session, stmt: ast.DropTable, text: str) -> Result:
+    """DROP TABLE."""
+    session.commit()
+    engine = session.server.engine
+    for name in stmt.tables:
+        engine.drop_table(_database(session, name), name.name, stmt.if_exists)
+    session.log_ddl(text)
+    return Ok()
+
+
+def create_database(session: Session, stmt: ast.CreateDatabase, text: str) -> Result:
+    """CREATE DATABASE."""
+    session.commit()
+    if session.server.engine.create_database(stmt.name, stmt.if_not_exists):
+        session.log_ddl(text)
+    return Ok(1)
+
+
+def drop_database(session: Session, stmt: ast.DropDatabase, text: str) -> Result:
+    """DROP DATABASE."""
+    session.commit()
+    dropped = session.server.engine.drop_database(stmt.name, stmt.if_exists)
+    if session.db == stmt.name:
+        session.db = None
+    session.log_ddl(text)
+    return Ok(len(dropped or ()))
+
+
+def create_index(session: Session, stmt: ast.CreateIndex, text: str) -> Result:
+    """CREATE INDEX (secondary indexes are descriptive: rows are found by primary key)."""
+    if stmt.unique:
+        raise MySQLError.of(ER_NOT_SUPPORTED_YET, "UNIQUE secondary indexes")
+    session.commit()
+    session.server.engine.add_index(_database(session, stmt.table), stmt.table.name,
+                                    stmt.name, stmt.columns)
+    session.log_ddl(text)
+    return Ok()
+
+
+def use_database(session: Session, stmt: ast.Use) -> Result:
+    """USE db."""
+    if not session.server.engine.has_database(stmt.database):
+        raise MySQLError.of(ER_BAD_DB_ERROR, stmt.database)
+    session.db = stmt.database
+    return Ok()
+
+
+# ---------------------------------------------------------------- accounts
+def _require(session: Session, privilege: str) -> None:
+    account = session.account
+    if account is not None and not session.server.accounts.allowed(account, privilege):
+        raise MySQLError.of(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege)
+
+
+def _spec_hash(spec: ast.UserSpec) -> str:
+    if spec.auth_plugin not in (None, NATIVE_PASSWORD, "caching_sha2_password"):
+        raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"authentication plugin {spec.auth_plugin}")
+    if spec.auth_string is not None:
+        return spec.auth_string
+    return password_hash(spec.password or "")
+
+
+def _logged_spec(spec: ast.UserSpec, stored: str) -> str:
+    name = f"{quote_literal(spec.user.user)}@{quote_literal(spec.user.host)}"
+    if not stored:
+        return name
+    return f"{name} IDENTIFIED WITH {quote_literal(NATIVE_PASSWORD)} AS {quote_literal(stored)}"
+
+
+def create_user(session: Session, stmt: ast.CreateUser) -> Result:
+    """CREATE USER."""
+    _require(session, "CREATE USER")
+    session.commit()
+    accounts = session.server.accounts
+    logged = []
+    for spec in stmt.users:
+        stored = _spec_hash(spec)
+        accounts.create(spec.user.user, spec.user.host, stored, stmt.if_not_exists)
+        logged.append(_logged_spec(spec, stored))
+    exists = "IF NOT EXISTS " if stmt.if_not_exists else ""
+    session.log_ddl(f"CREATE USER {exists}{', '.join(logged)}")
+    return Ok()
+
+
+def alter_user(session: Session, stmt: ast.AlterUser) -> Result:
+    """ALTER USER ... IDENTIFIED BY."""
+    _require(session, "CREATE USER")
+    session.commit()
+    logged = []
+    for spec in stmt.users:
+        stored = _spec_hash(spec)
+        session.server.accounts.set_password(spec.user.user, spec.user.host, stored)
+        logged.append(_logged_spec(spec, stored))
+    session.log_ddl(f"ALTER USER {', '.join(logged)}")
+    return Ok()
+
+
+def drop_user(session: Session, stmt: ast.DropUser, text: str) -> Result:
+    """DROP USER."""
+    _require(session, "CREATE USER")
+    session.commit()
+    for user in stmt.users:
+        session.server.accounts.drop(user.user, user.host, stmt.if_exists)
+    session.log_ddl(text)
+    return Ok()
+
+
+def _grant_database(level: ast.GrantLevel) -> str | None:
+    if level.table != "*":
+        raise MySQLError.of(ER_NOT_SUPPORTED_YET, "table-level privileges")
+    return None if level.database in (None, "*") else level.database
+
+
+def grant(session: Session, stmt: ast.Grant, text: str) -> Result:
+    """GRANT privileges ON *.* | db.* TO users."""
+    _require(session, "CREATE USER")
+    session.commit()
+    database = _grant_database(stmt.level)
+    for user in stmt.users:
+        session.server.accounts.grant(user.user, user.host, stmt.privileges, database,
+                                      stmt.grant_option)
+    session.log_ddl(text)
+    return Ok()
+
+
+def revoke(session: Session, stmt: ast.Revoke, text: str) -> Result:
+    """REVOKE privileges ON *.* | db.* FROM users."""
+    _require(session, "CREATE USER")
+    session.commit()
+    database = _grant_database(stmt.level)
+    for user in stmt.users:
+        session.server.accounts.revoke(user.user, user.host, stmt.privileges, database)
+    session.log_ddl(text)
+    return Ok()

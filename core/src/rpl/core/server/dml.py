@@ -1,0 +1,386 @@
+"""SELECT, INSERT, REPLACE, UPDATE and DELETE against the engine.
+
+Row access: a WHERE clause that pins the primary key (``pk = v``, ``pk IN (...)``,
+``pk BETWEEN a AND b``, possibly ANDed with other conditions) reads only those keys;
+anything else scans the table in key order. The whole WHERE is still evaluated on
+every row read, so the shortcut can only narrow, never change, the result.
+
+Writes lock each row (exclusive, until the transaction ends) and then evaluate the
+WHERE clause again on the row's latest committed version, as InnoDB's
+semi-consistent read does under READ COMMITTED: an UPDATE never overwrites a change
+it did not see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+from rpl.core.engine import NO_DEFAULT, Table, TableSchema, Transaction
+from rpl.core.errors import (
+    ER_BAD_FIELD_ERROR,
+    ER_DUP_ENTRY,
+    ER_FIELD_SPECIFIED_TWICE,
+    ER_NO_DB_ERROR,
+    ER_NO_DEFAULT_FOR_FIELD,
+    ER_NOT_SUPPORTED_YET,
+    ER_WRONG_VALUE_COUNT_ON_ROW,
+    MySQLError,
+)
+from rpl.core.net.responses import Column, column_for_value
+from rpl.core.server.expressions import AGGREGATES, Compiled, Compiler, aggregate, to_number, truth
+from rpl.core.server.results import Ok, Result, Rows
+from rpl.core.server.session import Session
+from rpl.core.server.values import column_type
+from rpl.core.sql import ast
+
+Row = Sequence[object]
+
+
+def resolve_table(session: Session, name: ast.TableName) -> Table:
+    """The engine table a statement names (ER_NO_DB_ERROR without a database)."""
+    db = name.schema or session.db
+    if db is None:
+        raise MySQLError.of(ER_NO_DB_ERROR)
+    return session.server.engine.table(db, name.name)
+
+
+def _pk_keys(schema: TableSchema, where: ast.Expression | None,
+             compiler: Compiler) -> list[object] | tuple[object, object] | None:
+    """Keys or a key range the WHERE clause pins, or None for a full scan."""
+    if where is None or len(schema.primary_key) != 1:
+        return None
+    pk = schema.primary_key[0].lower()
+
+    def is_pk(expr: ast.Expression) -> bool:
+        return isinstance(expr, ast.Column) and expr.name.lower() == pk
+
+    def constant(expr: ast.Expression) -> object:
+        return compiler.compile(expr)(())
+
+    if isinstance(where, ast.Binary):
+        if where.op == "AND":
+            return _pk_keys(schema, where.left, compiler) or \
+                _pk_keys(schema, where.right, compiler)
+        if where.op == "=" and is_pk(where.left) and _is_constant(where.right):
+            return [constant(where.right)]
+        if where.op == "=" and is_pk(where.right) and _is_constant(where.left):
+            return [constant(where.left)]
+    if isinstance(where, ast.InList) and not where.negated and is_pk(where.operand) and \
+            all(_is_constant(i) for i in where.items):
+        return [constant(i) for i in where.items]
+    if isinstance(where, ast.Between) and not where.negated and is_pk(where.operand) and \
+            _is_constant(where.low) and _is_constant(where.high):
+        return (constant(where.low), constant(where.high))
+    return None
+
+
+def _is_constant(expr: ast.Expression) -> bool:
+    return isinstance(expr, ast.Literal | ast.UserVar) or (
+        isinstance(expr, ast.Unary) and isinstance(expr.operand, ast.Literal))
+
+
+def _key_for(schema: TableSchema, value: object) -> object:
+    column = schema.columns[schema.pk_positions[0]]
+    if column.type_name in ("CHAR", "VARCHAR", "TEXT"):
+        return None if value is None else str(value)
+    number = to_number(value)
+    return int(number) if number == int(number) else None
+
+
+def candidate_rows(trx: Transaction, table: Table, where: ast.Expression | None,
+                   compiler: Compiler) -> Iterator[tuple[object, Row]]:
+    """(key, row) pairs that may match ``where`` (narrowed by the primary key)."""
+    keys = _pk_keys(table.schema, where, compiler)
+    if isinstance(keys, list):
+        for value in dict.fromkeys(_key_for(table.schema, k) for k in keys):
+            if value is None:
+                continue
+            row = trx.get(table, value)
+            if row is not None:
+                yield value, row
+    elif isinstance(keys, tuple):
+        low, high = (_key_for(table.schema, k) for k in keys)
+        if low is not None and high is not None:
+            yield from trx.scan(table, low, high)
+    else:
+        yield from trx.scan(table)
+
+
+def matching(trx: Transaction, table: Table, where: ast.Expression | None,
+             compiler: Compiler) -> Iterator[tuple[object, Row]]:
+    """(key, row) pairs satisfying ``where``."""
+    test = compiler.compile(where) if where is not None else None
+    for key, row in candidate_rows(trx, table, where, compiler):
+        if test is None or truth(test(row)):
+            yield key, row
+
+
+# ------------------------------------------------------------------ SELECT
+def run_select(session: Session, stmt: ast.Select) -> Result:
+    """SELECT, with or without a table."""
+    if stmt.group_by or stmt.having is not None:
+        raise MySQLError.of(ER_NOT_SUPPORTED_YET, "GROUP BY")
+    if stmt.table is None:
+        compiler = Compiler((), "", session.context)
+        values = [_item_function(compiler, item)(()) for item in stmt.items]
+        if stmt.limit == 0:
+            return Rows([column_for_value(_name(i), v) for i, v in zip(stmt.items, values)],
+                        [])
+        columns = [column_for_value(_name(i), v) for i, v in zip(stmt.items, values)]
+        return Rows(columns, [values])
+    table = resolve_table(session, stmt.table)
+
+    def body(trx: Transaction) -> Result:
+        return _select_from(session, trx, table, stmt)
+    result: Result = session.run_statement(body)  # type: ignore[assignment]
+    return result
+
+
+def _name(item: ast.SelectItem) -> str:
+    return item.alias or item.text
+
+
+def _item_function(compiler: Compiler, item: ast.SelectItem) -> Compiled:
+    if isinstance(item.expr, ast.Star):
+        raise MySQLError.of(ER_NO_DB_ERROR)
+    return compiler.compile(item.expr)
+
+
+def _select_from(session: Session, trx: Transaction, table: Table,
+                 stmt: ast.Select) -> Result:
+    schema = table.schema
+    compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
+    rows: list[Row] = []
+    for key, row in matching(trx, table, stmt.where, compiler):
+        if stmt.lock is not None:
+            trx.lock_for_update(table, key)
+            current = trx.get(table, key)
+            if current is None:
+                continue
+            row = current
+        rows.append(row)
+    if any(_is_aggregate(i) for i in stmt.items):
+        return _aggregate(stmt, rows, compiler)
+    if stmt.order_by:
+        rows = _ordered(rows, stmt.order_by, compiler)
+    columns, getters = _projection(stmt.items, schema, compiler)
+    out: list[list[object]] = [[g(r) for g in getters] for r in rows]
+    if stmt.distinct:
+        out = list({tuple(r): r for r in out}.values())
+    return Rows(columns, _limited(out, stmt.limit, stmt.offset))
+
+
+def _is_aggregate(item: ast.SelectItem) -> bool:
+    return isinstance(item.expr, ast.FuncCall) and item.expr.name in AGGREGATES
+
+
+def _aggregate(stmt: ast.Select, rows: list[Row], compiler: Compiler) -> Result:
+    values: list[object] = []
+    for item in stmt.items:
+        expr = item.expr
+        if not isinstance(expr, ast.FuncCall) or expr.name not in AGGREGATES:
+            first = compiler.compile(expr)(rows[0]) if rows and \
+                not isinstance(expr, ast.Star) else None
+            values.append(first)
+            continue
+        arg = compiler.compile(expr.args[0]) if expr.args else None
+        column = [arg(r) if arg else 1 for r in rows]
+        values.append(aggregate(expr.name, column, expr.star, expr.distinct))
+    columns = [column_for_value(_name(i), v) if v is not None or not _is_aggregate(i)
+               else column_for_value(_name(i), 0) for i, v in zip(stmt.items, values)]
+    return Rows(columns, _limited([values], stmt.limit, stmt.offset))
+
+
+def _ordered(rows: list[Row], order: Sequence[ast.OrderItem], compiler: Compiler) -> list[Row]:
+    for item in reversed(order):
+        key = compiler.compile(item.expr)
+
+        def sort_key(row: Row, key: Compiled = key) -> tuple[int, object]:
+            value = key(row)
+            if value is None:
+                return (0, 0)
+            return (1, value if isinstance(value, str | bytes) else to_number(value))
+        rows = sorted(rows, key=sort_key, reverse=item.descending)
+    return rows
+
+
+def _limited(rows: list[list[object]], limit: object, offset: object) -> list[list[object]]:
+    start = offset if isinstance(offset, int) else 0
+    if isinstance(limit, int):
+        return rows[start:start + limit]
+    return rows[start:]
+
+
+def _projection(items: Sequence[ast.SelectItem], schema: TableSchema,
+                compiler: Compiler) -> tuple[list[Column], list[Compiled]]:
+    columns: list[Column] = []
+    getters: list[Compiled] = []
+    for item in items:
+        if isinstance(item.expr, ast.Star):
+            for i, col in enumerate(schema.columns):
+                columns.append(column_type(col, schema))
+                getters.append(lambda row, i=i: row[i])
+            continue
+        getters.append(compiler.compile(item.expr))
+        if isinstance(item.expr, ast.Column):
+            col = schema.columns[compiler.column_position(item.expr)]
+            columns.append(column_type(col, schema, item.alias or item.expr.name))
+        else:
+            columns.append(Column(_name(item)))
+    return columns, getters
+
+
+# ------------------------------------------------------------------ INSERT
+def run_insert(session: Session, stmt: ast.Insert) -> Result:
+    """INSERT / REPLACE with VALUES or SET."""
+    if stmt.on_duplicate:
+        raise MySQLError.of(ER_NOT_SUPPORTED_YET, "ON DUPLICATE KEY UPDATE")
+    table = resolve_table(session, stmt.table)
+    schema = table.schema
+    positions = _insert_positions(schema, stmt.columns)
+    compiler = Compiler((), "", session.context)
+    rows = [_insert_row(schema, positions, [compiler.compile(e)(()) if not isinstance(
+        e, ast.Default) else _DEFAULT for e in values], number)
+        for number, values in enumerate(stmt.rows, 1)]
+
+    def body(trx: Transaction) -> Result:
+        affected, first_id = 0, 0
+        for number, row in enumerate(rows, 1):
+            generated = schema.auto_increment_position is not None and \
+                not row[schema.auto_increment_position]
+            try:
+                key = trx.insert(table, row, row_number=number)
+            except MySQLError as exc:
+                if exc.errno != ER_DUP_ENTRY.errno or not (stmt.replace or stmt.ignore):
+                    raise
+                if stmt.ignore:
+                    session.warn(exc)
+                    continue
+                existing = schema.key_of(row)
+                trx.delete(table, existing)
+                key = trx.insert(table, row, row_number=number)
+                affected += 1
+            affected += 1
+            if generated and not first_id:
+                first_id = int(key) if isinstance(key, int) else \
+                    int(key[schema.primary_key.index(schema.auto_increment_column)])  # type: ignore
+        if first_id:
+            session.last_insert_id = first_id
+        info = f"Records: {len(rows)}  Duplicates: 0  Warnings: {len(session.warnings)}" \
+            if len(rows) > 1 else ""
+        return Ok(affected, first_id, info)
+    result: Result = session.run_statement(body)  # type: ignore[assignment]
+    return result
+
+
+class _DefaultMarker:
+    pass
+
+
+_DEFAULT = _DefaultMarker()
+
+
+def _insert_positions(schema: TableSchema, columns: Sequence[str]) -> list[int]:
+    if not columns:
+        return list(range(len(schema.columns)))
+    lookup = {c.name.lower(): i for i, c in enumerate(schema.columns)}
+    positions = []
+    for name in columns:
+        position = lookup.get(name.lower())
+        if position is None:
+            raise MySQLError.of(ER_BAD_FIELD_ERROR, name, "field list")
+        if position in positions:
+            raise MySQLError.of(ER_FIELD_SPECIFIED_TWICE, name)
+        positions.append(position)
+    return positions
+
+
+def _insert_row(schema: TableSchema, positions: list[int], values: list[object],
+                number: int) -> tuple[object, ...]:
+    if len(values) != len(positions):
+        raise MySQLError.of(ER_WRONG_VALUE_COUNT_ON_ROW, number)
+    row: list[object] = list(schema.default_row)
+    given = set()
+    for position, value in zip(positions, values):
+        if value is not _DEFAULT:
+            row[position] = value
+            given.add(position)
+    for i, column in enumerate(schema.columns):
+        if i in given or column.auto_increment:
+            continue
+        if column.default is NO_DEFAULT and not column.nullable:
+            raise MySQLError.of(ER_NO_DEFAULT_FOR_FIELD, column.name)
+    return tuple(row)
+
+
+# ---------------------------------------------------------- UPDATE / DELETE
+def _write_targets(session: Session, trx: Transaction, table: Table,
+                   where: ast.Expression | None, order_by: Sequence[ast.OrderItem],
+                   limit: object, compiler: Compiler) -> Iterator[tuple[object, Row]]:
+    """Rows to change, each locked and re-checked against its latest version."""
+    test = compiler.compile(where) if where is not None else None
+    candidates = list(candidate_rows(trx, table, where, compiler))
+    if order_by:
+        ordered = _ordered([r for _, r in candidates], order_by, compiler)
+        candidates = [(table.schema.key_of(r), r) for r in ordered]
+    count = 0
+    for key, _ in candidates:
+        if isinstance(limit, int) and count >= limit:
+            return
+        trx.lock_for_update(table, key)
+        row = trx.get(table, key)
+        if row is None or (test is not None and not truth(test(row))):
+            continue
+        count += 1
+        yield key, row
+
+
+def run_update(session: Session, stmt: ast.Update) -> Result:
+    """Single-table UPDATE."""
+    table = resolve_table(session, stmt.table)
+    schema = table.schema
+    compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
+    setters: list[tuple[int, Compiled | None]] = []
+    for assignment in stmt.assignments:
+        position = compiler.column_position(assignment.column)
+        value = None if isinstance(assignment.value, ast.Default) else \
+            compiler.compile(assignment.value)
+        setters.append((position, value))
+
+    def body(trx: Transaction) -> Result:
+        matched = changed = 0
+        targets = list(_write_targets(session, trx, table, stmt.where, stmt.order_by,
+                                      stmt.limit, compiler))
+        for number, (key, row) in enumerate(targets, 1):
+            matched += 1
+            new = list(row)
+            for position, value in setters:
+                new[position] = schema.default_row[position] if value is None else value(new)
+            changes = {schema.columns[i].name: new[i] for i, _ in setters}
+            change = trx.update(table, key, changes, row_number=number)
+            if change is not None and change.before != change.after:
+                changed += 1
+        info = f"Rows matched: {matched}  Changed: {changed}  Warnings: 0"
+        return Ok(matched if session.found_rows else changed, 0, info)
+    result: Result = session.run_statement(body)  # type: ignore[assignment]
+    return result
+
+
+def run_delete(session: Session, stmt: ast.Delete) -> Result:
+    """Single-table DELETE."""
+    table = resolve_table(session, stmt.table)
+    schema = table.schema
+    compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
+
+    def body(trx: Transaction) -> Result:
+        deleted = 0
+        for key, _ in list(_write_targets(session, trx, table, stmt.where, stmt.order_by,
+                                          stmt.limit, compiler)):
+            trx.delete(table, key)
+            deleted += 1
+        return Ok(deleted)
+    result: Result = session.run_statement(body)  # type: ignore[assignment]
+    return result
+
+
+Handler = Callable[[Session, ast.Statement], Result]

@@ -1,0 +1,158 @@
+"""Statement dispatch: parse, check, run, and the session's expression context.
+
+Every statement goes through :func:`execute`: it is parsed, the previous
+statement's warnings move to SHOW WARNINGS, the statement runs, and a MySQLError
+becomes the client's ERR packet. The session and the server keep serving whatever
+the statement was.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping
+
+from rpl.core.errors import (
+    ER_INCORRECT_GLOBAL_LOCAL_VAR,
+    ER_NOT_SUPPORTED_YET,
+    MySQLError,
+)
+from rpl.core.server import admin, ddl, dml
+from rpl.core.server.expressions import Context
+from rpl.core.server.results import Ok, Result
+from rpl.core.server.session import Session
+from rpl.core.server.sysvars import SERVER_VERSION
+from rpl.core.sql import ast
+from rpl.core.sql.parser import parse
+from rpl.observers import Scope
+
+
+class SessionContext(Context):
+    """Variables and server functions as one session sees them."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def variable(self, name: str, scope: str | None) -> object:
+        """@@[scope.]name: the session value unless GLOBAL is asked for."""
+        session = self.session
+        server = session.server
+        key = name.lower()
+        computed = server.computed_variables.get(key)
+        if computed is not None:
+            return computed(session)
+        entry = server.variables.lookup(name)
+        definition = entry.definition
+        if scope == "GLOBAL":
+            return server.variables.get_global(name)
+        if scope == "SESSION" and definition.scope is Scope.GLOBAL:
+            raise MySQLError.of(ER_INCORRECT_GLOBAL_LOCAL_VAR, definition.name, "GLOBAL")
+        value = session.session_vars.get(definition.name)
+        if value is None and definition.name not in session.session_vars:
+            value = entry.value
+        return int(value) if isinstance(value, bool) else value
+
+    def user_variable(self, name: str) -> object:
+        """@name, NULL when unset."""
+        return self.session.user_vars.get(name.lower())
+
+    def function(self, name: str, args: list[object]) -> object:
+        """Functions that need the session or the server."""
+        session = self.session
+        if name in ("DATABASE", "SCHEMA"):
+            return session.db
+        if name in ("USER", "SESSION_USER", "SYSTEM_USER"):
+            return f"{session.user}@{session.host}"
+        if name == "CURRENT_USER":
+            account = session.account
+            return f"{account.user}@{account.host}" if account else "skip-grants user@"
+        if name == "VERSION":
+            return SERVER_VERSION
+        if name == "CONNECTION_ID":
+            return session.thread_id
+        if name == "LAST_INSERT_ID":
+            return session.last_insert_id
+        if name in ("NOW", "CURRENT_TIMESTAMP", "SYSDATE", "LOCALTIMESTAMP"):
+            return datetime.datetime.now().replace(microsecond=0)
+        if name == "UNIX_TIMESTAMP":
+            return int(datetime.datetime.now().timestamp())
+        raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"function {name}")
+
+
+Handler = Callable[[Session, ast.Statement, str], Result]
+
+
+def _plain(run: Callable[[Session, ast.Statement], Result]) -> Handler:
+    return lambda session, stmt, text: run(session, stmt)
+
+
+def _begin(session: Session, stmt: ast.Statement, text: str) -> Result:
+    session.begin()
+    return Ok()
+
+
+def _commit(session: Session, stmt: ast.Statement, text: str) -> Result:
+    session.commit()
+    return Ok()
+
+
+def _rollback(session: Session, stmt: ast.Statement, text: str) -> Result:
+    session.rollback()
+    return Ok()
+
+
+HANDLERS: Mapping[type, Handler] = {
+    ast.Select: _plain(dml.run_select),  # type: ignore[arg-type]
+    ast.Insert: _plain(dml.run_insert),  # type: ignore[arg-type]
+    ast.Update: _plain(dml.run_update),  # type: ignore[arg-type]
+    ast.Delete: _plain(dml.run_delete),  # type: ignore[arg-type]
+    ast.Begin: _begin,
+    ast.Commit: _commit,
+    ast.Rollback: _rollback,
+    ast.CreateTable: ddl.create_table,  # type: ignore[dict-item]
+    ast.DropTable: ddl.drop_table,  # type: ignore[dict-item]
+    ast.CreateDatabase: ddl.create_database,  # type: ignore[dict-item]
+    ast.DropDatabase: ddl.drop_database,  # type: ignore[dict-item]
+    ast.CreateIndex: ddl.create_index,  # type: ignore[dict-item]
+    ast.Use: _plain(ddl.use_database),  # type: ignore[arg-type]
+    ast.CreateUser: _plain(ddl.create_user),  # type: ignore[arg-type]
+    ast.AlterUser: _plain(ddl.alter_user),  # type: ignore[arg-type]
+    ast.DropUser: ddl.drop_user,  # type: ignore[dict-item]
+    ast.Grant: ddl.grant,  # type: ignore[dict-item]
+    ast.Revoke: ddl.revoke,  # type: ignore[dict-item]
+    ast.Set: _plain(admin.run_set),  # type: ignore[arg-type]
+    ast.SetTransaction: _plain(admin.set_transaction),  # type: ignore[arg-type]
+    ast.Show: _plain(admin.run_show),  # type: ignore[arg-type]
+    ast.Flush: _plain(admin.run_flush),  # type: ignore[arg-type]
+    ast.Purge: _plain(admin.run_purge),  # type: ignore[arg-type]
+    ast.ResetMaster: _plain(admin.run_reset_master),  # type: ignore[arg-type]
+    ast.Checksum: _plain(admin.run_checksum),  # type: ignore[arg-type]
+    ast.InstallPlugin: _plain(admin.install_plugin),  # type: ignore[arg-type]
+    ast.UninstallPlugin: _plain(admin.uninstall_plugin),  # type: ignore[arg-type]
+    ast.Shutdown: _plain(admin.run_shutdown),  # type: ignore[arg-type]
+    ast.Kill: _plain(admin.run_kill),  # type: ignore[arg-type]
+}
+
+CATALOG_STATEMENTS = (ast.CreateTable, ast.DropTable, ast.CreateDatabase, ast.DropDatabase,
+                      ast.CreateIndex, ast.CreateUser, ast.AlterUser, ast.DropUser, ast.Grant,
+                      ast.Revoke)
+"""Statements that change the catalogue or the accounts before they are binlogged."""
+
+
+def execute(session: Session, sql: str) -> Result:
+    """Run one statement for ``session``; MySQLError on failure."""
+    statement = parse(sql)
+    keep_warnings = isinstance(statement, ast.Show) and statement.kind in ("WARNINGS", "ERRORS")
+    if not keep_warnings:
+        session.warnings = []
+    handler = HANDLERS.get(type(statement))
+    if handler is None:
+        raise MySQLError.of(ER_NOT_SUPPORTED_YET, type(statement).__name__)
+    session.server.questions += 1
+    try:
+        if isinstance(statement, CATALOG_STATEMENTS):
+            with session.server.ddl_lock:
+                return handler(session, statement, sql)
+        return handler(session, statement, sql)
+    finally:
+        if not keep_warnings:
+            session.previous_warnings = session.warnings

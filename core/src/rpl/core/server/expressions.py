@@ -1,0 +1,330 @@
+"""Expression evaluation with MySQL's semantics for the subset.
+
+An expression is compiled once per statement into a closure over a row (a tuple in
+the table's column order), so a WHERE clause costs one Python call per row, not a
+tree walk. NULL is ``None`` and follows SQL's three-valued logic: a comparison with
+NULL is NULL, and WHERE keeps a row only when the condition is true. Comparing a
+number with a string converts the string to a number, as MySQL does.
+"""
+
+from __future__ import annotations
+
+import decimal
+import operator
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from rpl.core.errors import ER_BAD_FIELD_ERROR, ER_NOT_SUPPORTED_YET, MySQLError
+from rpl.core.sql import ast
+from rpl.core.variables import like_pattern
+
+Row = Sequence[object]
+Compiled = Callable[[Row], object]
+_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)")
+
+
+def to_number(value: object) -> int | float | decimal.Decimal:
+    """MySQL's string-to-number conversion (leading numeric prefix, else 0)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float | decimal.Decimal):
+        return value
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    match = _NUMBER.match(str(value))
+    if not match:
+        return 0
+    text = match.group(0).strip()
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _comparable(left: object, right: object) -> tuple[object, object]:
+    if isinstance(left, str) and isinstance(right, str):
+        return left, right
+    if isinstance(left, bytes) or isinstance(right, bytes):
+        lb = left if isinstance(left, bytes) else str(left).encode()
+        rb = right if isinstance(right, bytes) else str(right).encode()
+        return lb, rb
+    return to_number(left), to_number(right)
+
+
+def compare(op: Callable[[object, object], bool]) -> Callable[[object, object], object]:
+    """A SQL comparison: NULL if either side is NULL, else 1 or 0."""
+    def run(left: object, right: object) -> object:
+        if left is None or right is None:
+            return None
+        a, b = _comparable(left, right)
+        return 1 if op(a, b) else 0
+    return run
+
+
+def _null_safe_equal(left: object, right: object) -> object:
+    if left is None or right is None:
+        return 1 if left is None and right is None else 0
+    a, b = _comparable(left, right)
+    return 1 if a == b else 0
+
+
+def _arith(op: Callable[[object, object], object]) -> Callable[[object, object], object]:
+    def run(left: object, right: object) -> object:
+        if left is None or right is None:
+            return None
+        return op(to_number(left), to_number(right))
+    return run
+
+
+def _divide(left: object, right: object) -> object:
+    if left is None or right is None:
+        return None
+    a, b = to_number(left), to_number(right)
+    if b == 0:
+        return None
+    return decimal.Decimal(a) / decimal.Decimal(b) if not isinstance(a, float) and \
+        not isinstance(b, float) else a / b
+
+
+def _int_div(left: object, right: object) -> object:
+    if left is None or right is None:
+        return None
+    a, b = to_number(left), to_number(right)
+    return None if b == 0 else int(a / b)
+
+
+def _modulo(left: object, right: object) -> object:
+    if left is None or right is None:
+        return None
+    a, b = to_number(left), to_number(right)
+    return None if b == 0 else a - b * int(a / b)
+
+
+BINARY_OPERATORS: Mapping[str, Callable[[object, object], object]] = {
+    "=": compare(operator.eq), "<>": compare(operator.ne), "<": compare(operator.lt),
+    "<=": compare(operator.le), ">": compare(operator.gt), ">=": compare(operator.ge),
+    "<=>": _null_safe_equal,
+    "+": _arith(operator.add), "-": _arith(operator.sub), "*": _arith(operator.mul),
+    "/": _divide, "DIV": _int_div, "%": _modulo,
+}
+
+
+def truth(value: object) -> bool | None:
+    """SQL truth of a value: None for NULL."""
+    if value is None:
+        return None
+    return bool(to_number(value)) if not isinstance(value, str) or value else False
+
+
+class Context:
+    """What an expression may consult besides the row: the session's functions."""
+
+    def variable(self, name: str, scope: str | None) -> object:
+        """@@[scope.]name."""
+        raise NotImplementedError
+
+    def user_variable(self, name: str) -> object:
+        """@name (NULL when unset)."""
+        raise NotImplementedError
+
+    def function(self, name: str, args: list[object]) -> object:
+        """A scalar function the session answers (DATABASE(), USER(), ...)."""
+        raise NotImplementedError
+
+
+def _logic(op: str, left: Compiled, right: Compiled) -> Compiled:
+    if op == "AND":
+        def run_and(row: Row) -> object:
+            a = truth(left(row))
+            if a is False:
+                return 0
+            b = truth(right(row))
+            if b is False:
+                return 0
+            return None if a is None or b is None else 1
+        return run_and
+    if op == "OR":
+        def run_or(row: Row) -> object:
+            a = truth(left(row))
+            if a:
+                return 1
+            b = truth(right(row))
+            if b:
+                return 1
+            return None if a is None or b is None else 0
+        return run_or
+
+    def run_xor(row: Row) -> object:
+        a, b = truth(left(row)), truth(right(row))
+        return None if a is None or b is None else int(a != b)
+    return run_xor
+
+
+class Compiler:
+    """Compiles expressions for one table's column layout (or none)."""
+
+    def __init__(self, columns: Sequence[str], table: str, context: Context) -> None:
+        self.positions = {name.lower(): i for i, name in enumerate(columns)}
+        self.table = table
+        self.context = context
+
+    def compile(self, expr: ast.Expression) -> Compiled:
+        """A closure computing ``expr`` for a row."""
+        method = getattr(self, "_" + type(expr).__name__.lower(), None)
+        if method is None:
+            raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"expression {ast.to_sql(expr)}")
+        compiled: Compiled = method(expr)
+        return compiled
+
+    def _literal(self, expr: ast.Literal) -> Compiled:
+        value = int(expr.value) if isinstance(expr.value, bool) else expr.value
+        return lambda row: value
+
+    def column_position(self, column: ast.Column) -> int:
+        """The row index of ``column``; ER_BAD_FIELD_ERROR if the table has none."""
+        position = self.positions.get(column.name.lower())
+        if position is None:
+            where = "field list" if not self.table else "where clause"
+            raise MySQLError.of(ER_BAD_FIELD_ERROR, column.name, where)
+        return position
+
+    def _column(self, expr: ast.Column) -> Compiled:
+        return operator.itemgetter(self.column_position(expr))
+
+    def _sysvar(self, expr: ast.SysVar) -> Compiled:
+        context = self.context
+        return lambda row: context.variable(expr.name, expr.scope)
+
+    def _uservar(self, expr: ast.UserVar) -> Compiled:
+        context = self.context
+        return lambda row: context.user_variable(expr.name)
+
+    def _binary(self, expr: ast.Binary) -> Compiled:
+        left, right = self.compile(expr.left), self.compile(expr.right)
+        if expr.op in ("AND", "OR", "XOR"):
+            return _logic(expr.op, left, right)
+        op = BINARY_OPERATORS.get(expr.op)
+        if op is None:
+            raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"operator {expr.op}")
+        return lambda row: op(left(row), right(row))
+
+    def _unary(self, expr: ast.Unary) -> Compiled:
+        operand = self.compile(expr.operand)
+        if expr.op == "NOT":
+            def run_not(row: Row) -> object:
+                value = truth(operand(row))
+                return None if value is None else int(not value)
+            return run_not
+        if expr.op == "-":
+            def negate(row: Row) -> object:
+                value = operand(row)
+                return None if value is None else -to_number(value)
+            return negate
+        raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"operator {expr.op}")
+
+    def _isnull(self, expr: ast.IsNull) -> Compiled:
+        operand, negated = self.compile(expr.operand), expr.negated
+        return lambda row: int((operand(row) is None) != negated)
+
+    def _between(self, expr: ast.Between) -> Compiled:
+        operand, low, high = (self.compile(e) for e in (expr.operand, expr.low, expr.high))
+        ge, le, negated = BINARY_OPERATORS[">="], BINARY_OPERATORS["<="], expr.negated
+
+        def run(row: Row) -> object:
+            value = operand(row)
+            a, b = truth(ge(value, low(row))), truth(le(value, high(row)))
+            if a is False or b is False:
+                return int(negated)
+            return None if a is None or b is None else int(not negated)
+        return run
+
+    def _inlist(self, expr: ast.InList) -> Compiled:
+        operand = self.compile(expr.operand)
+        items = [self.compile(i) for i in expr.items]
+        eq, negated = BINARY_OPERATORS["="], expr.negated
+
+        def run(row: Row) -> object:
+            value = operand(row)
+            seen_null = False
+            for item in items:
+                result = eq(value, item(row))
+                if result == 1:
+                    return int(not negated)
+                seen_null |= result is None
+            return None if seen_null else int(negated)
+        return run
+
+    def _like(self, expr: ast.Like) -> Compiled:
+        operand, pattern, negated = self.compile(expr.operand), self.compile(expr.pattern), \
+            expr.negated
+
+        def run(row: Row) -> object:
+            value, text = operand(row), pattern(row)
+            if value is None or text is None:
+                return None
+            return int(bool(like_pattern(str(text)).match(str(value))) != negated)
+        return run
+
+    def _funccall(self, expr: ast.FuncCall) -> Compiled:
+        if expr.name in AGGREGATES:
+            raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"{expr.name} in this position")
+        args = [self.compile(a) for a in expr.args]
+        scalar = SCALAR_FUNCTIONS.get(expr.name)
+        if scalar is not None:
+            return lambda row: scalar([a(row) for a in args])
+        context, name = self.context, expr.name
+        return lambda row: context.function(name, [a(row) for a in args])
+
+    def _default(self, expr: ast.Default) -> Compiled:
+        raise MySQLError.of(ER_NOT_SUPPORTED_YET, "DEFAULT in this position")
+
+
+def _concat(args: list[object]) -> object:
+    if any(a is None for a in args):
+        return None
+    return "".join(a.decode() if isinstance(a, bytes) else str(a) for a in args)
+
+
+def _coalesce(args: list[object]) -> object:
+    return next((a for a in args if a is not None), None)
+
+
+def _if(args: list[object]) -> object:
+    return args[1] if truth(args[0]) else args[2]
+
+
+SCALAR_FUNCTIONS: Mapping[str, Callable[[list[object]], object]] = {
+    "CONCAT": _concat,
+    "COALESCE": _coalesce,
+    "IFNULL": lambda a: a[1] if a[0] is None else a[0],
+    "IF": _if,
+    "UPPER": lambda a: None if a[0] is None else str(a[0]).upper(),
+    "UCASE": lambda a: None if a[0] is None else str(a[0]).upper(),
+    "LOWER": lambda a: None if a[0] is None else str(a[0]).lower(),
+    "LCASE": lambda a: None if a[0] is None else str(a[0]).lower(),
+    "LENGTH": lambda a: None if a[0] is None else len(str(a[0]).encode()),
+    "CHAR_LENGTH": lambda a: None if a[0] is None else len(str(a[0])),
+    "ABS": lambda a: None if a[0] is None else abs(to_number(a[0])),
+}
+AGGREGATES = frozenset(("COUNT", "SUM", "MIN", "MAX", "AVG"))
+
+
+def aggregate(name: str, values: list[object], star: bool, distinct: bool) -> object:
+    """An aggregate over a column of values (NULLs ignored, as SQL does)."""
+    present = [v for v in values if v is not None] if not star else values
+    if distinct:
+        present = list(dict.fromkeys(present))
+    if name == "COUNT":
+        return len(present)
+    if not present:
+        return None
+    if name == "MIN":
+        return min(present, key=to_number if not isinstance(present[0], str) else str)
+    if name == "MAX":
+        return max(present, key=to_number if not isinstance(present[0], str) else str)
+    numbers = [to_number(v) for v in present]
+    total = sum(decimal.Decimal(n) if not isinstance(n, float) else n for n in numbers)
+    if name == "SUM":
+        return total
+    return decimal.Decimal(total) / len(numbers) if not isinstance(total, float) \
+        else total / len(numbers)

@@ -1,0 +1,368 @@
+"""The server: start-up (initialise, recover, listen), its shared state, and shutdown.
+
+Start, in MySQL's order: open the error log; on an empty data directory initialise it
+(``auto.cnf``, root@localhost) as ``mysqld --initialize-insecure`` does; load plugins
+(``--plugin-load`` and those INSTALL PLUGIN recorded); ``before_recovery``; load the
+last checkpoint (``after_engine_recovery``); replay the binlog after it; open a new
+binlog file; write a checkpoint; ``after_recovery``; listen.
+
+Shutdown (SIGTERM or SHUTDOWN): stop accepting, ``before_server_shutdown``, end the
+client connections (open transactions roll back), end the binlog file with a STOP
+event, checkpoint, deinitialise the plugins, ``after_server_shutdown``.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import attrs
+
+from rpl.core import errorlog
+from rpl.core.accounts import STATIC_PRIVILEGES, Accounts
+from rpl.core.binlog.events import PreviousGtidsEvent
+from rpl.core.binlog.gtid import GtidSet
+from rpl.core.binlog.logfile import LogError, read_events
+from rpl.core.binlog.writer import Binlog, BinlogOptions
+from rpl.core.debug import CrashPoints
+from rpl.core.delegates import Delegates
+from rpl.core.engine import Engine
+from rpl.core.net.handshake import password_hash
+from rpl.core.plugins import Plugins
+from rpl.core.server import recovery
+from rpl.core.server.binlogging import EventEncoder
+from rpl.core.server.connection import Connection
+from rpl.core.server.datadir import Checkpoint, DataDirectory
+from rpl.core.server.execute import SessionContext
+from rpl.core.server.expressions import Context
+from rpl.core.server.session import Session, statement_timeouts
+from rpl.core.server.sysvars import SERVER_VERSION, server_variables
+from rpl.core.threads import ThreadRegistry
+from rpl.core.variables import StatusVariables, SystemVariables
+from rpl.observers import (
+    ServerStateParam,
+    StatusVariable,
+    SystemVariable,
+    VarType,
+)
+
+_log = errorlog.logger("server")
+
+
+@attrs.frozen
+class ServerConfig:
+    """What ``rpl server`` was started with."""
+
+    datadir: Path
+    port: int = 3306
+    bind_address: str = "127.0.0.1"
+    server_id: int = 1
+    log_bin: str = "binlog"
+    plugin_load: str = ""
+    root_password: str = ""
+    debug: str = ""
+    options: Mapping[str, str] = attrs.field(factory=dict)
+
+
+class Server:
+    """One running rpl server."""
+
+    version = SERVER_VERSION
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.datadir = DataDirectory(config.datadir)
+        self.crash = CrashPoints()
+        self.crash.apply(config.debug)
+        self.ddl_lock = threading.RLock()
+        """Held by DDL and account statements from change to binlog commit, and by
+        checkpoints: a checkpoint never sees a catalogue change its position lacks."""
+        self.started = time.monotonic()
+        self.questions = 0
+        self._sessions: dict[int, tuple[Session, Connection | None]] = {}
+        self._sessions_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._stopped = threading.Event()
+        self._listener: socket.socket | None = None
+        self._checkpoint_file = ""
+        self._log_handler: logging.Handler | None = None
+        self.computed_variables: dict[str, Callable[[Session], object]] = {
+            "gtid_executed": lambda s: str(self.binlog.gtid_executed),
+            "gtid_purged": lambda s: str(self.gtid_purged()),
+            "debug": lambda s: self.crash.describe(),
+            "warning_count": lambda s: len(s.previous_warnings),
+            "error_count": lambda s: 0,
+            "last_insert_id": lambda s: s.last_insert_id,
+            "identity": lambda s: s.last_insert_id,
+        }
+
+    # ---------------------------------------------------------------- start
+    def start(self) -> None:
+        """Initialise or recover, then listen. Raises on a start that cannot succeed."""
+        config = self.config
+        config.datadir.mkdir(parents=True, exist_ok=True)
+        self._log_handler = errorlog.open_error_log(config.datadir / "error.log")
+        errorlog.log(_log, logging.INFO, f"{SERVER_VERSION} starting as process "
+                     f"{__import__('os').getpid()}", code=10116)
+        first_start = not self.datadir.initialized
+        if first_start:
+            self.datadir.write_server_uuid(uuid.uuid4())
+        self.server_uuid = self.datadir.server_uuid()
+        self.server_id = config.server_id
+        self._init_variables()
+        self.delegates = Delegates.create()
+        self.threads = ThreadRegistry()
+        self.plugins = Plugins(self.delegates.registry, self.variables, self.status,
+                               self.threads)
+        self.accounts = Accounts()
+        self.encoder = EventEncoder(self.server_id, self._checksum())
+        self._load_plugins()
+        param = ServerStateParam(self.server_id, str(self.server_uuid))
+        self.delegates.server_state.before_recovery(param)
+        checkpoint = self.datadir.load_checkpoint()
+        self.engine = self._restore_engine(checkpoint)
+        if checkpoint is None:
+            self._initialize_accounts()
+        self.delegates.server_state.after_engine_recovery(param)
+        self.binlog = self._make_binlog()
+        gtids = GtidSet.parse(checkpoint.gtid_executed) if checkpoint else GtidSet()
+        applied = recovery.recover(self, checkpoint.binlog_file if checkpoint else "",
+                                   checkpoint.binlog_pos if checkpoint else 4, gtids)
+        if applied:
+            errorlog.log(_log, logging.INFO, f"Crash recovery finished: {applied} "
+                         f"transaction(s) replayed from the binary log", code=13030)
+        self.binlog.open(gtids)
+        self.binlog.on_rotate = self.checkpoint
+        self.checkpoint()
+        self.delegates.server_state.after_recovery(param)
+        self._listen()
+        errorlog.log(_log, logging.INFO, f"ready for connections. Version: '{SERVER_VERSION}'"
+                     f"  socket: ''  port: {self.port}", code=10931)
+
+    def _checksum(self) -> bool:
+        return self.variables.get_global("binlog_checksum") == "CRC32"
+
+    def _init_variables(self) -> None:
+        config = self.config
+        self.variables = SystemVariables(config.options)
+        self.status = StatusVariables()
+        basename = str(config.datadir.resolve() / config.log_bin)
+        for definition in server_variables(
+                str(config.datadir.resolve()), config.port, config.bind_address,
+                config.server_id, "", basename, socket.gethostname(), "CRC32"):
+            self.variables.register(definition, "server")
+        self.variables.register(SystemVariable(
+            "debug", VarType.STR, config.debug, "armed crash points (DBUG syntax)",
+            on_update=lambda v: self.crash.apply(str(v or ""))), "server")
+        for name, getter in self._status_getters().items():
+            self.status.register(StatusVariable(name, getter), "server")
+
+    def _status_getters(self) -> dict[str, Callable[[], object]]:
+        getters: dict[str, Callable[[], object]] = {
+            "Uptime": lambda: int(time.monotonic() - self.started),
+            "Threads_connected": lambda: len(self._sessions),
+            "Questions": lambda: self.questions,
+            "Binlog_commits": lambda: self.binlog.binlog_commits,
+            "Binlog_group_commits": lambda: self.binlog.binlog_group_commits,
+            "Rpl_binlog_fsyncs": lambda: self.binlog.fsyncs,
+        }
+        for name in ("Innodb_row_lock_current_waits", "Innodb_row_lock_time",
+                     "Innodb_row_lock_time_avg", "Innodb_row_lock_time_max",
+                     "Innodb_row_lock_waits", "Innodb_row_lock_timeouts", "Innodb_deadlocks"):
+            getters[name] = lambda name=name: self.engine.status()[name]  # type: ignore[misc]
+        return getters
+
+    def _restore_engine(self, checkpoint: Checkpoint | None) -> Engine:
+        if checkpoint is None:
+            return Engine(statement_timeouts)
+        engine = Engine.restore(io.BytesIO(checkpoint.engine), statement_timeouts)
+        self.accounts.load(checkpoint.accounts)
+        return engine
+
+    def _initialize_accounts(self) -> None:
+        self.accounts.create("root", "localhost", password_hash(self.config.root_password),
+                             False)
+        self.accounts.grant("root", "localhost", STATIC_PRIVILEGES, None, grant_option=True)
+
+    def _make_binlog(self) -> Binlog:
+        get = self.variables.get_global
+        options = BinlogOptions(
+            sync_binlog=lambda: int(get("sync_binlog")),  # type: ignore[arg-type]
+            max_binlog_size=lambda: int(get("max_binlog_size")),  # type: ignore[arg-type]
+            group_commit_sync_delay=lambda: int(
+                get("binlog_group_commit_sync_delay")),  # type: ignore[arg-type]
+            group_commit_sync_no_delay_count=lambda: int(
+                get("binlog_group_commit_sync_no_delay_count")),  # type: ignore[arg-type]
+            checksum=self._checksum())
+        return Binlog(self.config.datadir.resolve(), self.config.log_bin, self.server_id,
+                      self.server_uuid, options, self.delegates.binlog_storage, self.crash)
+
+    def _load_plugins(self) -> None:
+        names = [n for n in self.datadir.plugin_names()]
+        spec = ";".join(filter(None, [self.config.plugin_load, *names]))
+        for error in self.plugins.load(spec) if spec else []:
+            errorlog.log(_log, logging.ERROR, f"Plugin load failed: {error.message}",
+                         code=10734)
+
+    def _listen(self) -> None:
+        listener = socket.socket(socket.AF_INET6 if ":" in self.config.bind_address
+                                 else socket.AF_INET)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((self.config.bind_address, self.config.port))
+        listener.listen(256)
+        self._listener = listener
+        self.port = listener.getsockname()[1]
+        threading.Thread(target=self._accept_loop, name="rpl-listener", daemon=True).start()
+
+    def _accept_loop(self) -> None:
+        assert self._listener is not None
+        while not self._stopping.is_set():
+            try:
+                sock, address = self._listener.accept()
+            except OSError:
+                return
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            connection = Connection(self, sock, address)
+            threading.Thread(target=connection.serve, name=f"rpl-conn-{connection.thread_id}",
+                             daemon=True).start()
+
+    # ------------------------------------------------------------- sessions
+    def context_for(self, session: Session) -> Context:
+        """The expression context of ``session``."""
+        return SessionContext(session)
+
+    def add_session(self, session: Session, connection: Connection | None) -> None:
+        """Register a logged-in session (SHOW PROCESSLIST, KILL, shutdown)."""
+        with self._sessions_lock:
+            self._sessions[session.thread_id] = (session, connection)
+
+    def remove_session(self, session: Session) -> None:
+        """Forget a session that ended."""
+        with self._sessions_lock:
+            self._sessions.pop(session.thread_id, None)
+
+    def sessions(self) -> list[Session]:
+        """Every client session."""
+        with self._sessions_lock:
+            return [s for s, _ in self._sessions.values()]
+
+    def kill(self, thread_id: int, query_only: bool) -> None:
+        """KILL: end the connection (its transaction rolls back)."""
+        from rpl.core.errors import MySQLError
+        with self._sessions_lock:
+            found = self._sessions.get(thread_id)
+        if found is None:
+            raise MySQLError(1094, "HY000", f"Unknown thread id: {thread_id}")
+        session, connection = found
+        if query_only:
+            return
+        session.killed.set()
+        if connection is not None:
+            try:
+                connection.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def replay_session(self) -> recovery.Replayer:
+        """A session that applies binlog transactions without logging them."""
+        return recovery.Replayer(Session(self, None, "localhost", binlogging=False))
+
+    def max_allowed_packet(self) -> int:
+        """The global max_allowed_packet."""
+        return int(self.variables.get_global("max_allowed_packet"))  # type: ignore[arg-type]
+
+    def statistics(self) -> str:
+        """COM_STATISTICS text."""
+        return (f"Uptime: {int(time.monotonic() - self.started)}  Threads: "
+                f"{len(self._sessions)}  Questions: {self.questions}  Slow queries: 0  "
+                f"Opens: 0  Flush tables: 1  Open tables: 0  Queries per second avg: 0.000")
+
+    # ------------------------------------------------------- durable state
+    def checkpoint(self) -> None:
+        """Write the engine, accounts and GTIDs as of the last committed binlog group."""
+        with self.ddl_lock, self.binlog.commit_stage_lock:
+            buffer = io.BytesIO()
+            self.engine.snapshot(buffer)
+            end = self.binlog.committed_end
+            checkpoint = Checkpoint(end.file, end.pos, str(self.binlog.gtid_executed),
+                                    buffer.getvalue(), self.accounts.export())
+        self.datadir.write_checkpoint(checkpoint)
+        self._checkpoint_file = end.file
+
+    def recovery_start_file(self) -> str:
+        """The binlog file the next recovery would start from (PURGE keeps it)."""
+        return self._checkpoint_file
+
+    def gtid_purged(self) -> GtidSet:
+        """GTIDs no longer in any binlog file: the first file's PREVIOUS_GTIDS."""
+        names = self.binlog.index.names()
+        if not names:
+            return GtidSet()
+        try:
+            for entry in read_events(self.binlog.directory / names[0]):
+                if isinstance(entry.event, PreviousGtidsEvent):
+                    return entry.event.gtids
+        except LogError:
+            pass
+        return GtidSet()
+
+    def reset_master(self) -> None:
+        """RESET MASTER, with a checkpoint at the new first file."""
+        with self.ddl_lock:
+            self.binlog.reset()
+            self.checkpoint()
+
+    def install_plugin(self, name: str) -> None:
+        """INSTALL PLUGIN, remembered for the next start."""
+        self.plugins.install(name)
+        self._save_plugins()
+
+    def uninstall_plugin(self, name: str) -> None:
+        """UNINSTALL PLUGIN, forgotten for the next start."""
+        self.plugins.uninstall(name)
+        self._save_plugins()
+
+    def _save_plugins(self) -> None:
+        loaded = {n.split("=")[0] for n in self.config.plugin_load.split(";") if n}
+        self.datadir.write_plugin_names([p.name for p in self.plugins.installed()
+                                         if p.name not in loaded])
+
+    # ------------------------------------------------------------- shutdown
+    def shutdown(self) -> None:
+        """Stop cleanly (idempotent)."""
+        if self._stopping.is_set():
+            self._stopped.wait()
+            return
+        self._stopping.set()
+        errorlog.log(_log, logging.INFO, "Received SHUTDOWN from user. Shutting down mysqld",
+                     code=10960)
+        param = ServerStateParam(self.server_id, str(self.server_uuid))
+        self.delegates.server_state.before_server_shutdown(param)
+        if self._listener is not None:
+            self._listener.close()
+        with self._sessions_lock:
+            connections = [c for _, c in self._sessions.values() if c is not None]
+        for connection in connections:
+            try:
+                connection.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 5
+        while self._sessions and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.binlog.close()
+        self.checkpoint()
+        self.plugins.shutdown()
+        self.delegates.server_state.after_server_shutdown(param)
+        errorlog.log(_log, logging.INFO, f"{SERVER_VERSION}  Shutdown complete", code=10910)
+        self._stopped.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the server has shut down."""
+        return self._stopped.wait(timeout)

@@ -1,0 +1,265 @@
+"""A client session: its variables, its transaction and the path of a commit.
+
+What holds:
+
+* A statement is atomic: it runs inside a savepoint of the session's transaction, and
+  a failing statement rolls back to it, so nothing is half-applied while the
+  transaction goes on (a deadlock, as in InnoDB, rolls back the whole transaction).
+* With ``autocommit`` on and no BEGIN, every statement that changed rows commits at
+  its end; DDL and account statements commit the open transaction first (implicit
+  commit) and are binlogged as their own transaction.
+* A commit with changes runs ``before_commit``, then joins the binlog's group commit
+  (flush, sync, after_sync, engine commit in binlog order, after_commit); the rows
+  become visible to other sessions at engine commit, not before.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rpl.core.binlog.writer import CommitTicket
+from rpl.core.delegates import HookError
+from rpl.core.engine import Transaction
+from rpl.core.errors import ER_LOCK_DEADLOCK, MySQLError
+from rpl.core.server.binlogging import change_statements
+from rpl.core.server.expressions import Context
+from rpl.core.variables import Warning as SqlWarning
+from rpl.core.variables import display
+from rpl.observers import TableInfo, TransFlags, TransParam
+
+if TYPE_CHECKING:
+    from rpl.core.accounts import Account
+    from rpl.core.server.server import Server
+
+_thread_ids = itertools.count(1)
+_local = threading.local()
+
+
+def statement_timeouts() -> float:
+    """The running statement's innodb_lock_wait_timeout (the engine asks at each wait)."""
+    timeout: float = getattr(_local, "lock_wait_timeout", 50.0)
+    return timeout
+
+
+def next_thread_id() -> int:
+    """A new connection id (CONNECTION_ID(), the processlist Id)."""
+    return next(_thread_ids)
+
+
+class Session:
+    """One connection's state (also used, without a client, by recovery replay)."""
+
+    def __init__(self, server: Server, account: Account | None, host: str,
+                 thread_id: int | None = None, binlogging: bool = True) -> None:
+        self.server = server
+        self.account = account
+        self.user = account.user if account else "system user"
+        self.host = host
+        self.thread_id = thread_id if thread_id is not None else next_thread_id()
+        self.db: str | None = None
+        self.session_vars: dict[str, object] = {}
+        self.user_vars: dict[str, object] = {}
+        self.warnings: list[SqlWarning] = []
+        self.previous_warnings: list[SqlWarning] = []
+        self.found_rows = False
+        self.context: Context = server.context_for(self)
+        self.trx: Transaction | None = None
+        self.explicit = False
+        self.events: list[bytearray] = []
+        self.tables: dict[tuple[str, str], None] = {}
+        self.binlogging = binlogging
+        self.last_insert_id = 0
+        self.command = "Sleep"
+        self.state = ""
+        self.info: str | None = None
+        self.started = time.monotonic()
+        self.killed = threading.Event()
+
+    # ------------------------------------------------------------ variables
+    @property
+    def autocommit(self) -> bool:
+        """The session's ``autocommit``."""
+        value = self.session_vars.get("autocommit")
+        if value is None:
+            value = self.server.variables.get_global("autocommit")
+        return bool(value)
+
+    def lock_wait_timeout(self) -> float:
+        """The session's ``innodb_lock_wait_timeout`` in seconds."""
+        value = self.session_vars.get("innodb_lock_wait_timeout")
+        if value is None:
+            value = self.server.variables.get_global("innodb_lock_wait_timeout")
+        return float(value)  # type: ignore[arg-type]
+
+    def variable(self, name: str, scope: str | None) -> object:
+        """@@[scope.]name as this session reads it."""
+        return self.context.variable(name, scope)
+
+    @staticmethod
+    def display(value: object) -> str:
+        """A value as SHOW VARIABLES prints it."""
+        return display(value)  # type: ignore[arg-type]
+
+    def warn(self, error: MySQLError, level: str = "Warning") -> None:
+        """Record ``error`` as a warning of the current statement."""
+        self.warnings.append(SqlWarning(level, error.errno, error.message))
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open (SERVER_STATUS_IN_TRANS)."""
+        return self.explicit or (self.trx is not None and not self.autocommit)
+
+    # ---------------------------------------------------------- transaction
+    def transaction(self) -> Transaction:
+        """The open transaction, started now if there is none."""
+        if self.trx is None:
+            self.trx = self.server.engine.begin(self.thread_id)
+            self.events = []
+            self.tables = {}
+            self.server.delegates.transaction.begin(self._param())
+        return self.trx
+
+    def _param(self, log_file: str = "", log_pos: int = 0, **extra: object) -> TransParam:
+        flags = TransFlags.NONE if self.autocommit and not self.explicit \
+            else TransFlags.TRANS_IS_REAL_TRANS
+        tables = tuple(TableInfo(db, name, True) for db, name in self.tables)
+        return TransParam(self.server.server_id, str(self.server.server_uuid), self.thread_id,
+                          flags, log_file, log_pos, tables=tables, **extra)  # type: ignore
+
+    def run_statement(self, body: Callable[[Transaction], object]) -> object:
+        """Run one data statement atomically; commit it at its end under autocommit."""
+        _local.lock_wait_timeout = self.lock_wait_timeout()
+        trx = self.transaction()
+        savepoint = trx.savepoint()
+        before = len(trx.changes())
+        try:
+            result = body(trx)
+        except MySQLError as exc:
+            if exc.errno == ER_LOCK_DEADLOCK.errno:
+                self._rolled_back()
+            else:
+                trx.rollback_to(savepoint)
+                self._end_if_autocommit()
+            raise
+        except BaseException:
+            trx.rollback_to(savepoint)
+            self._end_if_autocommit()
+            raise
+        self._binlog_changes(trx, before)
+        if not self.explicit and self.autocommit:
+            self.commit()
+        return result
+
+    def _binlog_changes(self, trx: Transaction, before: int) -> None:
+        changes = trx.changes()[before:]
+        for change in changes:
+            self.tables[(change.table.db, change.table.name)] = None
+        if not self.binlogging or not changes:
+            return
+        encoder = self.server.encoder
+        if not self.events:
+            self.events.append(encoder.query(self.thread_id, "", "BEGIN"))
+        for db, text in change_statements(changes):
+            self.events.append(encoder.query(self.thread_id, db, text))
+
+    def _end_if_autocommit(self) -> None:
+        if not self.explicit and self.autocommit and self.trx is not None and \
+                not self.trx.changes():
+            self.rollback()
+
+    def _rolled_back(self) -> None:
+        """The engine rolled the whole transaction back (a deadlock victim)."""
+        param = self._param()
+        self.trx = None
+        self.explicit = False
+        self.events = []
+        self.server.delegates.transaction.after_rollback(param)
+
+    def begin(self) -> None:
+        """BEGIN / START TRANSACTION: commit what is open, then open a transaction."""
+        self.commit()
+        self.explicit = True
+        self.transaction()
+
+    def commit(self) -> None:
+        """COMMIT: group-commit the transaction's binlog events, or just end it."""
+        trx, self.explicit = self.trx, False
+        if trx is None:
+            return
+        if not trx.changes() or not self.binlogging:
+            self.trx = None
+            trx.commit()
+            if trx.changes():
+                self.server.delegates.transaction.after_commit(self._param())
+            return
+        events = self.events
+        events.append(self.server.encoder.xid(self.server.binlog.next_xid()))
+        self._commit_events(trx, events)
+
+    def _commit_events(self, trx: Transaction | None, events: list[bytearray]) -> None:
+        """before_commit, then group commit of ``events`` with ``trx``'s engine commit."""
+        try:
+            self.server.delegates.transaction.before_commit(self._param(
+                trx_cache=b"".join(events), write_set=self._write_set(trx)))
+        except HookError:
+            if trx is not None:
+                self.trx = trx
+                self.rollback()
+            raise
+        self.trx = None
+        self.events = []
+        after = self.server.delegates.transaction.after_commit
+        ticket = CommitTicket(
+            thread_id=self.thread_id, events=events,
+            engine_commit=trx.commit if trx is not None else _nothing,
+            after_commit=lambda f, p: after(self._param(f, p)))
+        self.state = "waiting for handler commit"
+        try:
+            self.server.binlog.commit(ticket)
+        except BaseException:
+            if trx is not None and trx.active:
+                trx.rollback()
+            raise
+        finally:
+            self.state = ""
+
+    @staticmethod
+    def _write_set(trx: Transaction | None) -> frozenset[str]:
+        if trx is None:
+            return frozenset()
+        return frozenset(f"{c.table.db}.{c.table.name}."
+                         f"{c.table.key_of(c.after if c.after is not None else c.before)}"
+                         for c in trx.changes()  # type: ignore[arg-type]
+                         if c.after is not None or c.before is not None)
+
+    def rollback(self) -> None:
+        """ROLLBACK."""
+        trx, self.explicit = self.trx, False
+        if trx is None:
+            return
+        param = self._param()
+        self.server.delegates.transaction.before_rollback(param)
+        self.trx = None
+        self.events = []
+        trx.rollback()
+        self.server.delegates.transaction.after_rollback(param)
+
+    def log_ddl(self, text: str) -> None:
+        """Binlog a DDL or account statement as its own transaction (GTID + QUERY)."""
+        if not self.binlogging:
+            return
+        event = self.server.encoder.query(self.thread_id, self.db or "", text)
+        self._commit_events(None, [event])
+
+    def close(self) -> None:
+        """The client went away: an open transaction rolls back."""
+        if self.trx is not None:
+            self.rollback()
+
+
+def _nothing() -> None:
+    return None

@@ -1,0 +1,121 @@
+"""The server's own system variables, with MySQL 8.0's types, defaults, ranges and scopes.
+
+Variables that are really properties of the running server (``gtid_executed``,
+``server_uuid``, ``port``...) are read-only; their values are filled in at start,
+or computed at each read (:data:`COMPUTED`, resolved by the session).
+"""
+
+from __future__ import annotations
+
+from rpl.observers import Scope, SystemVariable, VarType
+
+SERVER_VERSION = "8.0.36-rpl"
+VERSION_COMMENT = "rpl - MySQL replication plugin architecture in Python"
+U32 = 4294967295
+
+
+def _ro(name: str, type_: VarType, default: object, description: str = "",
+        scope: Scope = Scope.GLOBAL) -> SystemVariable:
+    return SystemVariable(name, type_, default, description,  # type: ignore[arg-type]
+                          scope=scope, dynamic=False)
+
+
+def _int(name: str, default: int, low: int, high: int, scope: Scope = Scope.GLOBAL,
+         description: str = "") -> SystemVariable:
+    return SystemVariable(name, VarType.INT, default, description, scope=scope,
+                          min_value=low, max_value=high)
+
+
+def _bool(name: str, default: bool, scope: Scope = Scope.GLOBAL,
+          description: str = "") -> SystemVariable:
+    return SystemVariable(name, VarType.BOOL, default, description, scope=scope)
+
+
+def _str(name: str, default: str, scope: Scope = Scope.BOTH) -> SystemVariable:
+    return SystemVariable(name, VarType.STR, default, scope=scope)
+
+
+def server_variables(datadir: str, port: int, bind_address: str, server_id: int,
+                     server_uuid: str, log_bin_basename: str, hostname: str,
+                     checksum: str) -> list[SystemVariable]:
+    """Every system variable the server core declares."""
+    both = Scope.BOTH
+    return [
+        _ro("version", VarType.STR, SERVER_VERSION),
+        _ro("version_comment", VarType.STR, VERSION_COMMENT),
+        _ro("protocol_version", VarType.INT, 10),
+        _ro("datadir", VarType.STR, datadir + "/"),
+        _ro("port", VarType.INT, port),
+        _ro("bind_address", VarType.STR, bind_address),
+        _ro("hostname", VarType.STR, hostname),
+        _int("server_id", server_id, 0, U32, description="This server's id in a topology"),
+        _ro("server_uuid", VarType.STR, server_uuid),
+        _ro("log_bin", VarType.BOOL, True),
+        _ro("log_bin_basename", VarType.STR, log_bin_basename),
+        _ro("log_bin_index", VarType.STR, log_bin_basename + ".index"),
+        _ro("log_error", VarType.STR, datadir + "/error.log"),
+        _ro("log_replica_updates", VarType.BOOL, True),
+        _ro("log_slave_updates", VarType.BOOL, True),
+        SystemVariable("binlog_format", VarType.ENUM, "STATEMENT",
+                       "rpl logs each row change as a deterministic statement",
+                       dynamic=False, enum_values=("ROW", "STATEMENT", "MIXED")),
+        SystemVariable("binlog_checksum", VarType.ENUM, checksum, dynamic=False,
+                       enum_values=("NONE", "CRC32")),
+        _int("sync_binlog", 1, 0, U32,
+             description="fsync the binlog every N commit groups (0: never)"),
+        _int("max_binlog_size", 1073741824, 4096, 1073741824,
+             description="rotate the binlog once a file reaches this size"),
+        _int("binlog_group_commit_sync_delay", 0, 0, 1000000,
+             description="microseconds a group leader waits for more commits before syncing"),
+        _int("binlog_group_commit_sync_no_delay_count", 0, 0, 100000,
+             description="stop waiting once this many transactions are queued"),
+        _ro("gtid_mode", VarType.STR, "ON"),
+        _ro("enforce_gtid_consistency", VarType.STR, "ON"),
+        _ro("gtid_executed", VarType.STR, ""),
+        _ro("gtid_purged", VarType.STR, ""),
+        _int("innodb_lock_wait_timeout", 50, 1, 1073741824, both),
+        _ro("innodb_rollback_on_timeout", VarType.BOOL, False),
+        _int("innodb_flush_log_at_trx_commit", 1, 0, 2),
+        _int("max_connections", 151, 1, 100000),
+        _int("max_allowed_packet", 67108864, 1024, 1073741824, both),
+        _int("net_buffer_length", 16384, 1024, 1048576, both),
+        _int("net_read_timeout", 30, 1, 31536000, both),
+        _int("net_write_timeout", 60, 1, 31536000, both),
+        _int("wait_timeout", 28800, 1, 31536000, both),
+        _int("interactive_timeout", 28800, 1, 31536000, both),
+        _int("auto_increment_increment", 1, 1, 65535, both),
+        _int("auto_increment_offset", 1, 1, 65535, both),
+        _bool("autocommit", True, both),
+        _bool("read_only", False),
+        _bool("super_read_only", False),
+        _bool("sql_require_primary_key", True, both,
+              "rpl's engine requires a primary key on every table"),
+        _bool("sql_log_bin", True, Scope.SESSION),
+        _str("sql_mode", "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+                         "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
+        SystemVariable("transaction_isolation", VarType.ENUM, "READ-COMMITTED",
+                       "rpl's engine runs READ COMMITTED", scope=both,
+                       enum_values=("READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ",
+                                    "SERIALIZABLE")),
+        _bool("transaction_read_only", False, both),
+        _str("character_set_client", "utf8mb4"),
+        _str("character_set_connection", "utf8mb4"),
+        _str("character_set_results", "utf8mb4"),
+        _str("character_set_server", "utf8mb4"),
+        _str("character_set_database", "utf8mb4"),
+        _ro("character_set_system", VarType.STR, "utf8mb3"),
+        _str("collation_connection", "utf8mb4_0900_ai_ci"),
+        _str("collation_server", "utf8mb4_0900_ai_ci"),
+        _str("collation_database", "utf8mb4_0900_ai_ci"),
+        _str("time_zone", "SYSTEM"),
+        _ro("system_time_zone", VarType.STR, "UTC"),
+        _ro("lower_case_table_names", VarType.INT, 0),
+        _str("default_storage_engine", "InnoDB"),
+        _ro("have_ssl", VarType.STR, "DISABLED"),
+        _ro("performance_schema", VarType.BOOL, False),
+        _ro("license", VarType.STR, "GPL"),
+        _ro("skip_name_resolve", VarType.BOOL, True),
+        _str("init_connect", "", Scope.GLOBAL),
+        _int("sql_select_limit", 2**64 - 1, 0, 2**64 - 1, both),
+        _int("max_execution_time", 0, 0, U32, both),
+    ]
