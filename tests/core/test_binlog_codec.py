@@ -174,6 +174,7 @@ def test_format_description_golden() -> None:
     assert data[75] == 19
     assert data[76:117] == ev.POST_HEADER_LENGTHS_8029
     assert data[117] == 1
+    assert ev.FormatDescriptionEvent().number_of_event_types == 41
     # The CRC is the one of the event with IN_USE cleared: clearing the flag in place keeps
     # it valid, and the CRC over the bytes as they are (flag set) would not match.
     cleared = bytearray(data)
