@@ -51,8 +51,8 @@ _BQ = r"`(?:[^`]|``)*`"
 
 _TOKEN = re.compile(
     rf"""
-    (?P<ws>\s+)
-    |(?P<vopen>/\*!(?P<ver>\d{{5}})?)
+    \s*(?:
+    (?P<vopen>/\*!(?P<ver>\d{{5}})?)
     |(?P<vclose>\*/)
     |(?P<comment>/\*.*?\*/|--(?:[\s]|$)[^\n]*|\#[^\n]*)
     |(?P<hexstr>[xX]'[0-9a-fA-F]*')
@@ -68,7 +68,7 @@ _TOKEN = re.compile(
     |(?P<dq>{_DQ})
     |(?P<uservar>@(?:[{_IDENT_CHARS}.]+|{_BQ}|{_SQ}|{_DQ}))
     |(?P<op><=>|<=|>=|<>|!=|:=|&&|\|\||<<|>>|@@|[-+*/%=<>!~&|^(),.;?@{{}}])
-    """,
+    )""",
     re.VERBOSE | re.DOTALL,
 )
 
@@ -125,15 +125,15 @@ def tokenize(sql: str) -> list[Token]:
     append = tokens.append
     match = _TOKEN.match
     pos = 0
-    end = len(sql)
+    end = len(sql.rstrip())
     in_versioned = False
     while pos < end:
         m = match(sql, pos)
         if m is None:
-            raise parse_error(sql, pos)
+            raise parse_error(sql, pos + len(sql[pos:]) - len(sql[pos:].lstrip()))
         group = m.lastgroup
-        text = m.group()
-        stop = m.end()
+        pos, stop = m.span(m.lastindex or 0)
+        text = sql[pos:stop]
         if group == "word":
             append((K_WORD, text.upper(), text, pos, stop))
         elif group == "op":
@@ -178,9 +178,9 @@ def tokenize(sql: str) -> list[Token]:
             else:  # "*/" outside a versioned comment is "*" then "/"
                 append((K_OP, "*", "*", pos, pos + 1))
                 stop = pos + 1
-        # "ws" and "comment" leave no token
+        # a comment leaves no token; whitespace is skipped by every match
         pos = stop
-    append((K_EOF, "", None, end, end))
+    append((K_EOF, "", None, len(sql), len(sql)))
     return tokens
 
 
