@@ -456,6 +456,7 @@ def test_parse_error_texts() -> None:
     near, _ = _near(long)
     assert near == ("FROM " + "x" * 200)[:80]
     assert _near("UPDATE t SET") == ("", 1)
+    assert _near("SELECT 1 /*! + 2") == ("", 1)
     assert _near("CREATE TABLE t (a INT BOGUS)") == ("BOGUS)", 1)
 
 

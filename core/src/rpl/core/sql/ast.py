@@ -212,8 +212,9 @@ class SelectItem:
     """One select-list item; ``text`` is the item's source text as written.
 
     MySQL names an unaliased result column after the expression as written
-    (``@@version_comment``, ``COUNT(*)``), hence ``text`` (comments and surrounding
-    whitespace excluded).
+    (``@@version_comment``, ``COUNT(*)``), hence ``text`` (comments and whitespace around it
+    whitespace excluded;
+    a comment inside the item stays).
     """
 
     expr: Expression | Star

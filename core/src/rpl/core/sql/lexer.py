@@ -180,6 +180,8 @@ def tokenize(sql: str) -> list[Token]:
                 stop = pos + 1
         # a comment leaves no token; whitespace is skipped by every match
         pos = stop
+    if in_versioned:  # "/*!" never closed: MySQL's lexer fails at the end of the text
+        raise parse_error(sql, len(sql))
     append((K_EOF, "", None, len(sql), len(sql)))
     return tokens
 
