@@ -212,9 +212,9 @@ class SelectItem:
     """One select-list item; ``text`` is the item's source text as written.
 
     MySQL names an unaliased result column after the expression as written
-    (``@@version_comment``, ``COUNT(*)``), hence ``text`` (comments and whitespace around it
-    whitespace excluded;
-    a comment inside the item stays).
+    (``@@version_comment``, ``COUNT(*)``), hence ``text``: the source from the item's
+    first token to its last, so comments and whitespace around it are excluded and a
+    comment inside it stays.
     """
 
     expr: Expression | Star
