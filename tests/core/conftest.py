@@ -54,3 +54,21 @@ def system_variables() -> SystemVariables:
 def plugins(delegates: Delegates, system_variables: SystemVariables) -> Plugins:
     return Plugins(delegates.registry, system_variables, StatusVariables(), ThreadRegistry(),
                    sources=lambda: SAMPLE_SOURCES)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One rpl server process for a test module (clean shutdown at the end)."""
+    from rpl.core.testing.process import ServerProcess
+    process = ServerProcess(tmp_path_factory.mktemp("server") / "data").start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def fresh_server(tmp_path):  # type: ignore[no-untyped-def]
+    """An rpl server process of this test's own (killed if the test leaves it running)."""
+    from rpl.core.testing.process import ServerProcess
+    process = ServerProcess(tmp_path / "data")
+    yield process
+    process.kill()

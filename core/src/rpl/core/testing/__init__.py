@@ -1,0 +1,1 @@
+"""Test kit: real server processes for tests, fixtures and fault harnesses."""

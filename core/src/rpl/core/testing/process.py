@@ -1,0 +1,102 @@
+"""An rpl server as a real child process, for tests that kill, restart and inspect it.
+
+The process runs ``python -m rpl.core.cli server`` with its own data directory and a
+free port; :meth:`ServerProcess.kill` is a real SIGKILL, so crash tests see exactly
+what a crashed mysqld leaves behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class ServerProcess:
+    """One ``rpl server`` child process."""
+
+    def __init__(self, datadir: Path, port: int | None = None,
+                 options: Sequence[str] = ()) -> None:
+        self.datadir = datadir
+        self.port = port or free_port()
+        self.options = list(options)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, *extra: str, timeout: float = 30.0) -> ServerProcess:
+        """Start the server and wait until it accepts connections."""
+        command = [sys.executable, "-m", "rpl.core.cli", "server", "--datadir",
+                   str(self.datadir), "--port", str(self.port), *self.options, *extra]
+        self.datadir.mkdir(parents=True, exist_ok=True)
+        log = (self.datadir.parent / f"{self.datadir.name}.stdout").open("ab")
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"rpl server exited with {self.process.returncode}: "
+                                   f"{self.error_log()[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise TimeoutError(f"rpl server did not listen on {self.port}")
+
+    def connect(self, **kwargs: Any) -> Any:
+        """A PyMySQL connection as root (autocommit on unless told otherwise)."""
+        import pymysql
+        kwargs.setdefault("user", "root")
+        kwargs.setdefault("password", "")
+        kwargs.setdefault("autocommit", True)
+        return pymysql.connect(host="127.0.0.1", port=self.port, **kwargs)
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        """Run one statement on a new connection; its rows."""
+        connection = self.connect()
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(sql)
+                return list(cursor.fetchall())
+        finally:
+            connection.close()
+
+    def kill(self) -> None:
+        """SIGKILL, then reap."""
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """SIGTERM (a clean shutdown); the exit code."""
+        if self.process is None:
+            return 0
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.process.returncode
+
+    def wait_exit(self, timeout: float = 30.0) -> int:
+        """Wait for the process to end by itself (SHUTDOWN, a crash point)."""
+        assert self.process is not None
+        return self.process.wait(timeout)
+
+    def error_log(self) -> str:
+        """The error log's text."""
+        path = self.datadir / "error.log"
+        return path.read_text() if path.exists() else ""
