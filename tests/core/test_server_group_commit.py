@@ -1,0 +1,195 @@
+"""Group commit and the storage hooks, with observers registered on an in-process server.
+
+The server runs in this process (real sockets, real files) so that a test observer
+can block inside a hook and the test can see what holds at that moment.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pymysql
+import pytest
+
+from rpl.core.server.server import Server, ServerConfig
+from rpl.observers import hookimpl
+
+
+@pytest.fixture
+def live(tmp_path: Path):  # type: ignore[no-untyped-def]
+    server = Server(ServerConfig(datadir=tmp_path / "data", port=0))
+    server.start()
+    yield server
+    server.shutdown()
+
+
+def connect(server: Server, **kwargs: object) -> pymysql.Connection:  # type: ignore[type-arg]
+    return pymysql.connect(host="127.0.0.1", port=server.port, user="root", autocommit=True,
+                           **kwargs)  # type: ignore[arg-type]
+
+
+def setup_table(server: Server) -> None:
+    with connect(server).cursor() as cursor:
+        cursor.execute("CREATE DATABASE g")
+        cursor.execute("CREATE TABLE g.t (id INT NOT NULL PRIMARY KEY, v INT)")
+
+
+class Recorder:
+    """Records the storage and transaction hooks in call order, with what it saw."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.calls: list[tuple[str, str, int]] = []
+        self.visible_at_sync: list[int] = []
+        self.published_at_flush: list[int] = []
+
+    @hookimpl
+    def after_flush(self, param, log_file, log_pos):  # type: ignore[no-untyped-def]
+        self.published_at_flush.append(self.server.binlog.end.pos)
+        self.calls.append(("after_flush", log_file, log_pos))
+
+    @hookimpl
+    def after_sync(self, param, log_file, log_pos):  # type: ignore[no-untyped-def]
+        table = self.server.engine.table("g", "t")
+        self.visible_at_sync.append(len(table.rows))
+        self.calls.append(("after_sync", log_file, log_pos))
+
+    @hookimpl
+    def after_commit(self, param):  # type: ignore[no-untyped-def]
+        self.calls.append(("after_commit", param.log_file, param.log_pos))
+
+
+def test_hooks_in_order_with_positions(live: Server) -> None:
+    setup_table(live)
+    recorder = Recorder(live)
+    live.delegates.registry.register(recorder, "recorder")
+    with connect(live).cursor() as cursor:
+        cursor.execute("INSERT INTO g.t VALUES (1, 1)")
+    names = [c[0] for c in recorder.calls]
+    assert names == ["after_flush", "after_sync", "after_commit"]
+    flush, sync, commit = recorder.calls
+    assert flush[1:] == sync[1:] == commit[1:]
+    assert commit[2] == live.binlog.end.pos
+    assert recorder.visible_at_sync == [0], "rows visible before engine commit"
+    assert recorder.published_at_flush[0] < flush[2], "end published before the sync stage"
+
+
+def test_group_commit_groups_concurrent_sessions(live: Server) -> None:
+    setup_table(live)
+    gate = threading.Event()
+
+    class SlowFlush:
+        """Holds the first group in the flush stage (under the binlog write lock), so
+        the sessions arriving meanwhile must queue and go as one group."""
+
+        @hookimpl
+        def after_flush(self, param, log_file, log_pos):  # type: ignore[no-untyped-def]
+            gate.wait(5)
+
+    live.delegates.registry.register(SlowFlush(), "slow")
+    before = live.binlog.binlog_group_commits
+
+    def insert(i: int) -> None:
+        with connect(live).cursor() as cursor:
+            cursor.execute(f"INSERT INTO g.t VALUES ({i}, {i})")
+
+    threads = [threading.Thread(target=insert, args=(i,)) for i in range(1, 9)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)
+    gate.set()
+    for thread in threads:
+        thread.join(10)
+    commits = live.binlog.binlog_commits
+    groups = live.binlog.binlog_group_commits - before
+    assert len(live.engine.table("g", "t").rows) == 8
+    assert groups <= 3, f"{commits} commits in {groups} groups: no grouping"
+    with connect(live).cursor() as cursor:
+        cursor.execute("SHOW GLOBAL STATUS LIKE 'Binlog_%commits'")
+        status = dict(cursor.fetchall())
+    assert int(status["Binlog_group_commits"]) == live.binlog.binlog_group_commits
+
+
+def test_rotation_while_a_session_waits_in_after_sync(live: Server) -> None:
+    """WL#6355's deadlock: a commit blocked in after_sync until a reader has read its
+    events; FLUSH BINARY LOGS meanwhile. Neither may wait for the other."""
+    setup_table(live)
+    released = threading.Event()
+    read_ok = threading.Event()
+    flusher_done = threading.Event()
+
+    class WaitForReader:
+        @hookimpl
+        def after_sync(self, param, log_file, log_pos):  # type: ignore[no-untyped-def]
+            # Like semisync waiting for an ACK: here, until the rotation is done.
+            flusher_done.wait(10)
+
+    live.delegates.registry.register(WaitForReader(), "waiter")
+    errors: list[BaseException] = []
+
+    def commit() -> None:
+        try:
+            with connect(live).cursor() as cursor:
+                cursor.execute("INSERT INTO g.t VALUES (100, 1)")
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    committer = threading.Thread(target=commit)
+    committer.start()
+    deadline = time.monotonic() + 5
+    while live.binlog.end.pos == live.binlog.committed_end.pos and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+    def flush() -> None:
+        with connect(live).cursor() as cursor:
+            cursor.execute("FLUSH BINARY LOGS")
+        flusher_done.set()
+
+    threading.Thread(target=flush, daemon=True).start()
+
+    def reader() -> None:
+        # A dump thread reads the published end and the events before it, with no
+        # binlog lock, while the rotation happens.
+        end = live.binlog.end
+        from rpl.core.binlog.logfile import read_events
+        events = list(read_events(live.binlog.directory / end.file, stop_at=end.pos))
+        if any("INSERT" in getattr(e.event, "query", "") for e in events):
+            read_ok.set()
+        released.set()
+
+    threading.Thread(target=reader, daemon=True).start()
+    assert flusher_done.wait(5), "FLUSH BINARY LOGS waited for a session in after_sync"
+    assert released.wait(5)
+    committer.join(10)
+    assert not committer.is_alive() and not errors
+    assert read_ok.is_set(), "the reader did not see the waiting group's events"
+    assert len(live.binlog.index.names()) == 2
+
+
+def test_after_flush_failure_cuts_the_group_back(live: Server) -> None:
+    setup_table(live)
+    from rpl.observers import ObserverError
+
+    class Refuse:
+        @hookimpl
+        def after_flush(self, param, log_file, log_pos):  # type: ignore[no-untyped-def]
+            raise ObserverError("refused by test")
+
+    end_before = live.binlog.end
+    live.delegates.registry.register(Refuse(), "refuse")
+    with pytest.raises(pymysql.err.MySQLError) as info:
+        with connect(live).cursor() as cursor:
+            cursor.execute("INSERT INTO g.t VALUES (7, 7)")
+    assert info.value.args[0] == 3100 and "after_flush" in info.value.args[1]
+    live.delegates.registry.unregister("refuse")
+    assert live.binlog.end == end_before
+    size = (live.binlog.directory / end_before.file).stat().st_size
+    assert size == end_before.pos, "the failed group's bytes stayed in the binlog"
+    with connect(live).cursor() as cursor:
+        cursor.execute("SELECT COUNT(*) FROM g.t")
+        assert cursor.fetchone() == (0,)
+        cursor.execute("INSERT INTO g.t VALUES (7, 7)")
+        cursor.execute("SELECT COUNT(*) FROM g.t")
+        assert cursor.fetchone() == (1,)
