@@ -84,7 +84,8 @@ def test_kill_at_crash_point_under_writers(tmp_path: Path, point: str) -> None:
 
     server.start()
     rows = {row[0] for row in server.query("SELECT id FROM c.t")}
-    assert everything_acked <= rows, f"lost acknowledged rows: {sorted(everything_acked - rows)[:5]}"
+    lost = sorted(everything_acked - rows)[:5]
+    assert everything_acked <= rows, f"lost acknowledged rows: {lost}"
     in_binlog = binlog_ids(tmp_path / "data")
     assert rows == in_binlog, (f"data differs from the binlog: extra {sorted(rows - in_binlog)[:5]}"
                                f", missing {sorted(in_binlog - rows)[:5]}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -32,7 +31,8 @@ def sysbench(port: int, workload: str, phase: str, *extra: str) -> str:
                f"--mysql-port={port}", "--mysql-user=root", "--mysql-db=sbtest", "--tables=2",
                "--table-size=500", "--db-ps-mode=disable", *extra, phase]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, f"sysbench {workload} {phase} failed:\n{done.stdout}\n{done.stderr}"
+    assert done.returncode == 0, \
+        f"sysbench {workload} {phase} failed:\n{done.stdout}\n{done.stderr}"
     assert "FATAL" not in done.stdout + done.stderr
     return done.stdout
 

@@ -125,7 +125,8 @@ ER_UNKNOWN_ERROR: Final = _code(1105, "ER_UNKNOWN_ERROR", "HY000", "%s")
 ER_FIELD_SPECIFIED_TWICE: Final = _code(
     1110, "ER_FIELD_SPECIFIED_TWICE", "42000", "Column '%s' specified twice")
 ER_WRONG_VALUE_COUNT_ON_ROW: Final = _code(
-    1136, "ER_WRONG_VALUE_COUNT_ON_ROW", "21S01", "Column count doesn't match value count at row %d")
+    1136, "ER_WRONG_VALUE_COUNT_ON_ROW", "21S01",
+    "Column count doesn't match value count at row %d")
 ER_NONEXISTING_GRANT: Final = _code(
     1141, "ER_NONEXISTING_GRANT", "42000",
     "There is no such grant defined for user '%s' on host '%s'")

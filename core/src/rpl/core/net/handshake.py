@@ -119,15 +119,15 @@ class HandshakeResponse:
 def parse_handshake_response(payload: bytes) -> HandshakeResponse:
     """Decode HandshakeResponse41; ProtocolError/ValueError when it is malformed."""
     reader = PayloadReader(payload)
-    capabilities = reader.int(4)
-    max_packet = reader.int(4)
-    charset = reader.int(1)
+    capabilities = reader.uint(4)
+    max_packet = reader.uint(4)
+    charset = reader.uint(1)
     reader.take(23)
     user = reader.nul_str().decode("utf-8", "replace")
     if capabilities & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA:
         auth = reader.lenenc_str()
     elif capabilities & CLIENT_SECURE_CONNECTION:
-        auth = reader.take(reader.int(1))
+        auth = reader.take(reader.uint(1))
     else:
         auth = reader.nul_str()
     database = None

@@ -62,19 +62,19 @@ class PayloadReader:
         self.pos += size
         return chunk
 
-    def int(self, size: int) -> int:
+    def uint(self, size: int) -> int:
         """A little-endian unsigned integer of ``size`` bytes."""
         return int.from_bytes(self.take(size), "little")
 
     def lenenc_int(self) -> int:
         """A length-encoded integer."""
-        first = self.int(1)
+        first = self.uint(1)
         if first < 251:
             return first
         sizes = {0xFC: 2, 0xFD: 3, 0xFE: 8}
         if first not in sizes:
             raise ProtocolError(f"invalid length-encoded integer prefix 0x{first:02x}")
-        return self.int(sizes[first])
+        return self.uint(sizes[first])
 
     def lenenc_str(self) -> bytes:
         """A length-encoded string."""
@@ -116,7 +116,7 @@ class PacketChannel:
         self.sequence = 0
 
     def _read_exact(self, size: int) -> bytes:
-        data = self._file.read(size)
+        data: bytes | None = self._file.read(size)
         if data is None or len(data) < size:
             raise ConnectionClosed("connection closed by peer")
         return data

@@ -46,7 +46,8 @@ NUM_FLAG = 0x8000
 def ok_packet(affected_rows: int = 0, last_insert_id: int = 0, status: int = 0,
               warnings: int = 0, info: str = "") -> bytes:
     """An OK packet (header 0x00); the info text is length-encoded, as mysqld writes it
-    (libmariadb reads it that way and reports a malformed packet otherwise)."""
+    (libmariadb reads it that way and reports a malformed packet otherwise).
+    """
     body = (b"\x00" + lenenc_int(affected_rows) + lenenc_int(last_insert_id)
             + struct.pack("<HH", status, min(warnings, 0xFFFF)))
     return body + lenenc_str(info.encode()) if info else body

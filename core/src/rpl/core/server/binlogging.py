@@ -10,10 +10,10 @@ into one multi-row INSERT; updates and deletes are one statement per row.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from rpl.core.binlog.events import QueryEvent, XidEvent, default_status_vars, encode_event
-from rpl.core.engine import RowChange, TableSchema
+from rpl.core.engine import Row, RowChange, TableSchema
 from rpl.core.sql.ast import quote_identifier, quote_literal
 
 MAX_ROWS_PER_INSERT = 1000
@@ -23,19 +23,19 @@ def _table(schema: TableSchema) -> str:
     return f"{quote_identifier(schema.db)}.{quote_identifier(schema.name)}"
 
 
-def _where_pk(schema: TableSchema, row: Sequence[object]) -> str:
+def _where_pk(schema: TableSchema, row: Row) -> str:
     return " AND ".join(f"{quote_identifier(schema.columns[i].name)}={quote_literal(row[i])}"
-                        for i in schema.pk_positions)  # type: ignore[arg-type]
+                        for i in schema.pk_positions)
 
 
-def _values(row: Sequence[object]) -> str:
-    return "(" + ",".join(quote_literal(v) for v in row) + ")"  # type: ignore[arg-type]
+def _values(row: Row) -> str:
+    return "(" + ",".join(quote_literal(v) for v in row) + ")"
 
 
 def change_statements(changes: Iterable[RowChange]) -> list[tuple[str, str]]:
     """(database, statement) pairs replaying ``changes`` in order."""
     out: list[tuple[str, str]] = []
-    pending: list[Sequence[object]] = []
+    pending: list[Row] = []
     pending_schema: TableSchema | None = None
 
     def flush_inserts() -> None:
@@ -58,7 +58,7 @@ def change_statements(changes: Iterable[RowChange]) -> list[tuple[str, str]]:
         pending_schema = None
         if change.kind == "update" and change.before is not None and change.after is not None:
             sets = ",".join(f"{quote_identifier(c.name)}={quote_literal(change.after[i])}"
-                            for i, c in enumerate(schema.columns)  # type: ignore[arg-type]
+                            for i, c in enumerate(schema.columns)
                             if change.after[i] != change.before[i]
                             or type(change.after[i]) is not type(change.before[i]))
             if sets:

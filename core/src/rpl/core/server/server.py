@@ -47,6 +47,7 @@ from rpl.core.threads import ThreadRegistry
 from rpl.core.variables import StatusVariables, SystemVariables
 from rpl.observers import (
     ServerStateParam,
+    StatusValue,
     StatusVariable,
     SystemVariable,
     VarType,
@@ -163,8 +164,8 @@ class Server:
         for name, getter in self._status_getters().items():
             self.status.register(StatusVariable(name, getter), "server")
 
-    def _status_getters(self) -> dict[str, Callable[[], object]]:
-        getters: dict[str, Callable[[], object]] = {
+    def _status_getters(self) -> dict[str, Callable[[], StatusValue]]:
+        getters: dict[str, Callable[[], StatusValue]] = {
             "Uptime": lambda: int(time.monotonic() - self.started),
             "Threads_connected": lambda: len(self._sessions),
             "Questions": lambda: self.questions,

@@ -231,10 +231,12 @@ class Session:
     def _write_set(trx: Transaction | None) -> frozenset[str]:
         if trx is None:
             return frozenset()
-        return frozenset(f"{c.table.db}.{c.table.name}."
-                         f"{c.table.key_of(c.after if c.after is not None else c.before)}"
-                         for c in trx.changes()  # type: ignore[arg-type]
-                         if c.after is not None or c.before is not None)
+        keys = set()
+        for change in trx.changes():
+            row = change.after if change.after is not None else change.before
+            if row is not None:
+                keys.add(f"{change.table.db}.{change.table.name}.{change.table.key_of(row)}")
+        return frozenset(keys)
 
     def rollback(self) -> None:
         """ROLLBACK."""
