@@ -9,8 +9,9 @@ from __future__ import annotations
 import threading
 
 from rpl.core.binlog import events as ev
-from rpl.core.binlog.logfile import read_events
+from rpl.core.binlog.logfile import LogError, read_events
 from rpl.core.errors import (
+    ER_ERROR_WHEN_EXECUTING_COMMAND,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_NOT_SUPPORTED_YET,
     ER_SPECIFIC_ACCESS_DENIED_ERROR,
@@ -194,7 +195,8 @@ def _show_binlog_events(session: Session, stmt: ast.Show) -> Result:
     names = binlog.index.names()
     name = stmt.file or (names[0] if names else "")
     if name not in names:
-        raise MySQLError.of(ER_UNKNOWN_TARGET_BINLOG)
+        raise MySQLError.of(ER_ERROR_WHEN_EXECUTING_COMMAND, "SHOW BINLOG EVENTS",
+                            "Could not find target log")
     end = binlog.end
     stop = end.pos if name == end.file else None
     rows = []
@@ -291,8 +293,11 @@ def _show_grants(session: Session, stmt: ast.Show) -> Result:
             raise MySQLError.of(ER_NONEXISTING_GRANT, stmt.user.user, stmt.user.host)
     if account is None:
         return Rows(_texts("Grants"), [])
+    # MySQL 8.0 prints the grantee with backticks: TO `user`@`host`
+    grantee = f"`{account.user}`@`{account.host}`"
     return Rows(_texts(f"Grants for {account.user}@{account.host}"),
-                [[line] for line in accounts.grants_of(account)])
+                [[line.replace(f" TO {account.name}", f" TO {grantee}")]
+                 for line in accounts.grants_of(account)])
 
 
 _SHOW = {
@@ -328,8 +333,32 @@ def run_purge(session: Session, stmt: ast.Purge) -> Result:
     server = session.server
     if stmt.to_file not in server.binlog.index.names():
         raise MySQLError.of(ER_UNKNOWN_TARGET_BINLOG)
-    server.binlog.purge_to(stmt.to_file, server.recovery_start_file())
+    server.binlog.purge_to(stmt.to_file, _recovery_needs(session))
     return Ok()
+
+
+def _recovery_needs(session: Session) -> str:
+    """The first binlog file recovery needs: the checkpoint's file, or the one after it
+    when nothing but the ROTATE follows the checkpoint in that file (a checkpoint taken at
+    FLUSH BINARY LOGS). Recovery starts at the first file when the checkpoint's file is gone
+    and skips the GTIDs the checkpoint holds, so such a file can be purged.
+    """
+    server = session.server
+    keep = server.recovery_start_file()
+    names = server.binlog.index.names()
+    if keep not in names or names.index(keep) + 1 >= len(names):
+        return keep
+    checkpoint = server.datadir.load_checkpoint()
+    if checkpoint is None or checkpoint.binlog_file != keep:
+        return keep
+    try:
+        after = [e.event for e in read_events(server.binlog.directory / keep,
+                                              checkpoint.binlog_pos)]
+    except (LogError, OSError):  # unreadable: keep the file
+        return keep
+    if len(after) == 1 and isinstance(after[0], ev.RotateEvent):
+        return names[names.index(keep) + 1]
+    return keep
 
 
 def run_reset_master(session: Session, stmt: ast.ResetMaster) -> Result:

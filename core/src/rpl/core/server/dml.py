@@ -34,6 +34,8 @@ from rpl.core.server.values import column_type
 from rpl.core.sql import ast
 
 Row = Sequence[object]
+FIELDS = "field list"
+WHERE = "where clause"
 
 
 def resolve_table(session: Session, name: ast.TableName) -> Table:
@@ -109,7 +111,7 @@ def candidate_rows(trx: Transaction, table: Table, where: ast.Expression | None,
 def matching(trx: Transaction, table: Table, where: ast.Expression | None,
              compiler: Compiler) -> Iterator[tuple[object, Row]]:
     """(key, row) pairs satisfying ``where``."""
-    test = compiler.compile(where) if where is not None else None
+    test = compiler.compile_in(WHERE, where) if where is not None else None
     for key, row in candidate_rows(trx, table, where, compiler):
         if test is None or truth(test(row)):
             yield key, row
@@ -123,11 +125,9 @@ def run_select(session: Session, stmt: ast.Select) -> Result:
     if stmt.table is None:
         compiler = Compiler((), "", session.context)
         values = [_item_function(compiler, item)(()) for item in stmt.items]
-        if stmt.limit == 0:
-            return Rows([column_for_value(_name(i), v) for i, v in zip(stmt.items, values)],
-                        [])
-        columns = [column_for_value(_name(i), v) for i, v in zip(stmt.items, values)]
-        return Rows(columns, [values])
+        columns = [column_for_value(_name(i), v)
+                   for i, v in zip(stmt.items, values, strict=True)]
+        return Rows(columns, [] if stmt.limit == 0 else [values])
     table = resolve_table(session, stmt.table)
 
     def body(trx: Transaction) -> Result:
@@ -137,13 +137,18 @@ def run_select(session: Session, stmt: ast.Select) -> Result:
 
 
 def _name(item: ast.SelectItem) -> str:
-    return item.alias or item.text
+    """The result column's name: the alias, a string literal's value, or the item's text."""
+    if item.alias:
+        return item.alias
+    if isinstance(item.expr, ast.Literal) and isinstance(item.expr.value, str):
+        return item.expr.value
+    return item.text
 
 
 def _item_function(compiler: Compiler, item: ast.SelectItem) -> Compiled:
     if isinstance(item.expr, ast.Star):
         raise MySQLError.of(ER_NO_DB_ERROR)
-    return compiler.compile(item.expr)
+    return compiler.compile_in(FIELDS, item.expr)
 
 
 def _select_from(session: Session, trx: Transaction, table: Table,
@@ -179,21 +184,21 @@ def _aggregate(stmt: ast.Select, rows: list[Row], compiler: Compiler) -> Result:
     for item in stmt.items:
         expr = item.expr
         if not isinstance(expr, ast.FuncCall) or expr.name not in AGGREGATES:
-            first = compiler.compile(expr)(rows[0]) if rows and \
+            first = compiler.compile_in(FIELDS, expr)(rows[0]) if rows and \
                 not isinstance(expr, ast.Star) else None
             values.append(first)
             continue
-        arg = compiler.compile(expr.args[0]) if expr.args else None
+        arg = compiler.compile_in(FIELDS, expr.args[0]) if expr.args else None
         column = [arg(r) if arg else 1 for r in rows]
         values.append(aggregate(expr.name, column, expr.star, expr.distinct))
     columns = [column_for_value(_name(i), v) if v is not None or not _is_aggregate(i)
-               else column_for_value(_name(i), 0) for i, v in zip(stmt.items, values)]
+               else column_for_value(_name(i), 0) for i, v in zip(stmt.items, values, strict=True)]
     return Rows(columns, _limited([values], stmt.limit, stmt.offset))
 
 
 def _ordered(rows: list[Row], order: Sequence[ast.OrderItem], compiler: Compiler) -> list[Row]:
     for item in reversed(order):
-        key = compiler.compile(item.expr)
+        key = compiler.compile_in("order clause", item.expr)
 
         def sort_key(row: Row, key: Compiled = key) -> tuple[int, object]:
             value = key(row)
@@ -221,7 +226,7 @@ def _projection(items: Sequence[ast.SelectItem], schema: TableSchema,
                 columns.append(column_type(col, schema))
                 getters.append(lambda row, i=i: row[i])
             continue
-        getters.append(compiler.compile(item.expr))
+        getters.append(compiler.compile_in(FIELDS, item.expr))
         if isinstance(item.expr, ast.Column):
             col = schema.columns[compiler.column_position(item.expr)]
             columns.append(column_type(col, schema, item.alias or item.expr.name))
@@ -301,7 +306,7 @@ def _insert_row(schema: TableSchema, positions: list[int], values: list[object],
         raise MySQLError.of(ER_WRONG_VALUE_COUNT_ON_ROW, number)
     row: list[object] = list(schema.default_row)
     given = set()
-    for position, value in zip(positions, values):
+    for position, value in zip(positions, values, strict=True):
         if value is not _DEFAULT:
             row[position] = value
             given.add(position)
@@ -318,7 +323,7 @@ def _write_targets(session: Session, trx: Transaction, table: Table,
                    where: ast.Expression | None, order_by: Sequence[ast.OrderItem],
                    limit: object, compiler: Compiler) -> Iterator[tuple[object, Row]]:
     """Rows to change, each locked and re-checked against its latest version."""
-    test = compiler.compile(where) if where is not None else None
+    test = compiler.compile_in(WHERE, where) if where is not None else None
     candidates = list(candidate_rows(trx, table, where, compiler))
     if order_by:
         ordered = _ordered([r for _, r in candidates], order_by, compiler)
@@ -342,9 +347,11 @@ def run_update(session: Session, stmt: ast.Update) -> Result:
     compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
     setters: list[tuple[int, Compiled | None]] = []
     for assignment in stmt.assignments:
+        compiler.clause = FIELDS
         position = compiler.column_position(assignment.column)
         value = None if isinstance(assignment.value, ast.Default) else \
             compiler.compile(assignment.value)
+        compiler.clause = None
         setters.append((position, value))
 
     def body(trx: Transaction) -> Result:

@@ -167,6 +167,16 @@ class Compiler:
         self.positions = {name.lower(): i for i, name in enumerate(columns)}
         self.table = table
         self.context = context
+        self.clause: str | None = None
+        """The clause being compiled, as MySQL names it in ER_BAD_FIELD_ERROR."""
+
+    def compile_in(self, clause: str, expr: ast.Expression) -> Compiled:
+        """:meth:`compile` for an expression of ``clause`` ('field list', 'where clause'...)."""
+        outer, self.clause = self.clause, clause
+        try:
+            return self.compile(expr)
+        finally:
+            self.clause = outer
 
     def compile(self, expr: ast.Expression) -> Compiled:
         """A closure computing ``expr`` for a row."""
@@ -184,7 +194,7 @@ class Compiler:
         """The row index of ``column``; ER_BAD_FIELD_ERROR if the table has none."""
         position = self.positions.get(column.name.lower())
         if position is None:
-            where = "field list" if not self.table else "where clause"
+            where = self.clause or ("field list" if not self.table else "where clause")
             raise MySQLError.of(ER_BAD_FIELD_ERROR, column.name, where)
         return position
 
