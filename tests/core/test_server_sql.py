@@ -64,11 +64,16 @@ def test_create_drop_database(cur: Any) -> None:
     assert fail(cur, f"CREATE DATABASE {name}") == (
         1007, "HY000", f"Can't create database '{name}'; database exists")
     cur.execute(f"CREATE DATABASE IF NOT EXISTS {name}")
+    assert cur.connection._result.warning_count == 1
+    assert rows(cur, "SHOW WARNINGS") == [
+        ("Note", 1007, f"Can't create database '{name}'; database exists")]
     assert (name,) in rows(cur, "SHOW DATABASES")
     assert cur.execute(f"DROP DATABASE {name}") == 0
     assert fail(cur, f"DROP DATABASE {name}") == (
         1008, "HY000", f"Can't drop database '{name}'; database doesn't exist")
     cur.execute(f"DROP DATABASE IF EXISTS {name}")
+    assert rows(cur, "SHOW WARNINGS") == [
+        ("Note", 1008, f"Can't drop database '{name}'; database doesn't exist")]
     assert (name,) not in rows(cur, "SHOW DATABASES")
     assert fail(cur, f"USE {name}") == (1049, "42000", f"Unknown database '{name}'")
 
@@ -101,6 +106,8 @@ def test_create_table_show_create_and_columns(cur: Any) -> None:
     assert fail(cur, "CREATE TABLE t (id INT PRIMARY KEY)") == (
         1050, "42S01", "Table 't' already exists")
     cur.execute("CREATE TABLE IF NOT EXISTS t (id INT PRIMARY KEY)")
+    assert rows(cur, "SHOW WARNINGS") == [("Note", 1050, "Table 't' already exists")]
+    assert [c[0] for c in rows(cur, "SHOW COLUMNS FROM t")] == ["id", "name", "score", "note"]
 
 
 def test_create_table_requires_primary_key(cur: Any) -> None:
@@ -122,6 +129,21 @@ def test_create_index_and_drop_table(cur: Any) -> None:
     assert cur.execute("DROP TABLE t") == 0
     assert fail(cur, "DROP TABLE t") == (1051, "42S02", f"Unknown table '{cur.db}.t'")
     cur.execute("DROP TABLE IF EXISTS t")
+    assert rows(cur, "SHOW WARNINGS") == [("Note", 1051, f"Unknown table '{cur.db}.t'")]
+    assert rows(cur, "SHOW TABLES") == []
+
+
+def test_drop_table_list_is_atomic(cur: Any) -> None:
+    cur.execute("CREATE TABLE a (id INT PRIMARY KEY)")
+    cur.execute("CREATE TABLE b (id INT PRIMARY KEY)")
+    before = rows(cur, "SHOW MASTER STATUS")[0][4]
+    assert fail(cur, "DROP TABLE a, nope, b, gone") == (
+        1051, "42S02", f"Unknown table '{cur.db}.nope,{cur.db}.gone'")
+    assert rows(cur, "SHOW TABLES") == [("a",), ("b",)]
+    assert rows(cur, "SHOW MASTER STATUS")[0][4] == before
+    cur.execute("DROP TABLE IF EXISTS a, nope")
+    assert rows(cur, "SHOW WARNINGS") == [("Note", 1051, f"Unknown table '{cur.db}.nope'")]
+    assert cur.execute("DROP TABLE b") == 0
     assert rows(cur, "SHOW TABLES") == []
 
 

@@ -11,10 +11,14 @@ from __future__ import annotations
 from rpl.core.engine import NO_DEFAULT, ColumnSchema, TableSchema
 from rpl.core.errors import (
     ER_BAD_DB_ERROR,
+    ER_BAD_TABLE_ERROR,
+    ER_DB_CREATE_EXISTS,
+    ER_DB_DROP_EXISTS,
     ER_MULTIPLE_PRI_KEY,
     ER_NO_DB_ERROR,
     ER_NOT_SUPPORTED_YET,
     ER_SPECIFIC_ACCESS_DENIED_ERROR,
+    ER_TABLE_EXISTS_ERROR,
     MySQLError,
 )
 from rpl.core.net.handshake import NATIVE_PASSWORD, password_hash
@@ -29,6 +33,14 @@ def _database(session: Session, name: ast.TableName) -> str:
     if db is None:
         raise MySQLError.of(ER_NO_DB_ERROR)
     return db
+
+
+def _table_exists(session: Session, db: str, name: str) -> bool:
+    try:
+        session.server.engine.table(db, name)
+    except MySQLError:
+        return False
+    return True
 
 
 def _column(definition: ast.ColumnDef, session: Session) -> ColumnSchema:
@@ -58,6 +70,8 @@ def create_table(session: Session, stmt: ast.CreateTable, text: str) -> Result:
     schema = TableSchema(db, stmt.table.name, columns, primary_key, indexes)
     if session.server.engine.create_table(schema, stmt.if_not_exists) is not None:
         session.log_ddl(text)
+    else:
+        session.warn(MySQLError.of(ER_TABLE_EXISTS_ERROR, stmt.table.name), "Note")
     return Ok()
 
 
@@ -65,8 +79,14 @@ def drop_table(session: Session, stmt: ast.DropTable, text: str) -> Result:
     """DROP TABLE."""
     session.commit()
     engine = session.server.engine
-    for name in stmt.tables:
-        engine.drop_table(_database(session, name), name.name, stmt.if_exists)
+    targets = [(_database(session, name), name.name) for name in stmt.tables]
+    missing = [f"{db}.{name}" for db, name in targets if not _table_exists(session, db, name)]
+    if missing and not stmt.if_exists:
+        # atomic, as in MySQL 8.0: one unknown table and nothing is dropped
+        raise MySQLError.of(ER_BAD_TABLE_ERROR, ",".join(missing))
+    for db, name in targets:
+        if not engine.drop_table(db, name, stmt.if_exists):
+            session.warn(MySQLError.of(ER_BAD_TABLE_ERROR, f"{db}.{name}"), "Note")
     session.log_ddl(text)
     return Ok()
 
@@ -76,12 +96,16 @@ def create_database(session: Session, stmt: ast.CreateDatabase, text: str) -> Re
     session.commit()
     if session.server.engine.create_database(stmt.name, stmt.if_not_exists):
         session.log_ddl(text)
+    else:
+        session.warn(MySQLError.of(ER_DB_CREATE_EXISTS, stmt.name), "Note")
     return Ok(1)
 
 
 def drop_database(session: Session, stmt: ast.DropDatabase, text: str) -> Result:
     """DROP DATABASE."""
     session.commit()
+    if stmt.if_exists and not session.server.engine.has_database(stmt.name):
+        session.warn(MySQLError.of(ER_DB_DROP_EXISTS, stmt.name), "Note")
     dropped = session.server.engine.drop_database(stmt.name, stmt.if_exists)
     if session.db == stmt.name:
         session.db = None
