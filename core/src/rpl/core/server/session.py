@@ -120,8 +120,16 @@ class Session:
             self.trx = self.server.engine.begin(self.thread_id)
             self.events = []
             self.tables = {}
-            self.server.delegates.transaction.begin(self._param())
+            self._hook("begin")
         return self.trx
+
+    def _hook(self, name: str, log_file: str = "", log_pos: int = 0,
+              **extra: object) -> None:
+        """Run transaction hook ``name``; the parameter is built only when someone observes
+        the hook (a commit with no observer costs no TransParam)."""
+        delegate = self.server.delegates.transaction
+        if not delegate.is_empty(name):
+            getattr(delegate, name)(self._param(log_file, log_pos, **extra))
 
     def _param(self, log_file: str = "", log_pos: int = 0, **extra: object) -> TransParam:
         flags = TransFlags.NONE if self.autocommit and not self.explicit \
@@ -173,11 +181,10 @@ class Session:
 
     def _rolled_back(self) -> None:
         """The engine rolled the whole transaction back (a deadlock victim)."""
-        param = self._param()
+        self._hook("after_rollback")
         self.trx = None
         self.explicit = False
         self.events = []
-        self.server.delegates.transaction.after_rollback(param)
 
     def begin(self) -> None:
         """BEGIN / START TRANSACTION: commit what is open, then open a transaction."""
@@ -194,7 +201,7 @@ class Session:
             self.trx = None
             trx.commit()
             if trx.changes():
-                self.server.delegates.transaction.after_commit(self._param())
+                self._hook("after_commit")
             return
         events = self.events
         events.append(self.server.encoder.xid(self.server.binlog.next_xid()))
@@ -203,8 +210,9 @@ class Session:
     def _commit_events(self, trx: Transaction | None, events: list[bytearray]) -> None:
         """before_commit, then group commit of ``events`` with ``trx``'s engine commit."""
         try:
-            self.server.delegates.transaction.before_commit(self._param(
-                trx_cache=b"".join(events), write_set=self._write_set(trx)))
+            if not self.server.delegates.transaction.is_empty("before_commit"):
+                self.server.delegates.transaction.before_commit(self._param(
+                    trx_cache=b"".join(events), write_set=self._write_set(trx)))
         except HookError:
             if trx is not None:
                 self.trx = trx
@@ -212,11 +220,10 @@ class Session:
             raise
         self.trx = None
         self.events = []
-        after = self.server.delegates.transaction.after_commit
         ticket = CommitTicket(
             thread_id=self.thread_id, events=events,
             engine_commit=trx.commit if trx is not None else _nothing,
-            after_commit=lambda f, p: after(self._param(f, p)))
+            after_commit=lambda f, p: self._hook("after_commit", f, p))
         self.state = "waiting for handler commit"
         try:
             self.server.binlog.commit(ticket)
@@ -243,12 +250,11 @@ class Session:
         trx, self.explicit = self.trx, False
         if trx is None:
             return
-        param = self._param()
-        self.server.delegates.transaction.before_rollback(param)
+        self._hook("before_rollback")
+        trx.rollback()
+        self._hook("after_rollback")
         self.trx = None
         self.events = []
-        trx.rollback()
-        self.server.delegates.transaction.after_rollback(param)
 
     def log_ddl(self, text: str) -> None:
         """Binlog a DDL or account statement as its own transaction (GTID + QUERY)."""
