@@ -680,7 +680,6 @@ def test_unsupported_and_empty(cur: Any) -> None:
     _alive(cur)
 
 
-@pytest.mark.xfail(strict=True, reason="server.py _init_variables registers server_uuid as ''")
 def test_server_uuid_variable(server: Any) -> None:
     auto = (server.datadir / "auto.cnf").read_text()
     assert auto.startswith("[auto]\nserver-uuid = ") or "server-uuid" in auto

@@ -218,9 +218,14 @@ class Binlog:
             self.on_rotate()
 
     def _rotate_locked(self) -> None:
+        caught_up = self._committed_end == self._end
         number = file_number(self._file) + 1
         self._close_current(RotateEvent(4, binlog_file_name(self.basename, number)))
         self._open_next()
+        if caught_up:
+            # Every flushed group had committed and none can flush now (write lock held):
+            # the committed state is exactly the old file, so it ends at the new start.
+            self._committed_end = self._end
 
     def close(self) -> None:
         """Clean shutdown: a STOP event ends the file, which is marked closed."""

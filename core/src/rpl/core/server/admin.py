@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 
 from rpl.core.binlog import events as ev
-from rpl.core.binlog.logfile import LogError, read_events
+from rpl.core.binlog.logfile import read_events
 from rpl.core.errors import (
     ER_ERROR_WHEN_EXECUTING_COMMAND,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -333,32 +333,8 @@ def run_purge(session: Session, stmt: ast.Purge) -> Result:
     server = session.server
     if stmt.to_file not in server.binlog.index.names():
         raise MySQLError.of(ER_UNKNOWN_TARGET_BINLOG)
-    server.binlog.purge_to(stmt.to_file, _recovery_needs(session))
+    server.binlog.purge_to(stmt.to_file, server.recovery_start_file())
     return Ok()
-
-
-def _recovery_needs(session: Session) -> str:
-    """The first binlog file recovery needs: the checkpoint's file, or the one after it
-    when nothing but the ROTATE follows the checkpoint in that file (a checkpoint taken at
-    FLUSH BINARY LOGS). Recovery starts at the first file when the checkpoint's file is gone
-    and skips the GTIDs the checkpoint holds, so such a file can be purged.
-    """
-    server = session.server
-    keep = server.recovery_start_file()
-    names = server.binlog.index.names()
-    if keep not in names or names.index(keep) + 1 >= len(names):
-        return keep
-    checkpoint = server.datadir.load_checkpoint()
-    if checkpoint is None or checkpoint.binlog_file != keep:
-        return keep
-    try:
-        after = [e.event for e in read_events(server.binlog.directory / keep,
-                                              checkpoint.binlog_pos)]
-    except (LogError, OSError):  # unreadable: keep the file
-        return keep
-    if len(after) == 1 and isinstance(after[0], ev.RotateEvent):
-        return names[names.index(keep) + 1]
-    return keep
 
 
 def run_reset_master(session: Session, stmt: ast.ResetMaster) -> Result:

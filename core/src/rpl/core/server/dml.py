@@ -13,9 +13,12 @@ it did not see.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator, Sequence
+from typing import cast
 
 from rpl.core.engine import NO_DEFAULT, Table, TableSchema, Transaction
+from rpl.core.engine import Row as EngineRow
 from rpl.core.errors import (
     ER_BAD_FIELD_ERROR,
     ER_DUP_ENTRY,
@@ -224,7 +227,7 @@ def _projection(items: Sequence[ast.SelectItem], schema: TableSchema,
         if isinstance(item.expr, ast.Star):
             for i, col in enumerate(schema.columns):
                 columns.append(column_type(col, schema))
-                getters.append(lambda row, i=i: row[i])
+                getters.append(operator.itemgetter(i))
             continue
         getters.append(compiler.compile_in(FIELDS, item.expr))
         if isinstance(item.expr, ast.Column):
@@ -261,14 +264,14 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
                 if stmt.ignore:
                     session.warn(exc)
                     continue
-                existing = schema.key_of(row)
+                existing = schema.key_of(cast(EngineRow, row))
                 trx.delete(table, existing)
                 key = trx.insert(table, row, row_number=number)
                 affected += 1
             affected += 1
             if generated and not first_id:
                 first_id = int(key) if isinstance(key, int) else \
-                    int(key[schema.primary_key.index(schema.auto_increment_column)])  # type: ignore
+                    int(key[schema.primary_key.index(schema.auto_increment_column)])
         if first_id:
             session.last_insert_id = first_id
         info = f"Records: {len(rows)}  Duplicates: 0  Warnings: {len(session.warnings)}" \
@@ -327,7 +330,7 @@ def _write_targets(session: Session, trx: Transaction, table: Table,
     candidates = list(candidate_rows(trx, table, where, compiler))
     if order_by:
         ordered = _ordered([r for _, r in candidates], order_by, compiler)
-        candidates = [(table.schema.key_of(r), r) for r in ordered]
+        candidates = [(table.schema.key_of(cast(EngineRow, r)), r) for r in ordered]
     count = 0
     for key, _ in candidates:
         if isinstance(limit, int) and count >= limit:

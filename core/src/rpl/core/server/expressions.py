@@ -10,9 +10,11 @@ number with a string converts the string to a number, as MySQL does.
 from __future__ import annotations
 
 import decimal
+import math
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from rpl.core.errors import ER_BAD_FIELD_ERROR, ER_NOT_SUPPORTED_YET, MySQLError
 from rpl.core.sql import ast
@@ -51,7 +53,7 @@ def _comparable(left: object, right: object) -> tuple[object, object]:
     return to_number(left), to_number(right)
 
 
-def compare(op: Callable[[object, object], bool]) -> Callable[[object, object], object]:
+def compare(op: Callable[[Any, Any], Any]) -> Callable[[object, object], object]:
     """A SQL comparison: NULL if either side is NULL, else 1 or 0."""
     def run(left: object, right: object) -> object:
         if left is None or right is None:
@@ -82,22 +84,36 @@ def _divide(left: object, right: object) -> object:
     a, b = to_number(left), to_number(right)
     if b == 0:
         return None
-    return decimal.Decimal(a) / decimal.Decimal(b) if not isinstance(a, float) and \
-        not isinstance(b, float) else a / b
+    return _quotient(a, b)
+
+
+def _quotient(a: int | float | decimal.Decimal,
+              b: int | float | decimal.Decimal) -> float | decimal.Decimal:
+    """``a / b``: exact (DECIMAL) unless a float is involved, as MySQL's ``/``."""
+    if isinstance(a, float) or isinstance(b, float):
+        return float(a) / float(b)
+    return decimal.Decimal(a) / decimal.Decimal(b)
 
 
 def _int_div(left: object, right: object) -> object:
     if left is None or right is None:
         return None
     a, b = to_number(left), to_number(right)
-    return None if b == 0 else int(a / b)
+    return None if b == 0 else int(_quotient(a, b))
 
 
 def _modulo(left: object, right: object) -> object:
+    """MySQL's MOD: the result has the sign of the dividend."""
     if left is None or right is None:
         return None
     a, b = to_number(left), to_number(right)
-    return None if b == 0 else a - b * int(a / b)
+    if b == 0:
+        return None
+    if isinstance(a, float) or isinstance(b, float):
+        return math.fmod(float(a), float(b))
+    if isinstance(a, int) and isinstance(b, int):
+        return (abs(a) % abs(b)) * (1 if a >= 0 else -1)
+    return decimal.Decimal(a) % decimal.Decimal(b)
 
 
 BINARY_OPERATORS: Mapping[str, Callable[[object, object], object]] = {

@@ -156,7 +156,8 @@ class Server:
         basename = str(config.datadir.resolve() / config.log_bin)
         for definition in server_variables(
                 str(config.datadir.resolve()), config.port, config.bind_address,
-                config.server_id, "", basename, socket.gethostname(), "CRC32"):
+                config.server_id, str(self.server_uuid), basename, socket.gethostname(),
+                "CRC32"):
             self.variables.register(definition, "server")
         self.variables.register(SystemVariable(
             "debug", VarType.STR, config.debug, "armed crash points (DBUG syntax)",

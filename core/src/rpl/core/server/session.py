@@ -126,7 +126,8 @@ class Session:
     def _hook(self, name: str, log_file: str = "", log_pos: int = 0,
               **extra: object) -> None:
         """Run transaction hook ``name``; the parameter is built only when someone observes
-        the hook (a commit with no observer costs no TransParam)."""
+        the hook (a commit with no observer costs no TransParam).
+        """
         delegate = self.server.delegates.transaction
         if not delegate.is_empty(name):
             getattr(delegate, name)(self._param(log_file, log_pos, **extra))
