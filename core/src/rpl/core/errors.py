@@ -176,3 +176,12 @@ ER_TABLE_WITHOUT_PK: Final = _code(
     "problems in row-based replication, so please consult your DBA before adding such a table.")
 ER_BINLOG_EVENT_CORRUPT: Final = _code(
     1610, "ER_SLAVE_CORRUPT_EVENT", "HY000", "Corrupted replication event was detected")
+
+ER_DUP_FIELDNAME: Final = _code(
+    1060, "ER_DUP_FIELDNAME", "42S21", "Duplicate column name '%s'")
+ER_INVALID_DEFAULT: Final = _code(
+    1067, "ER_INVALID_DEFAULT", "42000", "Invalid default value for '%s'")
+ER_KEY_COLUMN_DOES_NOT_EXITS: Final = _code(
+    1072, "ER_KEY_COLUMN_DOES_NOT_EXITS", "42000", "Key column '%s' doesn't exist in table")
+ER_WRONG_NAME_FOR_INDEX: Final = _code(
+    1280, "ER_WRONG_NAME_FOR_INDEX", "42000", "Incorrect index name '%s'")

@@ -39,13 +39,16 @@ from rpl.core.errors import (
     ER_BAD_FIELD_ERROR,
     ER_BAD_NULL_ERROR,
     ER_DATA_TOO_LONG,
+    ER_DUP_FIELDNAME,
     ER_DUP_KEYNAME,
+    ER_INVALID_DEFAULT,
+    ER_KEY_COLUMN_DOES_NOT_EXITS,
     ER_MULTIPLE_PRI_KEY,
     ER_TABLE_WITHOUT_PK,
     ER_TRUNCATED_WRONG_VALUE_FOR_FIELD,
     ER_WARN_DATA_OUT_OF_RANGE,
     ER_WRONG_AUTO_KEY,
-    ErrorCode,
+    ER_WRONG_NAME_FOR_INDEX,
     MySQLError,
 )
 
@@ -54,16 +57,6 @@ Value: TypeAlias = int | str | float | decimal.Decimal | bytes | None
 
 Row: TypeAlias = tuple[Value, ...]
 """A row: one value per column, in the table's column order."""
-
-# Codes the shared catalogue does not hold; numbers, SQLSTATEs and messages are MySQL 8.0's.
-ER_DUP_FIELDNAME: Final = ErrorCode(
-    1060, "ER_DUP_FIELDNAME", "42S21", "Duplicate column name '%s'")
-ER_INVALID_DEFAULT: Final = ErrorCode(
-    1067, "ER_INVALID_DEFAULT", "42000", "Invalid default value for '%s'")
-ER_KEY_COLUMN_DOES_NOT_EXITS: Final = ErrorCode(
-    1072, "ER_KEY_COLUMN_DOES_NOT_EXITS", "42000", "Key column '%s' doesn't exist in table")
-ER_WRONG_NAME_FOR_INDEX: Final = ErrorCode(
-    1280, "ER_WRONG_NAME_FOR_INDEX", "42000", "Incorrect index name '%s'")
 
 
 class _NoDefault(enum.Enum):

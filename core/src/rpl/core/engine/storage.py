@@ -47,7 +47,7 @@ import attrs
 from sortedcontainers import SortedDict  # type: ignore[import-untyped]
 
 from rpl.core.engine.locks import LockKey, LockManager, LockOwner
-from rpl.core.engine.schema import NO_DEFAULT, Row, TableSchema, Value, coerce
+from rpl.core.engine.schema import NO_DEFAULT, ColumnSchema, Row, TableSchema, Value, coerce
 from rpl.core.errors import (
     ER_BAD_DB_ERROR,
     ER_BAD_FIELD_ERROR,
@@ -332,6 +332,16 @@ class Transaction(LockOwner):
         if change is not None:
             self._changes.append(change)
 
+    def _auto_value(self, table: Table, column: ColumnSchema, value: object,
+                    row_number: int) -> tuple[Value, bool]:
+        """The AUTO_INCREMENT column's value: NULL or 0 takes the next one (generated)."""
+        if value is not None:
+            value = coerce(column, value, row_number)
+        if value is None or value == 0:
+            return coerce(column, table.next_auto_increment(
+                self.auto_increment_increment, self.auto_increment_offset), row_number), True
+        return value, False
+
     def _build_row(self, table: Table, schema: TableSchema,
                    values: Mapping[str, object] | Sequence[object],
                    row_number: int) -> tuple[Row, bool]:
@@ -354,13 +364,7 @@ class Transaction(LockOwner):
                 else:
                     used += 1
                 if i == auto_pos:
-                    if value is not None:
-                        value = coerce(column, value, row_number)
-                    if value is None or value == 0:
-                        value = coerce(column, table.next_auto_increment(
-                            self.auto_increment_increment, self.auto_increment_offset),
-                            row_number)
-                        generated = True
+                    value, generated = self._auto_value(table, column, value, row_number)
                     out.append(value)
                 else:
                     out.append(coerce(column, value, row_number))
@@ -373,13 +377,7 @@ class Transaction(LockOwner):
                 raise MySQLError.of(ER_WRONG_VALUE_COUNT_ON_ROW, row_number)
             for i, (column, value) in enumerate(zip(columns, values, strict=True)):
                 if i == auto_pos:
-                    if value is not None:
-                        value = coerce(column, value, row_number)
-                    if value is None or value == 0:
-                        value = coerce(column, table.next_auto_increment(
-                            self.auto_increment_increment, self.auto_increment_offset),
-                            row_number)
-                        generated = True
+                    value, generated = self._auto_value(table, column, value, row_number)
                     out.append(value)
                 else:
                     out.append(coerce(column, value, row_number))
