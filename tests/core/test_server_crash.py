@@ -137,3 +137,22 @@ def test_recovery_replays_after_checkpoint_and_rotation(tmp_path: Path) -> None:
     server.start()
     assert server.query("SELECT id, v FROM r.t") == [(2, 20), (3, 3)]
     server.stop()
+
+
+def test_damaged_closed_binlog_stops_the_start(tmp_path: Path) -> None:
+    """A bad event in a file that was closed cleanly is no crash artefact: refuse to start."""
+    server = ServerProcess(tmp_path / "data").start()
+    server.query("CREATE DATABASE d")
+    server.query("CREATE TABLE d.t (id INT NOT NULL PRIMARY KEY)")
+    server.query("INSERT INTO d.t VALUES (1)")
+    server.query("FLUSH BINARY LOGS")
+    server.query("INSERT INTO d.t VALUES (2)")
+    server.kill()
+    (tmp_path / "data" / "checkpoint").unlink()  # recovery must read binlog.000001
+    first = tmp_path / "data" / "binlog.000001"
+    data = bytearray(first.read_bytes())
+    data[200] ^= 0xFF
+    first.write_bytes(bytes(data))
+    with pytest.raises(RuntimeError) as info:
+        server.start(timeout=20)
+    assert "binlog.000001" in str(info.value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import signal
 import sys
 import threading
@@ -60,6 +61,7 @@ def _plugins(args: argparse.Namespace) -> int:
 
 
 def _server(args: argparse.Namespace) -> int:
+    from rpl.core.server.recovery import RecoveryError
     from rpl.core.server.server import Server, ServerConfig
     options = {}
     for extra in args.extra:
@@ -75,7 +77,8 @@ def _server(args: argparse.Namespace) -> int:
     server = Server(config)
     try:
         server.start()
-    except (MySQLError, OSError, ValueError) as exc:
+    except (MySQLError, OSError, ValueError, RecoveryError) as exc:
+        logging.getLogger("rpl.server").error("Aborting: %s", exc)
         print(f"rpl server: cannot start: {exc}", file=sys.stderr)
         return 1
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
