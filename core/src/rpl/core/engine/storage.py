@@ -256,13 +256,7 @@ class Transaction(LockOwner):
         """The row with primary key ``pk`` as this transaction sees it, or ``None``."""
         if self._state is not _State.ACTIVE:
             self._check_active()
-        overlay = self._writes.get(table)
-        if overlay is not None:
-            row = overlay.get(pk, _ABSENT)
-            if row is not _ABSENT:
-                return row  # type: ignore[return-value]
-        result: Row | None = table.rows.get(pk)
-        return result
+        return self._current(table, pk)
 
     def scan(self, table: Table, lo: Key = None, hi: Key = None, *, reverse: bool = False,
              inclusive: tuple[bool, bool] = (True, True),

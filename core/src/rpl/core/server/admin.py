@@ -14,7 +14,6 @@ from rpl.core.errors import (
     ER_ERROR_WHEN_EXECUTING_COMMAND,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_NOT_SUPPORTED_YET,
-    ER_SPECIFIC_ACCESS_DENIED_ERROR,
     ER_UNKNOWN_TARGET_BINLOG,
     MySQLError,
 )
@@ -25,14 +24,6 @@ from rpl.core.server.session import Session
 from rpl.core.sql import ast
 from rpl.core.variables import coerce, like_pattern
 from rpl.observers import BinlogStorageParam, Scope
-
-
-def _require(session: Session, *privileges: str) -> None:
-    account = session.account
-    if account is None:
-        return
-    if not any(session.server.accounts.allowed(account, p) for p in privileges):
-        raise MySQLError.of(ER_SPECIFIC_ACCESS_DENIED_ERROR, " or ".join(privileges))
 
 
 def _texts(*names: str) -> list:  # type: ignore[type-arg]
@@ -74,7 +65,7 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
     if item.scope == "GLOBAL" or definition.scope is Scope.GLOBAL and item.scope is None:
         if item.scope is None:
             server.variables.check_session_scope(item.name)
-        _require(session, "SUPER", "SYSTEM_VARIABLES_ADMIN")
+        session.require("SUPER", "SYSTEM_VARIABLES_ADMIN")
         session.warnings.extend(server.variables.set_global(item.name, raw))
         return
     server.variables.check_session_scope(item.name)
@@ -149,14 +140,14 @@ def _show_tables(session: Session, stmt: ast.Show) -> Result:
 
 
 def _show_binary_logs(session: Session, stmt: ast.Show) -> Result:
-    _require(session, "SUPER", "REPLICATION CLIENT")
+    session.require("SUPER", "REPLICATION CLIENT")
     rows = [[name, size, "No"] for name, size in session.server.binlog.files()]
     return Rows([text_column("Log_name"), int_column("File_size"), text_column("Encrypted")],
                 rows)
 
 
 def _show_master_status(session: Session, stmt: ast.Show) -> Result:
-    _require(session, "SUPER", "REPLICATION CLIENT")
+    session.require("SUPER", "REPLICATION CLIENT")
     binlog = session.server.binlog
     end = binlog.end
     return Rows([text_column("File"), int_column("Position"), text_column("Binlog_Do_DB"),
@@ -190,7 +181,7 @@ def event_info(event: ev.Event) -> str:
 
 
 def _show_binlog_events(session: Session, stmt: ast.Show) -> Result:
-    _require(session, "REPLICATION SLAVE")
+    session.require("REPLICATION SLAVE")
     binlog = session.server.binlog
     names = binlog.index.names()
     name = stmt.file or (names[0] if names else "")
@@ -315,7 +306,7 @@ def run_flush(session: Session, stmt: ast.Flush) -> Result:
     """FLUSH BINARY LOGS / LOGS / STATUS / PRIVILEGES / TABLES."""
     for target in stmt.targets:
         if target in ("BINARY LOGS", "LOGS"):
-            _require(session, "RELOAD")
+            session.require("RELOAD")
             session.server.binlog.rotate()
         elif target == "STATUS":
             session.server.status.flush()
@@ -327,7 +318,7 @@ def run_flush(session: Session, stmt: ast.Flush) -> Result:
 
 def run_purge(session: Session, stmt: ast.Purge) -> Result:
     """PURGE BINARY LOGS TO 'file'."""
-    _require(session, "SUPER", "BINLOG_ADMIN")
+    session.require("SUPER", "BINLOG_ADMIN")
     if stmt.to_file is None:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, "PURGE BINARY LOGS BEFORE")
     server = session.server
@@ -339,7 +330,7 @@ def run_purge(session: Session, stmt: ast.Purge) -> Result:
 
 def run_reset_master(session: Session, stmt: ast.ResetMaster) -> Result:
     """RESET MASTER: delete every binlog, clear gtid_executed, start again at file 1."""
-    _require(session, "RELOAD")
+    session.require("RELOAD")
     if stmt.to is not None:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, "RESET MASTER TO")
     session.server.reset_master()
@@ -365,27 +356,27 @@ def run_checksum(session: Session, stmt: ast.Checksum) -> Result:
 # ------------------------------------------------------------------ plugins
 def install_plugin(session: Session, stmt: ast.InstallPlugin) -> Result:
     """INSTALL PLUGIN name SONAME 'lib' (the entry point's name is what counts)."""
-    _require(session, "SUPER")
+    session.require("SUPER")
     session.server.install_plugin(stmt.name)
     return Ok()
 
 
 def uninstall_plugin(session: Session, stmt: ast.UninstallPlugin) -> Result:
     """UNINSTALL PLUGIN name."""
-    _require(session, "SUPER")
+    session.require("SUPER")
     session.server.uninstall_plugin(stmt.name)
     return Ok()
 
 
 def run_shutdown(session: Session, stmt: ast.Shutdown) -> Result:
     """SHUTDOWN: answer OK, then stop the server from another thread."""
-    _require(session, "SHUTDOWN")
+    session.require("SHUTDOWN")
     threading.Timer(0.05, session.server.shutdown).start()
     return Ok()
 
 
 def run_kill(session: Session, stmt: ast.Kill) -> Result:
     """KILL [CONNECTION] id."""
-    _require(session, "SUPER", "CONNECTION_ADMIN")
+    session.require("SUPER", "CONNECTION_ADMIN")
     session.server.kill(stmt.connection_id, stmt.query)
     return Ok()

@@ -17,7 +17,6 @@ from rpl.core.errors import (
     ER_MULTIPLE_PRI_KEY,
     ER_NO_DB_ERROR,
     ER_NOT_SUPPORTED_YET,
-    ER_SPECIFIC_ACCESS_DENIED_ERROR,
     ER_TABLE_EXISTS_ERROR,
     MySQLError,
 )
@@ -133,12 +132,6 @@ def use_database(session: Session, stmt: ast.Use) -> Result:
 
 
 # ---------------------------------------------------------------- accounts
-def _require(session: Session, privilege: str) -> None:
-    account = session.account
-    if account is not None and not session.server.accounts.allowed(account, privilege):
-        raise MySQLError.of(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege)
-
-
 def _spec_hash(spec: ast.UserSpec) -> str:
     if spec.auth_plugin not in (None, NATIVE_PASSWORD, "caching_sha2_password"):
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"authentication plugin {spec.auth_plugin}")
@@ -156,7 +149,7 @@ def _logged_spec(spec: ast.UserSpec, stored: str) -> str:
 
 def create_user(session: Session, stmt: ast.CreateUser) -> Result:
     """CREATE USER."""
-    _require(session, "CREATE USER")
+    session.require("CREATE USER")
     session.commit()
     accounts = session.server.accounts
     logged = []
@@ -171,7 +164,7 @@ def create_user(session: Session, stmt: ast.CreateUser) -> Result:
 
 def alter_user(session: Session, stmt: ast.AlterUser) -> Result:
     """ALTER USER ... IDENTIFIED BY."""
-    _require(session, "CREATE USER")
+    session.require("CREATE USER")
     session.commit()
     logged = []
     for spec in stmt.users:
@@ -184,7 +177,7 @@ def alter_user(session: Session, stmt: ast.AlterUser) -> Result:
 
 def drop_user(session: Session, stmt: ast.DropUser, text: str) -> Result:
     """DROP USER."""
-    _require(session, "CREATE USER")
+    session.require("CREATE USER")
     session.commit()
     for user in stmt.users:
         session.server.accounts.drop(user.user, user.host, stmt.if_exists)
@@ -200,7 +193,7 @@ def _grant_database(level: ast.GrantLevel) -> str | None:
 
 def grant(session: Session, stmt: ast.Grant, text: str) -> Result:
     """GRANT privileges ON *.* | db.* TO users."""
-    _require(session, "CREATE USER")
+    session.require("CREATE USER")
     session.commit()
     database = _grant_database(stmt.level)
     for user in stmt.users:
@@ -212,7 +205,7 @@ def grant(session: Session, stmt: ast.Grant, text: str) -> Result:
 
 def revoke(session: Session, stmt: ast.Revoke, text: str) -> Result:
     """REVOKE privileges ON *.* | db.* FROM users."""
-    _require(session, "CREATE USER")
+    session.require("CREATE USER")
     session.commit()
     database = _grant_database(stmt.level)
     for user in stmt.users:

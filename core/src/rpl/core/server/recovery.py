@@ -31,6 +31,7 @@ from rpl.core.binlog.writer import FLAGS_OFFSET
 
 if TYPE_CHECKING:
     from rpl.core.server.server import Server
+    from rpl.core.server.session import Session
 
 _log = errorlog.logger("recovery")
 
@@ -107,9 +108,7 @@ def _replay_file(replayer: Replayer, path: Path, position: int, gtids: GtidSet) 
 class Replayer:
     """Applies binlog transactions to the engine through a non-logging session."""
 
-    def __init__(self, session: object) -> None:
-        from rpl.core.server.session import Session
-        assert isinstance(session, Session)
+    def __init__(self, session: Session) -> None:
         self.session = session
         self.skip = False
         self.open = False

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from rpl.core.binlog.writer import CommitTicket
 from rpl.core.delegates import HookError
 from rpl.core.engine import Transaction
-from rpl.core.errors import ER_LOCK_DEADLOCK, MySQLError
+from rpl.core.errors import ER_LOCK_DEADLOCK, ER_SPECIFIC_ACCESS_DENIED_ERROR, MySQLError
 from rpl.core.server.binlogging import change_statements
 from rpl.core.server.expressions import Context
 from rpl.core.variables import Warning as SqlWarning
@@ -103,6 +103,15 @@ class Session:
     def display(value: object) -> str:
         """A value as SHOW VARIABLES prints it."""
         return display(value)  # type: ignore[arg-type]
+
+    def require(self, *privileges: str) -> None:
+        """ER_SPECIFIC_ACCESS_DENIED_ERROR unless the account holds one of ``privileges``
+        (a session without an account, such as recovery replay, holds all).
+        """
+        account = self.account
+        if account is not None and not any(
+                self.server.accounts.allowed(account, p) for p in privileges):
+            raise MySQLError.of(ER_SPECIFIC_ACCESS_DENIED_ERROR, " or ".join(privileges))
 
     def warn(self, error: MySQLError, level: str = "Warning") -> None:
         """Record ``error`` as a warning of the current statement."""
