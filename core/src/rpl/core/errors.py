@@ -185,3 +185,56 @@ ER_KEY_COLUMN_DOES_NOT_EXITS: Final = _code(
     1072, "ER_KEY_COLUMN_DOES_NOT_EXITS", "42000", "Key column '%s' doesn't exist in table")
 ER_WRONG_NAME_FOR_INDEX: Final = _code(
     1280, "ER_WRONG_NAME_FOR_INDEX", "42000", "Incorrect index name '%s'")
+
+# -- replication ----------------------------------------------------------------------------
+ER_SLAVE_MUST_STOP: Final = _code(
+    1198, "ER_SLAVE_MUST_STOP", "HY000",
+    "This operation cannot be performed with a running replica; run STOP REPLICA first")
+ER_BAD_SLAVE: Final = _code(
+    1200, "ER_BAD_SLAVE", "HY000",
+    "The server is not configured as replica; fix in config file or with CHANGE "
+    "REPLICATION SOURCE TO")
+ER_WRONG_ARGUMENTS: Final = _code(1210, "ER_WRONG_ARGUMENTS", "HY000", "Incorrect arguments to %s")
+ER_OPTION_PREVENTS_STATEMENT: Final = _code(
+    1290, "ER_OPTION_PREVENTS_STATEMENT", "HY000",
+    "The MySQL server is running with the %s option so it cannot execute this statement")
+ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE: Final = _code(
+    1703, "ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE", "HY000",
+    "The requested value for the heartbeat period is either negative or exceeds the "
+    "maximum allowed (4294967 seconds).")
+ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE_MAX: Final = _code(
+    1704, "ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE_MAX", "HY000",
+    "The requested value for the heartbeat period exceeds the value of "
+    "`replica_net_timeout' seconds. A sensible value for the period should be less than "
+    "the timeout.")
+ER_BAD_SLAVE_AUTO_POSITION: Final = _code(
+    1777, "ER_BAD_SLAVE_AUTO_POSITION", "HY000",
+    "Parameters SOURCE_LOG_FILE, SOURCE_LOG_POS, RELAY_LOG_FILE and RELAY_LOG_POS cannot "
+    "be set when SOURCE_AUTO_POSITION is active.")
+ER_SLAVE_SQL_THREAD_MUST_STOP: Final = _code(
+    3017, "ER_SLAVE_SQL_THREAD_MUST_STOP", "HY000",
+    "This operation cannot be performed with a running replica sql thread; run STOP "
+    "REPLICA SQL_THREAD first")
+ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP: Final = _code(
+    3021, "ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP", "HY000",
+    "This operation cannot be performed with a running replica io thread; run STOP "
+    "REPLICA IO_THREAD FOR CHANNEL '%s' first.")
+ER_SLAVE_CHANNEL_WAS_RUNNING: Final = _code(
+    3083, "ER_SLAVE_CHANNEL_WAS_RUNNING", "HY000",
+    "Replication thread(s) for channel '%s' are already runnning.")
+ER_SLAVE_CHANNEL_WAS_NOT_RUNNING: Final = _code(
+    3084, "ER_SLAVE_CHANNEL_WAS_NOT_RUNNING", "HY000",
+    "Replication thread(s) for channel '%s' are already stopped.")
+ER_SLAVE_CHANNEL_DOES_NOT_EXIST: Final = _code(
+    3074, "ER_SLAVE_CHANNEL_DOES_NOT_EXIST", "HY000",
+    "Replica channel '%s' does not exist.")
+ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG: Final = _code(
+    13114, "ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG", "HY000",
+    "Got fatal error %d from source when reading data from binary log: '%s'")
+ER_SLAVE_MASTER_COM_FAILURE: Final = _code(
+    13120, "ER_SLAVE_MASTER_COM_FAILURE", "HY000",
+    "Source command %s failed: %s (Errno: %d)")
+ER_SLAVE_RELAY_LOG_WRITE_FAILURE: Final = _code(
+    13122, "ER_SLAVE_RELAY_LOG_WRITE_FAILURE", "HY000",
+    "Relay log write failure: %s")
+ER_SLAVE_INCIDENT: Final = _code(1590, "ER_SLAVE_INCIDENT", "HY000", "%s")

@@ -23,6 +23,7 @@ class ThreadRow:
     name: str
     type: str
     processlist_state: str | None
+    processlist_command: str | None
     thread_os_id: int | None
 
 
@@ -36,6 +37,8 @@ class RegisteredThread:
         self._name = name
         self.thread_type = thread_type
         self.state: str | None = None
+        self.command: str | None = None
+        """PROCESSLIST_COMMAND (a dump thread's "Binlog Dump"), None for none."""
         self.os_id = threading.get_native_id()
 
     @property
@@ -88,5 +91,6 @@ class ThreadRegistry:
         """performance_schema.threads, ordered by THREAD_ID."""
         with self._lock:
             threads = sorted(self._threads.values(), key=lambda t: t.thread_id)
-        return [ThreadRow(t.thread_id, t.name, t.thread_type.value, t.state, t.os_id)
+        return [ThreadRow(t.thread_id, t.name, t.thread_type.value, t.state, t.command,
+                          t.os_id)
                 for t in threads]

@@ -175,6 +175,7 @@ class SystemVariables:
     def __init__(self, startup_options: Mapping[str, str] | None = None) -> None:
         self._lock = threading.Lock()
         self._entries: dict[str, SystemVariableEntry] = {}
+        self._aliases: dict[str, str] = {}
         self._options = {option_name(k): v for k, v in (startup_options or {}).items()}
 
     def register(self, definition: SystemVariable, owner: str) -> SystemVariableEntry:
@@ -194,6 +195,18 @@ class SystemVariables:
             self._entries[key] = entry
         return entry
 
+    def alias(self, old_name: str, name: str) -> None:
+        """``old_name`` names the variable ``name`` too (``slave_net_timeout`` for
+        ``replica_net_timeout``); SHOW VARIABLES lists the variable once, by ``name``.
+        A startup option given under the old name applies.
+        """
+        key, old_key = option_name(name), option_name(old_name)
+        self._aliases[old_key] = key
+        if old_key in self._options and key not in self._options:
+            entry = self._entries[key]
+            entry._value, _ = coerce(entry.definition,
+                                     parse_option(entry.definition, self._options[old_key]))
+
     def unregister_owner(self, owner: str) -> None:
         """Remove every variable ``owner`` registered."""
         with self._lock:
@@ -202,7 +215,8 @@ class SystemVariables:
 
     def lookup(self, name: str) -> SystemVariableEntry:
         """The variable ``name``; ER_UNKNOWN_SYSTEM_VARIABLE if there is none."""
-        entry = self._entries.get(option_name(name))
+        key = option_name(name)
+        entry = self._entries.get(self._aliases.get(key, key))
         if entry is None:
             raise MySQLError.of(ER_UNKNOWN_SYSTEM_VARIABLE, name)
         return entry

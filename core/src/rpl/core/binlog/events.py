@@ -108,6 +108,7 @@ MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
 """Larger events are corrupt: max_allowed_packet (1 GiB at most) bounds every event."""
 
 _HEADER: Final = struct.Struct("<IBIIIH")
+_U16: Final = struct.Struct("<H")
 _U32: Final = struct.Struct("<I")
 _U64: Final = struct.Struct("<Q")
 _CRC_SLOT: Final = struct.Struct("<I")
@@ -784,3 +785,46 @@ def decode_with_header(header: EventHeader, data: bytes | memoryview, *,
         raise
     except (ValueError, struct.error, IndexError) as exc:
         raise EventError(f"malformed body of event type {type_code}: {exc}") from exc
+
+
+def convert_checksum(raw: bytes, *, has_crc: bool, want_crc: bool) -> bytes:
+    """The event ``raw`` with its CRC32 added or removed to match ``want_crc``.
+
+    A replica stores the source's events in its relay log with its own checksum
+    setting. A FORMAT_DESCRIPTION event always keeps its CRC; its algorithm byte is
+    rewritten instead, so a reader of the converted file switches to the right form.
+    """
+    type_code = raw[4]
+    if type_code == FORMAT_DESCRIPTION_EVENT:
+        alg = BINLOG_CHECKSUM_ALG_CRC32 if want_crc else BINLOG_CHECKSUM_ALG_OFF
+        if raw[-CHECKSUM_LEN - 1] == alg:
+            return raw
+        data = bytearray(raw)
+        data[-CHECKSUM_LEN - 1] = alg
+        _U32.pack_into(data, len(data) - CHECKSUM_LEN, _crc(data[:-CHECKSUM_LEN]))
+        return bytes(data)
+    if has_crc == want_crc:
+        return raw
+    if has_crc:
+        data = bytearray(raw[:-CHECKSUM_LEN])
+        _U32.pack_into(data, 9, len(data))
+        return bytes(data)
+    data = bytearray(raw)
+    _U32.pack_into(data, 9, len(data) + CHECKSUM_LEN)
+    data += _CRC_SLOT.pack(_crc(data))
+    return bytes(data)
+
+
+def event_checksum_alg(fd_raw: bytes) -> int:
+    """The checksum algorithm a FORMAT_DESCRIPTION event ``fd_raw`` announces."""
+    return fd_raw[-CHECKSUM_LEN - 1]
+
+
+def artificial(raw: bytes | bytearray, *, log_pos: int, checksum: bool) -> bytes:
+    """``raw`` as a sender passes it on out of sequence: ``log_pos`` set (0 tells the
+    replica not to advance its position), LOG_EVENT_BINLOG_IN_USE_F cleared, CRC redone.
+    """
+    data = bytearray(raw)
+    _U16.pack_into(data, 17, _U16.unpack_from(data, 17)[0] & ~LOG_EVENT_BINLOG_IN_USE_F)
+    set_log_pos(data, 0, log_pos, checksum)
+    return bytes(data)

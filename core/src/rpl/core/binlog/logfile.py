@@ -335,7 +335,7 @@ class ValidPrefix:
     truncated: bool
 
 
-class _TransactionTracker:
+class TransactionTracker:
     """Finds transaction boundaries: GTID .. BEGIN .. XID/COMMIT, or GTID + one DDL."""
 
     def __init__(self) -> None:
@@ -374,7 +374,7 @@ def scan_valid_prefix(path: StrPath) -> ValidPrefix:
     """
     end = transaction_end = events = 0
     in_use = False
-    tracker = _TransactionTracker()
+    tracker = TransactionTracker()
     try:
         for entry in read_events(path):
             if entry.header.type_code == FORMAT_DESCRIPTION_EVENT and events == 0:

@@ -56,6 +56,39 @@ FLAGS_OFFSET = 4 + 17
 """File offset of the FD event's flags byte (cleared in place when the file is closed)."""
 
 
+def file_header(server_id: int, checksum: bool, previous_gtids: GtidSet,
+                created_at_start: bool) -> bytearray:
+    """The start of a new binlog or relay log file: the magic, a FORMAT_DESCRIPTION
+    event marked in use (cleared when the file is closed) and PREVIOUS_GTIDS.
+    """
+    now = int(time.time())
+    fd_event = FormatDescriptionEvent(created=now if created_at_start else 0,
+                                      checksum_alg=1 if checksum else 0)
+    data = bytearray(b"\xfebin")
+    for event, flags in ((fd_event, LOG_EVENT_BINLOG_IN_USE_F),
+                         (PreviousGtidsEvent(previous_gtids.copy()), 0)):
+        raw = encode_event(event, server_id=server_id, timestamp=now, flags=flags,
+                           checksum=checksum or event is fd_event)
+        data += raw
+        set_log_pos(data, len(data) - len(raw), len(data), checksum or event is fd_event)
+    return data
+
+
+def end_file(fd: int, position: int, last_event: RotateEvent | StopEvent, server_id: int,
+             checksum: bool) -> int:
+    """Append ``last_event`` at ``position``, mark the file closed (FD flag cleared),
+    fsync and close ``fd``; the file's final size.
+    """
+    raw = bytearray(encode_event(last_event, server_id=server_id, timestamp=int(time.time()),
+                                 checksum=checksum))
+    set_log_pos(raw, 0, position + len(raw), checksum)
+    os.write(fd, raw)
+    os.pwrite(fd, b"\x00", FLAGS_OFFSET)
+    os.fsync(fd)
+    os.close(fd)
+    return position + len(raw)
+
+
 @attrs.frozen
 class BinlogOptions:
     """The variables the writer reads at each group (callables: they are dynamic)."""
@@ -82,7 +115,10 @@ class CommitTicket:
     engine_commit: Callable[[], None]
     after_commit: Callable[[str, int], None]
     gtid: Gtid | None = None
-    timestamp: int = 0
+    server_id: int | None = None
+    """The originating server's id for a replicated transaction (this server's if None)."""
+    original_commit_timestamp: int | None = None
+    """Microseconds: when a replicated transaction committed on its originating server."""
     log_file: str = ""
     log_pos: int = 0
     error: MySQLError | None = None
@@ -179,17 +215,8 @@ class Binlog:
         name = binlog_file_name(self.basename, number)
         path = self.directory / name
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
-        now = int(time.time())
-        fd_event = FormatDescriptionEvent(created=now if created_at_start else 0,
-                                          checksum_alg=1 if self.options.checksum else 0)
-        data = bytearray(b"\xfebin")
-        for event, flags in ((fd_event, LOG_EVENT_BINLOG_IN_USE_F),
-                             (PreviousGtidsEvent(self._gtids_logged.copy()), 0)):
-            raw = encode_event(event, server_id=self.server_id, timestamp=now, flags=flags,
-                               checksum=self.options.checksum or event is fd_event)
-            data += raw
-            set_log_pos(data, len(data) - len(raw), len(data),
-                        self.options.checksum or event is fd_event)
+        data = file_header(self.server_id, self.options.checksum, self._gtids_logged,
+                           created_at_start)
         os.write(fd, data)
         os.fsync(fd)
         self.index.append(name)
@@ -198,15 +225,9 @@ class Binlog:
         self._publish(BinlogPosition(name, self._pos))
 
     def _close_current(self, last_event: RotateEvent | StopEvent) -> None:
-        raw = bytearray(encode_event(last_event, server_id=self.server_id,
-                                     timestamp=int(time.time()), checksum=self.options.checksum))
-        set_log_pos(raw, 0, self._pos + len(raw), self.options.checksum)
-        os.write(self._fd, raw)
-        self._pos += len(raw)
-        os.pwrite(self._fd, b"\x00", FLAGS_OFFSET)
-        os.fsync(self._fd)
+        self._pos = end_file(self._fd, self._pos, last_event, self.server_id,
+                             self.options.checksum)
         self.fsyncs += 1
-        os.close(self._fd)
         self._fd = -1
         self._publish(BinlogPosition(self._file, self._pos))
 
@@ -341,13 +362,14 @@ class Binlog:
             self._gtids_logged.add(gtid.sid, gtid.gno)
             self._sequence += 1
             rest = sum(len(e) for e in ticket.events)
-            now_us = ticket.timestamp * 1_000_000 if ticket.timestamp else time.time_ns() // 1000
+            now_us = time.time_ns() // 1000
+            original = ticket.original_commit_timestamp
             event = gtid_transaction_length(GtidEvent(
                 sid=gtid.sid, gno=gtid.gno, last_committed=last_committed,
-                sequence_number=self._sequence, immediate_commit_timestamp=now_us), rest,
-                checksum)
-            pieces = [bytearray(encode_event(event, server_id=self.server_id,
-                                             timestamp=now_us // 1_000_000,
+                sequence_number=self._sequence, immediate_commit_timestamp=now_us,
+                original_commit_timestamp=original), rest, checksum)
+            pieces = [bytearray(encode_event(event, server_id=ticket.server_id or self.server_id,
+                                             timestamp=(original or now_us) // 1_000_000,
                                              checksum=checksum)), *ticket.events]
             for raw in pieces:
                 offset = len(data)

@@ -18,6 +18,7 @@ from rpl.core.errors import (
     MySQLError,
 )
 from rpl.core.net.responses import int_column, text_column
+from rpl.core.replication import statements as replica
 from rpl.core.server.expressions import Compiler
 from rpl.core.server.results import Ok, Result, Rows
 from rpl.core.server.session import Session
@@ -298,6 +299,7 @@ _SHOW = {
     "PLUGINS": _show_plugins, "WARNINGS": _show_warnings, "ERRORS": _show_warnings,
     "CREATE TABLE": _show_create_table, "COLUMNS": _show_columns,
     "PROCESSLIST": _show_processlist, "ENGINES": _show_engines, "GRANTS": _show_grants,
+    "SLAVE STATUS": replica.show_slave_status, "SLAVE HOSTS": replica.show_slave_hosts,
 }
 
 

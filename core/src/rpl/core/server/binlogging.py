@@ -12,7 +12,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from rpl.core.binlog.events import QueryEvent, XidEvent, default_status_vars, encode_event
+from rpl.core.binlog.events import (
+    Event,
+    QueryEvent,
+    XidEvent,
+    default_status_vars,
+    encode_event,
+)
 from rpl.core.engine import Row, RowChange, TableSchema
 from rpl.core.sql.ast import quote_identifier, quote_literal
 
@@ -71,6 +77,11 @@ def change_statements(changes: Iterable[RowChange]) -> list[tuple[str, str]]:
     return out
 
 
+Origin = tuple[int, int]
+"""A replicated transaction's originating ``(server_id, timestamp)``: its events keep
+them in every binlog down a chain, as MySQL's do (loop detection, replication lag)."""
+
+
 class EventEncoder:
     """Encodes one session's events (``log_pos`` 0: the group commit leader relocates)."""
 
@@ -80,16 +91,17 @@ class EventEncoder:
         self._status_vars = default_status_vars()
 
     def query(self, thread_id: int, db: str, text: str,
-              timestamp: int | None = None) -> bytearray:
-        """A QUERY event."""
+              origin: Origin | None = None) -> bytearray:
+        """A QUERY event (``origin``: a replicated transaction's server id and time)."""
         event = QueryEvent(thread_id=thread_id, exec_time=0, error_code=0,
                            status_vars=self._status_vars, db=db, query=text)
-        return bytearray(encode_event(event, server_id=self.server_id,
-                                      timestamp=timestamp or int(time.time()),
-                                      checksum=self.checksum))
+        return self._encode(event, origin)
 
-    def xid(self, xid: int, timestamp: int | None = None) -> bytearray:
+    def xid(self, xid: int, origin: Origin | None = None) -> bytearray:
         """An XID event ending a transaction."""
-        return bytearray(encode_event(XidEvent(xid), server_id=self.server_id,
-                                      timestamp=timestamp or int(time.time()),
+        return self._encode(XidEvent(xid), origin)
+
+    def _encode(self, event: Event, origin: Origin | None) -> bytearray:
+        server_id, timestamp = origin if origin else (self.server_id, int(time.time()))
+        return bytearray(encode_event(event, server_id=server_id, timestamp=timestamp,
                                       checksum=self.checksum))

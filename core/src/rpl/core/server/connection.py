@@ -62,6 +62,8 @@ class Connection:
         self.thread_id = next_thread_id()
         self.session: Session | None = None
         self.capabilities = 0
+        self.on_close: list[Callable[[], None]] = []
+        """Called when the connection ends (a registered replica is forgotten)."""
 
     # ------------------------------------------------------------ handshake
     def authenticate(self) -> Session | None:
@@ -116,6 +118,8 @@ class Connection:
         except MySQLError as exc:
             self._error(exc, quiet=True)
         finally:
+            for callback in self.on_close:
+                callback()
             if self.session is not None:
                 try:
                     self.session.close()

@@ -14,8 +14,10 @@ from collections.abc import Callable, Mapping
 from rpl.core.errors import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_NOT_SUPPORTED_YET,
+    ER_OPTION_PREVENTS_STATEMENT,
     MySQLError,
 )
+from rpl.core.replication import statements as replica
 from rpl.core.server import admin, ddl, dml
 from rpl.core.server.expressions import Context
 from rpl.core.server.results import Ok, Result
@@ -130,12 +132,35 @@ HANDLERS: Mapping[type, Handler] = {
     ast.UninstallPlugin: _plain(admin.uninstall_plugin),  # type: ignore[arg-type]
     ast.Shutdown: _plain(admin.run_shutdown),  # type: ignore[arg-type]
     ast.Kill: _plain(admin.run_kill),  # type: ignore[arg-type]
+    ast.ChangeMaster: _plain(replica.change_master),  # type: ignore[arg-type]
+    ast.StartSlave: _plain(replica.start_slave),  # type: ignore[arg-type]
+    ast.StopSlave: _plain(replica.stop_slave),  # type: ignore[arg-type]
+    ast.ResetSlave: _plain(replica.reset_slave),  # type: ignore[arg-type]
 }
 
 CATALOG_STATEMENTS = (ast.CreateTable, ast.DropTable, ast.CreateDatabase, ast.DropDatabase,
                       ast.CreateIndex, ast.CreateUser, ast.AlterUser, ast.DropUser, ast.Grant,
                       ast.Revoke)
 """Statements that change the catalogue or the accounts before they are binlogged."""
+
+WRITE_STATEMENTS = (ast.Insert, ast.Update, ast.Delete, *CATALOG_STATEMENTS)
+"""Statements read_only refuses to client sessions."""
+
+
+def check_read_only(session: Session) -> None:
+    """ER_OPTION_PREVENTS_STATEMENT for a client write on a read_only server: SUPER
+    (or CONNECTION_ADMIN) passes read_only but not super_read_only; the applier and
+    recovery (sessions without an account) always pass.
+    """
+    account = session.account
+    if account is None:
+        return
+    variables = session.server.variables
+    if variables.get_global("super_read_only"):
+        raise MySQLError.of(ER_OPTION_PREVENTS_STATEMENT, "--super-read-only")
+    if variables.get_global("read_only") and not any(
+            session.server.accounts.allowed(account, p) for p in ("SUPER", "CONNECTION_ADMIN")):
+        raise MySQLError.of(ER_OPTION_PREVENTS_STATEMENT, "--read-only")
 
 
 def execute(session: Session, sql: str) -> Result:
@@ -148,6 +173,8 @@ def execute(session: Session, sql: str) -> Result:
     if handler is None:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, type(statement).__name__)
     session.server.questions += 1
+    if isinstance(statement, WRITE_STATEMENTS):
+        check_read_only(session)
     try:
         if isinstance(statement, CATALOG_STATEMENTS):
             with session.server.ddl_lock:

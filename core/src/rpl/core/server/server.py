@@ -35,6 +35,9 @@ from rpl.core.delegates import Delegates
 from rpl.core.engine import Engine
 from rpl.core.net.handshake import password_hash
 from rpl.core.plugins import Plugins
+from rpl.core.replication import source
+from rpl.core.replication.channel import ReplicaChannel
+from rpl.core.replication.source import ReplicaHosts
 from rpl.core.server import recovery
 from rpl.core.server.binlogging import EventEncoder
 from rpl.core.server.connection import Connection
@@ -42,7 +45,7 @@ from rpl.core.server.datadir import Checkpoint, DataDirectory
 from rpl.core.server.execute import SessionContext
 from rpl.core.server.expressions import Context
 from rpl.core.server.session import Session, statement_timeouts
-from rpl.core.server.sysvars import SERVER_VERSION, server_variables
+from rpl.core.server.sysvars import ALIASES, SERVER_VERSION, server_variables
 from rpl.core.threads import ThreadRegistry
 from rpl.core.variables import StatusVariables, SystemVariables
 from rpl.observers import (
@@ -54,6 +57,7 @@ from rpl.observers import (
 )
 
 _log = errorlog.logger("server")
+source.install()
 
 
 @attrs.frozen
@@ -142,9 +146,12 @@ class Server:
         self.binlog.on_rotate = self.checkpoint
         self.checkpoint()
         self.delegates.server_state.after_recovery(param)
+        self.replica_hosts = ReplicaHosts()
         self._listen()
+        self.replica = ReplicaChannel(self)
         errorlog.log(_log, logging.INFO, f"ready for connections. Version: '{SERVER_VERSION}'"
                      f"  socket: ''  port: {self.port}", code=10931)
+        self.replica.start_at_boot()
 
     def _checksum(self) -> bool:
         return self.variables.get_global("binlog_checksum") == "CRC32"
@@ -159,6 +166,8 @@ class Server:
                 config.server_id, str(self.server_uuid), basename, socket.gethostname(),
                 "CRC32"):
             self.variables.register(definition, "server")
+        for old_name, name in ALIASES.items():
+            self.variables.alias(old_name, name)
         self.variables.register(SystemVariable(
             "debug", VarType.STR, config.debug, "armed crash points (DBUG syntax)",
             on_update=lambda v: self.crash.apply(str(v or ""))), "server")
@@ -348,6 +357,8 @@ class Server:
         self.delegates.server_state.before_server_shutdown(param)
         if self._listener is not None:
             self._listener.close()
+        if hasattr(self, "replica"):
+            self.replica.shutdown()
         with self._sessions_lock:
             connections = [c for _, c in self._sessions.values() if c is not None]
         for connection in connections:
@@ -364,6 +375,11 @@ class Server:
         self.delegates.server_state.after_server_shutdown(param)
         errorlog.log(_log, logging.INFO, f"{SERVER_VERSION}  Shutdown complete", code=10910)
         self._stopped.set()
+
+    @property
+    def stopping(self) -> bool:
+        """Whether shutdown has begun (dump threads and replica threads end)."""
+        return self._stopping.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the server has shut down."""

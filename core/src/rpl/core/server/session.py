@@ -21,11 +21,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rpl.core.binlog.gtid import Gtid
 from rpl.core.binlog.writer import CommitTicket
 from rpl.core.delegates import HookError
 from rpl.core.engine import Transaction
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_SPECIFIC_ACCESS_DENIED_ERROR, MySQLError
-from rpl.core.server.binlogging import change_statements
+from rpl.core.server.binlogging import Origin, change_statements
 from rpl.core.server.expressions import Context
 from rpl.core.variables import Warning as SqlWarning
 from rpl.core.variables import display
@@ -78,6 +79,13 @@ class Session:
         self.info: str | None = None
         self.started = time.monotonic()
         self.killed = threading.Event()
+        self.gtid_next: Gtid | None = None
+        """The GTID the next commit gets instead of a new one (the applier sets the
+        source's); cleared by the commit."""
+        self.origin: Origin | None = None
+        """A replicated transaction's (server_id, timestamp), kept in its events."""
+        self.original_commit_timestamp: int | None = None
+        """A replicated transaction's commit time on its originating server (µs)."""
 
     # ------------------------------------------------------------ variables
     @property
@@ -180,9 +188,9 @@ class Session:
             return
         encoder = self.server.encoder
         if not self.events:
-            self.events.append(encoder.query(self.thread_id, "", "BEGIN"))
+            self.events.append(encoder.query(self.thread_id, "", "BEGIN", self.origin))
         for db, text in change_statements(changes):
-            self.events.append(encoder.query(self.thread_id, db, text))
+            self.events.append(encoder.query(self.thread_id, db, text, self.origin))
 
     def _end_if_autocommit(self) -> None:
         if not self.explicit and self.autocommit and self.trx is not None and \
@@ -207,6 +215,9 @@ class Session:
         trx, self.explicit = self.trx, False
         if trx is None:
             return
+        if not trx.changes() and self.gtid_next is not None and self.binlogging:
+            self._commit_empty(trx)
+            return
         if not trx.changes() or not self.binlogging:
             self.trx = None
             trx.commit()
@@ -214,7 +225,16 @@ class Session:
                 self._hook("after_commit")
             return
         events = self.events
-        events.append(self.server.encoder.xid(self.server.binlog.next_xid()))
+        events.append(self.server.encoder.xid(self.server.binlog.next_xid(), self.origin))
+        self._commit_events(trx, events)
+
+    def _commit_empty(self, trx: Transaction) -> None:
+        """A replicated transaction that changed nothing here is still logged with its
+        GTID (GTID, BEGIN, COMMIT), as MySQL logs it, so gtid_executed stays whole.
+        """
+        encoder = self.server.encoder
+        events = [encoder.query(self.thread_id, "", "BEGIN", self.origin),
+                  encoder.query(self.thread_id, "", "COMMIT", self.origin)]
         self._commit_events(trx, events)
 
     def _commit_events(self, trx: Transaction | None, events: list[bytearray]) -> None:
@@ -230,8 +250,11 @@ class Session:
             raise
         self.trx = None
         self.events = []
+        gtid, self.gtid_next = self.gtid_next, None
         ticket = CommitTicket(
-            thread_id=self.thread_id, events=events,
+            thread_id=self.thread_id, events=events, gtid=gtid,
+            server_id=self.origin[0] if self.origin else None,
+            original_commit_timestamp=self.original_commit_timestamp,
             engine_commit=trx.commit if trx is not None else _nothing,
             after_commit=lambda f, p: self._hook("after_commit", f, p))
         self.state = "waiting for handler commit"
@@ -270,7 +293,7 @@ class Session:
         """Binlog a DDL or account statement as its own transaction (GTID + QUERY)."""
         if not self.binlogging:
             return
-        event = self.server.encoder.query(self.thread_id, self.db or "", text)
+        event = self.server.encoder.query(self.thread_id, self.db or "", text, self.origin)
         self._commit_events(None, [event])
 
     def close(self) -> None:

@@ -118,4 +118,42 @@ def server_variables(datadir: str, port: int, bind_address: str, server_id: int,
         _str("init_connect", "", Scope.GLOBAL),
         _int("sql_select_limit", 2**64 - 1, 0, 2**64 - 1, both),
         _int("max_execution_time", 0, 0, U32, both),
+        *replication_variables(datadir, port),
+    ]
+
+
+ALIASES = {
+    "slave_net_timeout": "replica_net_timeout",
+    "sync_master_info": "sync_source_info",
+    "skip_slave_start": "skip_replica_start",
+    "slave_transaction_retries": "replica_transaction_retries",
+}
+"""Pre-8.0.26 names MySQL still accepts for the replication variables."""
+
+
+def replication_variables(datadir: str, port: int) -> list[SystemVariable]:
+    """The replica's variables (receiver, relay log, applier)."""
+    return [
+        _int("replica_net_timeout", 60, 1, 31536000,
+             description="seconds without data from the source before the receiver reconnects"),
+        _int("sync_relay_log", 10000, 0, U32,
+             description="fsync the relay log every N events (0: never)"),
+        _int("sync_source_info", 10000, 0, U32,
+             description="write master.info every N transactions received"),
+        _int("sync_relay_log_info", 10000, 0, U32,
+             description="write relay-log.info every N transactions applied"),
+        _ro("relay_log", VarType.STR, "relay-bin"),
+        _ro("relay_log_basename", VarType.STR, datadir + "/relay-bin"),
+        _ro("relay_log_index", VarType.STR, datadir + "/relay-bin.index"),
+        _bool("relay_log_purge", True,
+              description="delete each relay log file once the applier is done with it"),
+        _ro("relay_log_recovery", VarType.BOOL, False),
+        _int("max_relay_log_size", 0, 0, 1073741824,
+             description="rotate the relay log at this size (0: max_binlog_size)"),
+        _ro("skip_replica_start", VarType.BOOL, False),
+        _int("replica_transaction_retries", 10, 0, U32,
+             description="times the applier retries a transaction after a lock wait "
+                         "timeout or deadlock"),
+        _ro("report_host", VarType.STR, ""),
+        _ro("report_port", VarType.INT, port),
     ]

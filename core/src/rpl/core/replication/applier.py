@@ -1,0 +1,372 @@
+"""The applier (SQL thread): relay log -> engine + this server's binlog.
+
+What holds:
+
+* Whole transactions only. Events are collected from GTID to the end of their
+  transaction before anything is applied; a transaction cut off in the relay log
+  (the receiver reconnected inside it, so the source's FORMAT_DESCRIPTION follows,
+  or the file ends) is discarded, and the source sends it again whole.
+* Each transaction goes through the normal commit pipeline of a session (the
+  transaction hooks, group commit, ``after_sync``) and is logged to this server's
+  binlog with its original GTID, server_id and commit timestamp (log_replica_updates).
+* A transaction whose GTID this server has executed is skipped, so re-reading the
+  relay log from an older position (relay-log.info lags by design) applies nothing
+  twice.
+* A lock wait timeout or deadlock (a local session held the rows) is retried up to
+  ``replica_transaction_retries`` times; any other error stops the applier with
+  Last_SQL_Errno/Last_SQL_Error in MySQL's wording, the transaction rolled back.
+* ``applier_start`` before the first read, ``applier_stop`` at the end (aborted on an
+  error).
+* relay_log_purge: a relay log file is deleted once the applier has moved past it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from rpl.core import errorlog
+from rpl.core.binlog.events import (
+    FORMAT_DESCRIPTION_EVENT,
+    GTID_LOG_EVENT,
+    PREVIOUS_GTIDS_LOG_EVENT,
+    ROTATE_EVENT,
+    Event,
+    EventError,
+    EventHeader,
+    GtidEvent,
+    QueryEvent,
+    RotateEvent,
+    XidEvent,
+    decode_event,
+)
+from rpl.core.binlog.gtid import Gtid
+from rpl.core.binlog.logfile import LogError, TransactionTracker
+from rpl.core.binlog.tail import LogTail
+from rpl.core.delegates import HookError
+from rpl.core.errors import (
+    ER_LOCK_DEADLOCK,
+    ER_LOCK_WAIT_TIMEOUT,
+    ER_SLAVE_FATAL_ERROR,
+    ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
+    MySQLError,
+)
+from rpl.observers import RelayIOParam
+
+if TYPE_CHECKING:
+    from rpl.core.replication.channel import ReplicaChannel
+    from rpl.core.server.session import Session
+
+_log = errorlog.logger("applier")
+STATE_IDLE = "Replica has read all relay log; waiting for more updates"
+STATE_READING = "Reading event from the relay log"
+STATE_APPLYING = "Applying batch of row changes"
+RETRYABLE = frozenset((ER_LOCK_WAIT_TIMEOUT.errno, ER_LOCK_DEADLOCK.errno))
+IDLE_CHECK = 0.5
+
+
+class ApplierStopped(Exception):
+    """STOP SLAVE (or shutdown) asked the applier to end."""
+
+
+class Transaction:
+    """The events of one transaction, as read from the relay log."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[EventHeader, Event]] = []
+        self.gtid: GtidEvent | None = None
+        self.end_relay: tuple[str, int] = ("", 0)
+        self.end_master_pos = 0
+
+
+class Applier:
+    """The SQL thread of one channel."""
+
+    def __init__(self, channel: ReplicaChannel) -> None:
+        self.channel = channel
+        self.server = channel.server
+        self.stop_requested = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="rpl-replica-sql", daemon=True)
+        self.running = False
+        self.state = ""
+        self.caught_up = True
+        self.applying_since: float | None = None
+        self.session: Session | None = None
+        self._tracker = TransactionTracker()
+        self._pending: Transaction | None = None
+        self._since_save = 0
+        self._checksum = channel.relay_log.checksum
+        self.registered = None
+
+    # -------------------------------------------------------------- control
+    def start(self) -> None:
+        """Start the thread."""
+        self.running = True
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Ask the thread to end after the transaction it is applying; wait for it."""
+        self.stop_requested.set()
+        if self.thread.is_alive() and self.thread is not threading.current_thread():
+            self.thread.join()
+
+    def _param(self) -> RelayIOParam:
+        info = self.channel.master_info
+        position = self.channel.relay_info
+        return RelayIOParam(self.server.server_id, self.channel.sql_thread_id, "", info.host,
+                            info.port, info.user, position.master_log_file,
+                            position.master_log_pos, None)
+
+    def _set_state(self, state: str) -> None:
+        self.state = state
+        if self.registered is not None:
+            self.registered.set_state(state)
+        if self.session is not None:
+            self.session.state = state
+
+    # ------------------------------------------------------------------ run
+    def _run(self) -> None:
+        from rpl.core.server.session import Session
+        channel = self.channel
+        errorlog.set_thread_id(channel.sql_thread_id)
+        self.registered = self.server.threads.register_thread("thread/sql/replica_sql")
+        self.session = Session(self.server, None, "", channel.sql_thread_id)
+        self.session.command = "Connect"
+        self.server.add_session(self.session, None)
+        relay = self.server.delegates.binlog_relay_io
+        aborted = False
+        try:
+            relay.applier_start(self._param())
+            errorlog.log(_log, logging.INFO,
+                         f"Replica SQL thread for channel '' initialized, starting replication "
+                         f"in log '{channel.relay_info.master_log_file or 'FIRST'}' at "
+                         f"position {channel.relay_info.master_log_pos}, relay log "
+                         f"'{channel.relay_info.relay_log_file}' position: "
+                         f"{channel.relay_info.relay_log_pos}", code=10686)
+            self._read_relay_log()
+        except ApplierStopped:
+            pass
+        except MySQLError as exc:
+            aborted = True
+            channel.set_sql_error(exc.errno, exc.message)
+        except Exception as exc:  # noqa: BLE001 - the thread reports, the server goes on
+            aborted = True
+            errorlog.log(_log, logging.ERROR, f"Replica SQL thread failed: {exc!r}",
+                         code=13117, exc_info=exc)
+            channel.set_sql_error(ER_SLAVE_FATAL_ERROR.errno,
+                                  ER_SLAVE_FATAL_ERROR.format(repr(exc)))
+        finally:
+            if self.session.trx is not None:
+                self.session.rollback()
+            self.server.remove_session(self.session)
+            channel.save_relay_log_info()
+            relay.applier_stop(self._param(), aborted)
+            self.running = False
+            self._set_state("")
+            self.registered.close()
+            errorlog.log(_log, logging.INFO,
+                         f"Replica SQL thread for channel '' exiting, replication stopped in "
+                         f"log '{channel.relay_info.master_log_file}' at position "
+                         f"{channel.relay_info.master_log_pos}", code=10689)
+            channel.sql_stopped()
+
+    def _start_file(self) -> tuple[str, int]:
+        channel = self.channel
+        names = channel.relay_log.index.names()
+        info = channel.relay_info
+        if info.relay_log_file in names:
+            return info.relay_log_file, max(4, info.relay_log_pos)
+        if not names:
+            end = channel.relay_log.wait_for_update(channel.relay_log.end, IDLE_CHECK)
+            while not end.file:
+                self._check_stop()
+                end = channel.relay_log.wait_for_update(end, IDLE_CHECK)
+            names = channel.relay_log.index.names()
+        return names[0], 4
+
+    def _check_stop(self) -> None:
+        if self.stop_requested.is_set():
+            raise ApplierStopped()
+
+    def _read_relay_log(self) -> None:
+        name, position = self._start_file()
+        while True:
+            self._read_file(name, position)
+            name = self._next_file(name)
+            position = 4
+
+    def _next_file(self, name: str) -> str:
+        relay_log = self.channel.relay_log
+        while True:
+            names = relay_log.index.names()
+            if name in names and names.index(name) + 1 < len(names):
+                following = names[names.index(name) + 1]
+                break
+            if name not in names and names:
+                following = names[0]
+                break
+            self._check_stop()
+            relay_log.wait_for_update(relay_log.end, IDLE_CHECK)
+        self._pending = None  # a transaction cut off at the end of a file is discarded
+        info = self.channel.relay_info
+        info.relay_log_file, info.relay_log_pos = following, 4
+        self.channel.save_relay_log_info()
+        if self.server.variables.get_global("relay_log_purge"):
+            relay_log.purge_before(following)
+        return following
+
+    def _read_file(self, name: str, position: int) -> None:
+        relay_log = self.channel.relay_log
+        try:
+            tail = LogTail(relay_log.path(name), position)
+        except FileNotFoundError as exc:
+            raise MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
+                                f"relay log '{name}' is missing") from exc
+        with tail:
+            while True:
+                self._check_stop()
+                end = relay_log.end
+                limit = end.pos if end.file == name else tail.size()
+                try:
+                    events = tail.read(limit)
+                except LogError as exc:
+                    if end.file == name:
+                        raise MySQLError(1594, "HY000",
+                                         f"Relay log read failure: {exc}") from exc
+                    return  # a damaged tail of a file the receiver left: next file
+                if events:
+                    self.caught_up = False
+                    for offset, raw in events:
+                        self._event(name, offset, raw)
+                    continue
+                if end.file != name and tail.position >= tail.size():
+                    return
+                self.caught_up = self._pending is None
+                self._set_state(STATE_IDLE)
+                relay_log.wait_for_update(end, IDLE_CHECK)
+
+    # ------------------------------------------------------------- events
+    def _event(self, name: str, offset: int, raw: bytes) -> None:
+        end = offset + len(raw)
+        code = raw[4]
+        if offset == 4 or (code in (PREVIOUS_GTIDS_LOG_EVENT,) and self._pending is None):
+            self._moved(name, end)
+            return
+        try:
+            header, event = decode_event(raw, checksum=self._checksum)
+        except EventError as exc:
+            raise MySQLError(1594, "HY000", f"Relay log read failure: could not parse relay "
+                             f"log event entry at '{name}' {offset}: {exc}") from exc
+        if code == ROTATE_EVENT:
+            assert isinstance(event, RotateEvent)
+            if header.server_id != self.server.server_id or header.flags & 0x20:
+                if self._pending is None:
+                    self.channel.relay_info.master_log_file = event.next_file
+                    self.channel.relay_info.master_log_pos = event.position
+            if self._pending is None:
+                self._moved(name, end)
+            return
+        if code == FORMAT_DESCRIPTION_EVENT:
+            self._pending = None  # the source resent from a boundary: drop the partial copy
+            self._moved(name, end)
+            return
+        if code == GTID_LOG_EVENT:
+            self._pending = Transaction()
+            self._tracker = TransactionTracker()
+        if self._pending is None:
+            self._moved(name, end)
+            return
+        self._pending.events.append((header, event))
+        if self._tracker.ends_group(header, event):
+            transaction, self._pending = self._pending, None
+            transaction.end_relay = (name, end)
+            transaction.end_master_pos = header.log_pos
+            self._apply(transaction)
+
+    def _moved(self, name: str, end: int) -> None:
+        if self._pending is None:
+            info = self.channel.relay_info
+            info.relay_log_file, info.relay_log_pos = name, end
+
+    # ------------------------------------------------------------- apply
+    def _apply(self, transaction: Transaction) -> None:
+        channel = self.channel
+        header, first = transaction.events[0]
+        assert isinstance(first, GtidEvent)
+        gtid = Gtid(first.sid, first.gno)
+        if gtid not in self.server.binlog.gtid_executed:
+            self._set_state(STATE_APPLYING)
+            self.applying_since = first.original_commit_timestamp or \
+                first.immediate_commit_timestamp or header.timestamp * 1_000_000
+            retries = int(self.server.variables.get_global(  # type: ignore[arg-type]
+                "replica_transaction_retries"))
+            attempt = 0
+            while True:
+                try:
+                    self._execute(transaction, gtid, header)
+                    break
+                except MySQLError as exc:
+                    assert self.session is not None
+                    if self.session.trx is not None:
+                        self.session.rollback()
+                    if exc.errno in RETRYABLE and attempt < retries:
+                        attempt += 1
+                        self._check_stop()
+                        time.sleep(min(0.01 * attempt, 0.5))
+                        continue
+                    raise self._sql_error(exc, transaction) from exc
+            self.applying_since = None
+        info = channel.relay_info
+        info.relay_log_file, info.relay_log_pos = transaction.end_relay
+        info.master_log_pos = transaction.end_master_pos
+        channel.applied += 1
+        self._since_save += 1
+        if self._since_save >= channel.sync_relay_log_info():
+            channel.save_relay_log_info()
+            self._since_save = 0
+
+    def _execute(self, transaction: Transaction, gtid: Gtid, gtid_header: EventHeader) -> None:
+        from rpl.core.server.execute import execute
+        session = self.session
+        assert session is not None
+        first = transaction.events[0][1]
+        assert isinstance(first, GtidEvent)
+        session.gtid_next = gtid
+        session.origin = (gtid_header.server_id, gtid_header.timestamp)
+        session.original_commit_timestamp = first.original_commit_timestamp or \
+            first.immediate_commit_timestamp or None
+        try:
+            for _, event in transaction.events[1:]:
+                if isinstance(event, QueryEvent):
+                    text = event.query
+                    if text == "BEGIN":
+                        session.begin()
+                    elif text == "COMMIT":
+                        session.commit()
+                    else:
+                        session.db = event.db or None
+                        execute(session, text)
+                elif isinstance(event, XidEvent):
+                    session.commit()
+            if session.trx is not None or session.gtid_next is not None:
+                session.commit()
+            if session.gtid_next is not None:  # a statement that logged nothing
+                session.begin()
+                session.commit()
+        except HookError:
+            raise
+        finally:
+            session.gtid_next = None
+            session.origin = None
+            session.original_commit_timestamp = None
+
+    def _sql_error(self, exc: MySQLError, transaction: Transaction) -> MySQLError:
+        query = next((e for _, e in transaction.events[1:]
+                      if isinstance(e, QueryEvent) and e.query not in ("BEGIN", "COMMIT")), None)
+        if query is None:
+            return exc
+        message = (f"Error '{exc.message}' on query. Default database: '{query.db}'. "
+                   f"Query: '{query.query[:1024]}'")
+        return MySQLError(exc.errno, exc.sqlstate, message)

@@ -1,0 +1,447 @@
+"""The receiver (IO thread): source -> relay log.
+
+One thread per running receiver. It connects with PyMySQL (authentication and the
+setup statements go through a real client library), then speaks the binlog protocol
+on that connection. In order, as MySQL's IO thread:
+
+1. ``thread_start``; a new relay log file.
+2. Connect; read the source's server_id and server_uuid (equal server ids stop the
+   receiver: replication would loop); ``SET @master_heartbeat_period``,
+   ``@master_binlog_checksum``, ``@slave_uuid``; COM_REGISTER_SLAVE.
+3. ``before_request_transmit``; COM_BINLOG_DUMP from the last transaction boundary
+   received, or COM_BINLOG_DUMP_GTID with executed + retrieved GTIDs (auto-position).
+4. Per packet: ``after_read_event`` (may strip a plugin's header), verify the CRC,
+   write the event to the relay log (``sync_relay_log``), advance the position,
+   ``after_queue_event``.
+5. A lost connection: wait MASTER_CONNECT_RETRY seconds and reconnect, at most
+   MASTER_RETRY_COUNT times, resuming at the last transaction boundary received (the
+   applier discards the partial copy), so nothing is missing or duplicated.
+6. ``thread_stop`` whatever the reason it ends.
+
+Events the source sent that originated on this server (same server_id) are not
+relayed (loop prevention, ``replicate_same_server_id`` = 0).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import struct
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from rpl.core import errorlog
+from rpl.core.binlog.events import (
+    FORMAT_DESCRIPTION_EVENT,
+    GTID_LOG_EVENT,
+    HEARTBEAT_LOG_EVENT,
+    PREVIOUS_GTIDS_LOG_EVENT,
+    ROTATE_EVENT,
+    STOP_EVENT,
+    EventError,
+    EventHeader,
+    GtidEvent,
+    RotateEvent,
+    convert_checksum,
+    decode_event,
+    event_checksum_alg,
+    verify_checksum,
+)
+from rpl.core.binlog.gtid import Gtid
+from rpl.core.binlog.logfile import TransactionTracker
+from rpl.core.delegates import HookError
+from rpl.core.errors import (
+    ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG,
+    ER_SLAVE_FATAL_ERROR,
+    ER_SLAVE_MASTER_COM_FAILURE,
+    ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
+    MySQLError,
+)
+from rpl.core.replication.services import SourceLink, nanoseconds
+from rpl.observers import BinlogDumpFlags, BinlogRelayFlags, RelayIOParam
+
+if TYPE_CHECKING:
+    from rpl.core.replication.channel import ReplicaChannel
+
+_log = errorlog.logger("receiver")
+COM_BINLOG_DUMP = 0x12
+COM_REGISTER_SLAVE = 0x15
+COM_BINLOG_DUMP_GTID = 0x1E
+NETWORK_ERRORS = frozenset((2002, 2003, 2006, 2013, 2026, 2055, 1040, 1053, 1158, 1159, 1160,
+                            1161, 1129, 1130))
+"""Client errors after which the receiver reconnects instead of stopping."""
+
+STATE_CONNECTING = "Connecting to source"
+STATE_WAITING = "Waiting for source to send event"
+STATE_QUEUEING = "Queueing source event to the relay log"
+STATE_RECONNECT_WAIT = "Waiting to reconnect after a failed source event read"
+STATE_REGISTERING = "Registering replica on source"
+STATE_REQUESTING = "Requesting binlog dump"
+
+
+class ReceiverStopped(Exception):
+    """STOP SLAVE (or shutdown) asked the receiver to end."""
+
+
+class ConnectionLost(Exception):
+    """The connection failed in a way worth a reconnect; carries the client error."""
+
+    def __init__(self, errno: int, message: str) -> None:
+        super().__init__(message)
+        self.errno = errno
+        self.message = message
+
+
+class Receiver:
+    """The IO thread of one channel."""
+
+    def __init__(self, channel: ReplicaChannel) -> None:
+        self.channel = channel
+        self.server = channel.server
+        self.stop_requested = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="rpl-replica-io", daemon=True)
+        self.running = False
+        self.state = ""
+        self.connection: Any = None
+        self.link: SourceLink | None = None
+        self.source_checksum = True
+        self._tracker = TransactionTracker()
+        self._pending_gtid: Gtid | None = None
+        self._in_transaction = False
+        self._since_save = 0
+        self.registered: Any = None
+
+    # -------------------------------------------------------------- control
+    def start(self) -> None:
+        """Start the thread."""
+        self.running = True
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Ask the thread to end and wait for it."""
+        self.stop_requested.set()
+        connection = self.connection
+        if connection is not None and getattr(connection, "_sock", None) is not None:
+            try:
+                connection._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self.thread.is_alive() and self.thread is not threading.current_thread():
+            self.thread.join()
+
+    def param(self, with_link: bool = True) -> RelayIOParam:
+        """The hook parameter as of now."""
+        info = self.channel.master_info
+        return RelayIOParam(self.server.server_id, self.channel.io_thread_id, "",
+                            info.host, info.port, info.user, info.log_file, info.log_pos,
+                            self.link if with_link else None)
+
+    def _set_state(self, state: str) -> None:
+        self.state = state
+        if self.registered is not None:
+            self.registered.set_state(state)
+
+    # ------------------------------------------------------------------ run
+    def _run(self) -> None:
+        channel = self.channel
+        errorlog.set_thread_id(channel.io_thread_id)
+        self.registered = self.server.threads.register_thread("thread/sql/replica_io")
+        self._set_state(STATE_CONNECTING)
+        relay = self.server.delegates.binlog_relay_io
+        try:
+            relay.thread_start(self.param(with_link=False))
+            channel.relay_log.open_new(channel.retrieved_gtids.copy())
+            self._connect_loop()
+        except ReceiverStopped:
+            pass
+        except HookError as exc:
+            channel.set_io_error(exc.errno, exc.message)
+        except MySQLError as exc:
+            channel.set_io_error(exc.errno, exc.message)
+        except Exception as exc:  # noqa: BLE001 - the thread reports, the server goes on
+            errorlog.log(_log, logging.ERROR, f"Replica I/O thread failed: {exc!r}",
+                         code=13117, exc_info=exc)
+            channel.set_io_error(ER_SLAVE_FATAL_ERROR.errno,
+                                 ER_SLAVE_FATAL_ERROR.format(repr(exc)))
+        finally:
+            self._close_connection()
+            channel.relay_log.close()
+            channel.save_master_info()
+            relay.thread_stop(self.param(with_link=False))
+            self.running = False
+            self._set_state("")
+            self.registered.close()
+            errorlog.log(_log, logging.INFO,
+                         f"Replica I/O thread exiting for channel '', read up to log "
+                         f"'{channel.master_info.log_file or 'FIRST'}', position "
+                         f"{channel.master_info.log_pos}", code=10689)
+            channel.io_stopped()
+
+    def _connect_loop(self) -> None:
+        retries = 0
+        reading = False
+        while True:
+            if self.stop_requested.is_set():
+                raise ReceiverStopped()
+            try:
+                self._connect()
+                retries = 0
+                reading = True
+                self._read_loop()
+            except ConnectionLost as lost:
+                self._close_connection()
+                if self.stop_requested.is_set():
+                    raise ReceiverStopped() from None
+                retries += 1
+                info = self.channel.master_info
+                if not reading:
+                    self.channel.set_io_error(
+                        lost.errno, f"error connecting to source '{info.user}@{info.host}:"
+                        f"{info.port}' - retry-time: {info.connect_retry} retries: {retries} "
+                        f"message: {lost.message}", log=retries == 1)
+                else:
+                    errorlog.log(_log, logging.WARNING,
+                                 f"Error reading packet from server for channel '': "
+                                 f"{lost.message} (server_errno={lost.errno})", code=10996)
+                if retries > info.retry_count:
+                    raise MySQLError(lost.errno, "HY000", self.channel.last_io_error[1] or
+                                     lost.message) from None
+                self._set_state(STATE_RECONNECT_WAIT if reading else STATE_CONNECTING)
+                self.channel.io_connected = False
+                if self.stop_requested.wait(info.connect_retry if not reading or retries > 1
+                                            else 0):
+                    raise ReceiverStopped() from None
+                reading = False
+
+    # ------------------------------------------------------------ connect
+    def _connect(self) -> None:
+        import pymysql
+        info = self.channel.master_info
+        self._set_state(STATE_CONNECTING)
+        timeout = float(self.server.variables.get_global("replica_net_timeout"))  # type: ignore[arg-type]
+        try:
+            self.connection = pymysql.connect(
+                host=info.host, port=info.port, user=info.user, password=info.password,
+                connect_timeout=min(timeout, 30), read_timeout=timeout, write_timeout=timeout,
+                autocommit=True, charset="utf8mb4")
+        except pymysql.MySQLError as exc:
+            raise self._lost(exc) from exc
+        self.link = SourceLink(self.connection)
+        try:
+            self._check_source()
+            self._prepare_dump()
+            self._register()
+            flags = BinlogDumpFlags.NONE
+            if info.auto_position:
+                flags |= BinlogDumpFlags.BINLOG_THROUGH_GTID
+            self.server.delegates.binlog_relay_io.before_request_transmit(self.param(), flags)
+            self._request_dump(flags)
+        except pymysql.MySQLError as exc:
+            raise self._lost(exc) from exc
+        self.channel.io_connected = True
+        self.channel.clear_io_error()
+        errorlog.log(_log, logging.INFO,
+                     f"Replica I/O thread for channel '': connected to source "
+                     f"'{info.user}@{info.host}:{info.port}',replication started in log "
+                     f"'{info.log_file or 'FIRST'}' at position {info.log_pos}", code=10562)
+
+    def _lost(self, exc: Exception) -> Exception:
+        code, message = _error_of(exc)
+        if code in NETWORK_ERRORS or code == 0 or code >= 2000:
+            return ConnectionLost(code, message)
+        return MySQLError(code, "HY000", message)
+
+    def _query(self, sql: str) -> list[tuple[Any, ...]]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql)
+            return list(cursor.fetchall())
+
+    def _check_source(self) -> None:
+        info = self.channel.master_info
+        (server_id, server_uuid), = self._query("SELECT @@GLOBAL.server_id, @@GLOBAL.server_uuid")
+        if int(server_id) == self.server.server_id:
+            raise MySQLError.of(ER_SLAVE_FATAL_ERROR,
+                                "The replica I/O thread stops because source and replica "
+                                "have equal MySQL server ids; these ids must be different "
+                                "for replication to work (or the --replicate-same-server-id "
+                                "option must be used on replica but this does not always "
+                                "make sense; please check the manual before using it).")
+        if str(server_uuid) == str(self.server.server_uuid):
+            raise MySQLError.of(ER_SLAVE_FATAL_ERROR,
+                                "The replica I/O thread stops because source and replica "
+                                "have equal MySQL server UUIDs; these UUIDs must be different "
+                                "for replication to work.")
+        info.master_server_id, info.master_uuid = int(server_id), str(server_uuid)
+
+    def _prepare_dump(self) -> None:
+        info = self.channel.master_info
+        self._query(f"SET @master_heartbeat_period = {nanoseconds(info.heartbeat_period)}")
+        self._query("SET @master_binlog_checksum = @@global.binlog_checksum")
+        (checksum,), = self._query("SELECT @master_binlog_checksum")
+        self.source_checksum = str(checksum).upper() == "CRC32"
+        uuid_text = str(self.server.server_uuid)
+        self._query(f"SET @slave_uuid = '{uuid_text}', @replica_uuid = '{uuid_text}'")
+
+    def _register(self) -> None:
+        self._set_state(STATE_REGISTERING)
+        host = str(self.server.variables.get_global("report_host") or "").encode()[:255]
+        port = int(self.server.variables.get_global("report_port") or self.server.port)  # type: ignore[arg-type]
+        payload = (struct.pack("<I", self.server.server_id) + bytes((len(host),)) + host +
+                   b"\x00\x00" + struct.pack("<HII", port & 0xFFFF, 0, 0))
+        import pymysql
+        try:
+            self.connection._execute_command(COM_REGISTER_SLAVE, payload)
+            self.connection._read_packet()
+        except pymysql.err.OperationalError as exc:
+            code, message = _error_of(exc)
+            if code in NETWORK_ERRORS or code >= 2000:
+                raise
+            raise MySQLError.of(ER_SLAVE_MASTER_COM_FAILURE, "COM_REGISTER_REPLICA", message,
+                                code) from exc
+        except pymysql.MySQLError as exc:
+            code, message = _error_of(exc)
+            raise MySQLError.of(ER_SLAVE_MASTER_COM_FAILURE, "COM_REGISTER_REPLICA", message,
+                                code) from exc
+
+    def _request_dump(self, flags: BinlogDumpFlags) -> None:
+        self._set_state(STATE_REQUESTING)
+        channel = self.channel
+        info = channel.master_info
+        if info.auto_position:
+            gtids = self.server.binlog.gtids_logged().union(channel.retrieved_gtids)
+            data = gtids.encode()
+            name = b""
+            payload = (struct.pack("<HII", int(flags), self.server.server_id, len(name)) + name
+                       + struct.pack("<QI", 4, len(data)) + data)
+            command = COM_BINLOG_DUMP_GTID
+        else:
+            name = info.log_file.encode()
+            payload = struct.pack("<IHI", info.log_pos, int(flags), self.server.server_id) + name
+            command = COM_BINLOG_DUMP
+        self._tracker = TransactionTracker()
+        self._pending_gtid = None
+        self._in_transaction = False
+        self.connection._execute_command(command, payload)
+
+    # --------------------------------------------------------------- read
+    def _read_loop(self) -> None:
+        import pymysql
+        relay = self.server.delegates.binlog_relay_io
+        while True:
+            if self.stop_requested.is_set():
+                raise ReceiverStopped()
+            self._set_state(STATE_WAITING)
+            try:
+                payload = self.connection._read_packet().get_all_data()
+            except pymysql.err.OperationalError as exc:
+                code, message = _error_of(exc)
+                if code == 1236 or code == ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG.errno:
+                    raise MySQLError.of(ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG, 1236,
+                                        message) from exc
+                raise self._lost(exc) from exc
+            except pymysql.MySQLError as exc:
+                code, message = _error_of(exc)
+                if code == 1236:
+                    raise MySQLError.of(ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG, 1236,
+                                        message) from exc
+                raise self._lost(exc) from exc
+            except (OSError, AttributeError) as exc:
+                raise ConnectionLost(2013, f"Lost connection to source: {exc}") from exc
+            if payload[:1] == b"\xfe" and len(payload) < 9:
+                raise ReceiverStopped()  # end of a non-blocking dump
+            self._set_state(STATE_QUEUEING)
+            event = relay.after_read_event(self.param(), bytes(payload[1:]))
+            synced = self._queue(event)
+            flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced else BinlogRelayFlags.NONE
+            relay.after_queue_event(self.param(), event, flags)
+
+    def _queue(self, raw: bytes) -> bool:
+        """Relay one event; True when the relay log was synced after it."""
+        channel = self.channel
+        info = channel.master_info
+        try:
+            header = EventHeader.unpack(raw)
+        except EventError as exc:
+            raise self._corrupt(str(exc)) from exc
+        if header.event_size != len(raw):
+            raise self._corrupt(f"event_size {header.event_size} but {len(raw)} bytes arrived")
+        code = header.type_code
+        has_crc = self.source_checksum or code == FORMAT_DESCRIPTION_EVENT
+        if has_crc and not verify_checksum(raw):
+            raise self._corrupt(f"CRC32 mismatch in an event of type {code}")
+        if code == HEARTBEAT_LOG_EVENT:
+            channel.last_heartbeat = time.time()
+            channel.heartbeats += 1
+            return False
+        if code == FORMAT_DESCRIPTION_EVENT:
+            self.source_checksum = event_checksum_alg(raw) == 1
+        if code == ROTATE_EVENT:
+            _, rotate = decode_event(raw, checksum=self.source_checksum)
+            assert isinstance(rotate, RotateEvent)
+            info.log_file, info.log_pos = rotate.next_file, rotate.position
+            if header.flags & 0x20 or not self._in_transaction:
+                channel.boundary = (info.log_file, info.log_pos)
+        elif header.log_pos:
+            info.log_pos = header.log_pos
+        if code in (PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT) or (
+                header.server_id == self.server.server_id and code != ROTATE_EVENT
+                and code != FORMAT_DESCRIPTION_EVENT):
+            self._track(header, raw, write=False)
+            return False
+        converted = convert_checksum(raw, has_crc=has_crc, want_crc=channel.relay_log.checksum)
+        try:
+            synced = channel.relay_log.append(converted)
+        except OSError as exc:
+            raise MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
+                                f"could not queue event from source: {exc}") from exc
+        self._track(header, raw, write=True)
+        return synced
+
+    def _track(self, header: EventHeader, raw: bytes, write: bool) -> None:
+        """Follow transaction boundaries: Retrieved_Gtid_Set and the resume position."""
+        code = header.type_code
+        if code == GTID_LOG_EVENT:
+            _, event = decode_event(raw, checksum=self.source_checksum)
+            assert isinstance(event, GtidEvent)
+            self._pending_gtid = Gtid(event.sid, event.gno)
+            self._in_transaction = True
+            self._tracker.ends_group(header, event)
+            return
+        if code in (ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT, HEARTBEAT_LOG_EVENT,
+                    PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT):
+            return
+        _, event = decode_event(raw, checksum=self.source_checksum)
+        if self._tracker.ends_group(header, event):
+            self._in_transaction = False
+            channel = self.channel
+            if self._pending_gtid is not None:
+                if write:
+                    channel.retrieved_gtids.add(self._pending_gtid.sid, self._pending_gtid.gno)
+                self._pending_gtid = None
+            info = channel.master_info
+            channel.boundary = (info.log_file, info.log_pos)
+            channel.relay_log.rotate_if_full(channel.retrieved_gtids.copy())
+            self._since_save += 1
+            if self._since_save >= channel.sync_master_info():
+                channel.save_master_info()
+                self._since_save = 0
+
+    def _corrupt(self, detail: str) -> MySQLError:
+        return MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
+                             f"could not queue event from source ({detail})")
+
+    def _close_connection(self) -> None:
+        connection, self.connection, self.link = self.connection, None, None
+        if connection is not None:
+            try:
+                connection.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection may fail
+                pass
+
+
+def _error_of(exc: Exception) -> tuple[int, str]:
+    args = getattr(exc, "args", ())
+    if len(args) >= 2 and isinstance(args[0], int):
+        return int(args[0]), str(args[1])
+    return 2013, str(exc)

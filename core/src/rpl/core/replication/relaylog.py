@@ -1,0 +1,169 @@
+"""The relay log: ``relay-bin.NNNNNN`` files and ``relay-bin.index``.
+
+The receiver appends; the applier reads. What holds:
+
+* Every file starts with the replica's own FORMAT_DESCRIPTION (server_id = this
+  replica, marked in use until the file is closed) and PREVIOUS_GTIDS (the GTIDs
+  retrieved into earlier relay files); then the source's events as received, with
+  the source's ``log_pos`` (source coordinates) and this replica's checksum
+  setting; a closed file ends with a ROTATE naming the next one.
+* A new file is started whenever the receiver starts (as mysqld does), and when the
+  current one passes ``max_relay_log_size`` (``max_binlog_size`` when 0) at a
+  transaction boundary, so a transaction spans two files only when the receiver
+  was interrupted inside it (the applier then discards the partial copy).
+* ``sync_relay_log`` = N: fsync after every N events (0: leave it to the OS).
+* The published ``end`` only moves past whole events: the applier never reads a
+  partial one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from rpl.core.binlog.events import RotateEvent, StopEvent
+from rpl.core.binlog.gtid import GtidSet
+from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, file_number
+from rpl.core.binlog.writer import BinlogPosition, end_file, file_header
+
+
+class RelayLog:
+    """The replica's relay log files (one channel)."""
+
+    def __init__(self, directory: Path, basename: str, server_id: int, checksum: bool,
+                 sync_every: Callable[[], int], max_size: Callable[[], int]) -> None:
+        self.directory = directory
+        self.basename = basename
+        self.server_id = server_id
+        self.checksum = checksum
+        self._sync_every = sync_every
+        self._max_size = max_size
+        self.index = BinlogIndex(directory / f"{basename}.index")
+        self._lock = threading.Lock()
+        self._published = threading.Condition()
+        self._fd = -1
+        self._file = ""
+        self._pos = 0
+        self._end = BinlogPosition("", 0)
+        self._unsynced = 0
+
+    # ---------------------------------------------------------------- files
+    @property
+    def end(self) -> BinlogPosition:
+        """The end of the last whole event written (what the applier may read)."""
+        return self._end
+
+    @property
+    def is_open(self) -> bool:
+        """Whether a file is being written."""
+        return self._fd >= 0
+
+    def path(self, name: str) -> Path:
+        """The path of relay log file ``name``."""
+        return self.directory / name
+
+    def open_new(self, previous_gtids: GtidSet) -> str:
+        """Close the current file (if any) and start the next; its name."""
+        with self._lock:
+            if self._fd >= 0:
+                self._close_locked(next_file=True)
+            names = self.index.names()
+            number = file_number(names[-1]) + 1 if names else 1
+            name = binlog_file_name(self.basename, number)
+            fd = os.open(self.directory / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+            data = file_header(self.server_id, self.checksum, previous_gtids, True)
+            os.write(fd, data)
+            os.fsync(fd)
+            self.index.append(name)
+            self._fd, self._file, self._pos = fd, name, len(data)
+            self._publish()
+            return name
+
+    def _close_locked(self, next_file: bool) -> None:
+        last: RotateEvent | StopEvent
+        if next_file:
+            last = RotateEvent(4, binlog_file_name(self.basename, file_number(self._file) + 1))
+        else:
+            last = StopEvent()
+        self._pos = end_file(self._fd, self._pos, last, self.server_id, self.checksum)
+        self._fd = -1
+        self._unsynced = 0
+        self._publish()
+
+    def close(self) -> None:
+        """The receiver stopped: end the file (the next start opens a new one)."""
+        with self._lock:
+            if self._fd >= 0:
+                self._close_locked(next_file=True)
+
+    def rotate_if_full(self, previous_gtids: GtidSet) -> None:
+        """At a transaction boundary: start a new file if this one is full."""
+        limit = self._max_size()
+        if self._fd >= 0 and self._pos >= limit:
+            self.open_new(previous_gtids)
+
+    # --------------------------------------------------------------- write
+    def append(self, raw: bytes) -> bool:
+        """Write one event; True when the file was synced after it."""
+        with self._lock:
+            written = os.write(self._fd, raw)
+            while written < len(raw):
+                written += os.write(self._fd, raw[written:])
+            self._pos += len(raw)
+            synced = False
+            every = self._sync_every()
+            if every:
+                self._unsynced += 1
+                if self._unsynced >= every:
+                    os.fsync(self._fd)
+                    self._unsynced = 0
+                    synced = True
+            self._publish()
+            return synced
+
+    def _publish(self) -> None:
+        with self._published:
+            self._end = BinlogPosition(self._file, self._pos)
+            self._published.notify_all()
+
+    def wait_for_update(self, past: BinlogPosition, timeout: float) -> BinlogPosition:
+        """Block until ``end`` moves past ``past`` (or ``timeout`` seconds); the end."""
+        with self._published:
+            self._published.wait_for(lambda: self._end != past, timeout)
+            return self._end
+
+    # ---------------------------------------------------------- maintenance
+    def purge_before(self, name: str) -> None:
+        """Delete the files before ``name`` (relay_log_purge)."""
+        with self._lock:
+            names = self.index.names()
+            if name not in names:
+                return
+            keep = names[names.index(name):]
+            self.index.rewrite(keep)
+            for old in names[:names.index(name)]:
+                self.path(old).unlink(missing_ok=True)
+
+    def reset(self) -> None:
+        """RESET SLAVE: delete every relay log file and the index."""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+            for old in self.index.names():
+                self.path(old).unlink(missing_ok=True)
+            self.index.rewrite([])
+            self._file, self._pos = "", 0
+            self._publish()
+
+    def space(self) -> int:
+        """Relay_Log_Space: the bytes of every relay log file."""
+        total = 0
+        for name in self.index.names():
+            try:
+                total += self.path(name).stat().st_size
+            except FileNotFoundError:
+                pass
+        return total

@@ -1,0 +1,218 @@
+"""The server services a replication hook parameter carries (see rpl.observers.services).
+
+* :class:`DumpNet` — ``ServerNet``: the source's side of one dump connection.
+* :class:`SessionUserVariables` — ``UserVariables``: the user variables a replica
+  set on its dump connection (``@master_binlog_checksum``, ``@rpl_semi_sync_slave``).
+* :class:`SourceLink` — ``SourceConnection``: the receiver's PyMySQL connection to
+  its source, with raw packet access for plugins (semisync sends its ACK with it).
+  It uses PyMySQL's packet-level methods (``_execute_command``, ``_read_packet``,
+  ``_write_bytes``), which is how replication clients built on PyMySQL talk the
+  binlog protocol.
+"""
+
+from __future__ import annotations
+
+import math
+import select
+import socket
+import struct
+import threading
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from rpl.observers import NetError, QueryError, UserVariableNotFound
+
+if TYPE_CHECKING:
+    from rpl.core.server.connection import Connection
+    from rpl.core.server.session import Session
+
+_HEADER = struct.Struct("<I")
+_MAX_CHUNK = 0xFFFFFF
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes:
+    parts: list[bytes] = []
+    while size:
+        chunk = sock.recv(size)
+        if not chunk:
+            raise NetError("connection closed by peer")
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
+class DumpNet:
+    """``ServerNet`` over a dump connection. Reads ignore sequence ids: a replica's
+    replies (semisync ACKs) start their own sequence.
+    """
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._read_lock = threading.Lock()
+        self.used_for_reading = False
+        """Whether a plugin reads this connection (then the dump must not peek at it)."""
+
+    def read(self, timeout: float | None = None) -> bytes:
+        """One whole packet payload from the replica."""
+        self.used_for_reading = True
+        sock = self._connection.sock
+        with self._read_lock:
+            try:
+                if timeout is not None:
+                    readable, _, _ = select.select([sock], [], [], max(timeout, 0.0))
+                    if not readable:
+                        raise NetError("read timed out", timed_out=True)
+                parts: list[bytes] = []
+                while True:
+                    (header,) = _HEADER.unpack(_recv_exact(sock, 4))
+                    length = header & _MAX_CHUNK
+                    parts.append(_recv_exact(sock, length) if length else b"")
+                    if length < _MAX_CHUNK:
+                        return b"".join(parts)
+            except OSError as exc:
+                raise NetError(f"read failed: {exc}") from exc
+
+    def write(self, payload: bytes) -> None:
+        """Queue one packet to the replica."""
+        self._connection.channel.queue(payload)
+
+    def flush(self) -> None:
+        """Send what was queued."""
+        try:
+            self._connection.channel.flush()
+        except OSError as exc:
+            raise NetError(f"write failed: {exc}") from exc
+
+    def fileno(self) -> int:
+        """The socket's descriptor."""
+        return self._connection.sock.fileno()
+
+
+class SessionUserVariables:
+    """``UserVariables`` over one session's ``@variables``."""
+
+    def __init__(self, session: Session) -> None:
+        self._vars = session.user_vars
+
+    def _get(self, name: str) -> object:
+        key = name.lower()
+        if key not in self._vars:
+            raise UserVariableNotFound(name)
+        return self._vars[key]
+
+    def get_user_var_int(self, name: str) -> int | None:
+        """The variable as an integer (MySQL's conversions: '12abc' is 12, 1.6 is 2)."""
+        value = self._get(name)
+        if value is None:
+            return None
+        if isinstance(value, bytes | str):
+            return int(_leading_number(value))
+        return int(Decimal(str(value)).to_integral_value("ROUND_HALF_UP"))
+
+    def get_user_var_real(self, name: str) -> float | None:
+        """The variable as a double."""
+        value = self._get(name)
+        if value is None:
+            return None
+        if isinstance(value, bytes | str):
+            return float(_leading_number(value))
+        return float(value)  # type: ignore[arg-type]
+
+    def get_user_var_str(self, name: str, precision: int = 6) -> str | None:
+        """The variable as a string."""
+        value = self._get(name)
+        if value is None:
+            return None
+        if isinstance(value, bytes):
+            return value.decode("utf-8", "replace")
+        if isinstance(value, float):
+            return f"{value:.{precision}f}"
+        return str(value)
+
+
+def _leading_number(value: str | bytes) -> Decimal:
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    text = text.strip()
+    end = 0
+    for index, char in enumerate(text):
+        sign = char in "+-" and index == 0
+        if char.isdigit() or sign or (char == "." and "." not in text[:index]):
+            end = index + 1
+        else:
+            break
+    try:
+        number = Decimal(text[:end])
+    except ArithmeticError:
+        return Decimal(0)
+    return number if number.is_finite() else Decimal(0)
+
+
+class SourceLink:
+    """``SourceConnection`` over the receiver's PyMySQL connection."""
+
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+        self._write_lock = threading.Lock()
+        self._out: list[bytes] = []
+
+    def query(self, statement: str) -> Sequence[Sequence[object]]:
+        """Run ``statement`` on the source; its rows."""
+        import pymysql
+        try:
+            with self.connection.cursor() as cursor:
+                cursor.execute(statement)
+                return list(cursor.fetchall())
+        except pymysql.MySQLError as exc:
+            code, message = (exc.args + (0, ""))[:2] if exc.args else (0, str(exc))
+            if isinstance(exc, pymysql.err.OperationalError) and code in (2006, 2013):
+                raise NetError(str(message)) from exc
+            raise QueryError(int(code), "HY000", str(message)) from exc
+
+    def read(self, timeout: float | None = None) -> bytes:
+        """One packet payload from the source."""
+        import pymysql
+        conn = self.connection
+        saved = conn._read_timeout
+        try:
+            if timeout is not None:
+                conn._read_timeout = max(timeout, 0.001)
+            return bytes(conn._read_packet().get_all_data())
+        except (pymysql.MySQLError, OSError) as exc:
+            timed_out = isinstance(exc, TimeoutError | socket.timeout) or "timed out" in str(exc)
+            raise NetError(str(exc), timed_out=timed_out) from exc
+        finally:
+            conn._read_timeout = saved
+
+    def write(self, payload: bytes) -> None:
+        """Queue one packet: a new sequence (id 0), as a replica's reply is; the
+        connection's own sequence for the source's packets is left as it was.
+        """
+        frames = []
+        sequence = 0
+        offset = 0
+        while True:
+            chunk = payload[offset:offset + _MAX_CHUNK]
+            frames.append(_HEADER.pack(len(chunk) | (sequence & 0xFF) << 24) + chunk)
+            sequence += 1
+            offset += _MAX_CHUNK
+            if len(chunk) < _MAX_CHUNK:
+                break
+        with self._write_lock:
+            self._out.extend(frames)
+
+    def flush(self) -> None:
+        """Send what was queued."""
+        with self._write_lock:
+            data, self._out = b"".join(self._out), []
+            if not data:
+                return
+            try:
+                self.connection._sock.sendall(data)
+            except (OSError, AttributeError) as exc:
+                raise NetError(f"write failed: {exc}") from exc
+
+
+def nanoseconds(seconds: float) -> int:
+    """``seconds`` as whole nanoseconds (``@master_heartbeat_period`` is in ns)."""
+    return int(math.floor(seconds * 1e9))

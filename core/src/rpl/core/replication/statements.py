@@ -1,0 +1,286 @@
+"""The replica's SQL: CHANGE MASTER TO, START/STOP/RESET SLAVE, SHOW SLAVE STATUS and
+SHOW SLAVE HOSTS, with MySQL's checks, errors and result columns (the REPLICA/SOURCE
+spellings of 8.0.22+ give the new column names).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from rpl.core.errors import (
+    ER_BAD_SLAVE,
+    ER_BAD_SLAVE_AUTO_POSITION,
+    ER_NOT_SUPPORTED_YET,
+    ER_SLAVE_CHANNEL_DOES_NOT_EXIST,
+    ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP,
+    ER_SLAVE_CHANNEL_WAS_NOT_RUNNING,
+    ER_SLAVE_CHANNEL_WAS_RUNNING,
+    ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE,
+    ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE_MAX,
+    ER_SLAVE_MUST_STOP,
+    ER_SLAVE_SQL_THREAD_MUST_STOP,
+    ER_WRONG_ARGUMENTS,
+    MySQLError,
+)
+from rpl.core.net.responses import int_column, text_column
+from rpl.core.server.results import Ok, Result, Rows
+from rpl.core.sql import ast
+
+if TYPE_CHECKING:
+    from rpl.core.replication.channel import ReplicaChannel
+    from rpl.core.server.session import Session
+
+ADMIN_PRIVILEGES = ("SUPER", "REPLICATION_SLAVE_ADMIN")
+U32 = 4294967295
+STRING_OPTIONS = {"MASTER_HOST": "host", "MASTER_USER": "user", "MASTER_PASSWORD": "password",
+                  "MASTER_LOG_FILE": "log_file"}
+INTEGER_OPTIONS = {"MASTER_PORT": ("port", 0, 65535), "MASTER_LOG_POS": ("log_pos", 0, 2**64 - 1),
+                   "MASTER_CONNECT_RETRY": ("connect_retry", 1, U32),
+                   "MASTER_RETRY_COUNT": ("retry_count", 0, U32),
+                   "MASTER_AUTO_POSITION": ("auto_position", 0, 1)}
+IGNORED_OPTIONS = frozenset(("MASTER_SSL", "GET_MASTER_PUBLIC_KEY",
+                             "MASTER_SSL_VERIFY_SERVER_CERT"))
+MOVES_RECEIVER = frozenset(("MASTER_HOST", "MASTER_PORT", "MASTER_LOG_FILE", "MASTER_LOG_POS",
+                            "MASTER_AUTO_POSITION"))
+
+
+def _channel(session: Session, name: str | None) -> ReplicaChannel:
+    if name not in (None, ""):
+        raise MySQLError.of(ER_SLAVE_CHANNEL_DOES_NOT_EXIST, name)
+    channel: ReplicaChannel = session.server.replica
+    return channel
+
+
+# ------------------------------------------------------------------ CHANGE MASTER
+def change_master(session: Session, stmt: ast.ChangeMaster) -> Result:
+    """CHANGE MASTER TO / CHANGE REPLICATION SOURCE TO."""
+    session.require(*ADMIN_PRIVILEGES)
+    channel = _channel(session, stmt.channel)
+    options = dict(stmt.options)
+    with channel.lock:
+        if channel.io_running:
+            raise MySQLError.of(ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP, "")
+        moves = bool(MOVES_RECEIVER & options.keys())
+        if moves and channel.sql_running:
+            raise MySQLError.of(ER_SLAVE_SQL_THREAD_MUST_STOP)
+        changes = _validated(session, channel, options)
+        info = channel.master_info
+        host_changed = any(k in options for k in ("MASTER_HOST", "MASTER_PORT"))
+        if host_changed and "MASTER_LOG_FILE" not in options and \
+                "MASTER_LOG_POS" not in options:
+            info.log_file, info.log_pos = "", 4
+        for field, value in changes.items():
+            setattr(info, field, value)
+        if "MASTER_LOG_POS" in options:
+            info.log_pos = max(4, info.log_pos)
+        if moves:
+            channel.purge_relay_logs()
+        channel.save_master_info()
+        channel.save_relay_log_info()
+    return Ok()
+
+
+def _validated(session: Session, channel: ReplicaChannel,
+               options: dict[str, object]) -> dict[str, object]:
+    changes: dict[str, object] = {}
+    for name, value in options.items():
+        if name in STRING_OPTIONS:
+            if not isinstance(value, str):
+                raise MySQLError.of(ER_WRONG_ARGUMENTS, name)
+            if name == "MASTER_HOST" and not value.strip():
+                raise MySQLError.of(ER_WRONG_ARGUMENTS, name)
+            if name in ("MASTER_HOST", "MASTER_USER") and len(value) > 255:
+                raise MySQLError.of(ER_WRONG_ARGUMENTS, name)
+            changes[STRING_OPTIONS[name]] = value
+        elif name in INTEGER_OPTIONS:
+            field, low, high = INTEGER_OPTIONS[name]
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                raise MySQLError.of(ER_WRONG_ARGUMENTS, name)
+            changes[field] = bool(value) if field == "auto_position" else value
+        elif name == "MASTER_HEARTBEAT_PERIOD":
+            changes["heartbeat_period"] = _heartbeat(session, value)
+        elif name in IGNORED_OPTIONS:
+            continue
+        else:
+            raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"CHANGE MASTER option {name}")
+    auto = changes.get("auto_position", channel.master_info.auto_position)
+    if auto and ("log_file" in changes or "log_pos" in changes):
+        raise MySQLError.of(ER_BAD_SLAVE_AUTO_POSITION)
+    if changes.get("log_file") == "" and "MASTER_LOG_FILE" in options:
+        raise MySQLError.of(ER_WRONG_ARGUMENTS, "MASTER_LOG_FILE")
+    return changes
+
+
+def _heartbeat(session: Session, value: object) -> float:
+    if not isinstance(value, int | Decimal) or isinstance(value, bool):
+        raise MySQLError.of(ER_WRONG_ARGUMENTS, "MASTER_HEARTBEAT_PERIOD")
+    period = float(value)
+    if period < 0 or period > 4294967:
+        raise MySQLError.of(ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE)
+    if 0 < period < 0.001:
+        session.warn(MySQLError(1703, "HY000", "The requested value for the heartbeat "
+                                "period is less than 1 millisecond. The value is reset to 0, "
+                                "meaning that heartbeating will effectively be disabled."))
+        return 0.0
+    timeout = float(session.server.variables.get_global("replica_net_timeout"))  # type: ignore[arg-type]
+    if period > timeout:
+        session.warn(MySQLError.of(ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE_MAX))
+    return period
+
+
+# ------------------------------------------------------------------ START / STOP / RESET
+def _threads(stmt: ast.StartSlave | ast.StopSlave) -> tuple[bool, bool]:
+    if not stmt.threads:
+        return True, True
+    return "IO_THREAD" in stmt.threads, "SQL_THREAD" in stmt.threads
+
+
+def start_slave(session: Session, stmt: ast.StartSlave) -> Result:
+    """START SLAVE [IO_THREAD] [SQL_THREAD]."""
+    session.require(*ADMIN_PRIVILEGES)
+    channel = _channel(session, stmt.channel)
+    io, sql = _threads(stmt)
+    with channel.lock:
+        if not channel.master_info.configured:
+            raise MySQLError.of(ER_BAD_SLAVE)
+        started = False
+        if sql and not channel.sql_running:
+            channel.start_sql()
+            started = True
+        if io and not channel.io_running:
+            channel.start_io()
+            started = True
+        if not started:
+            session.warn(MySQLError.of(ER_SLAVE_CHANNEL_WAS_RUNNING, ""), "Note")
+    return Ok()
+
+
+def stop_slave(session: Session, stmt: ast.StopSlave) -> Result:
+    """STOP SLAVE [IO_THREAD] [SQL_THREAD]: waits for the threads to end."""
+    session.require(*ADMIN_PRIVILEGES)
+    channel = _channel(session, stmt.channel)
+    io, sql = _threads(stmt)
+    with channel.lock:
+        stopped = False
+        if io and channel.io_running:
+            channel.stop_io()
+            stopped = True
+        if sql and channel.sql_running:
+            channel.stop_sql()
+            stopped = True
+        if not stopped:
+            session.warn(MySQLError.of(ER_SLAVE_CHANNEL_WAS_NOT_RUNNING, ""), "Note")
+    return Ok()
+
+
+def reset_slave(session: Session, stmt: ast.ResetSlave) -> Result:
+    """RESET SLAVE [ALL]."""
+    session.require(*ADMIN_PRIVILEGES)
+    channel = _channel(session, stmt.channel)
+    with channel.lock:
+        if channel.io_running or channel.sql_running:
+            raise MySQLError.of(ER_SLAVE_MUST_STOP)
+        channel.reset(stmt.all)
+    return Ok()
+
+
+# ------------------------------------------------------------------ SHOW
+STATUS_COLUMNS = (
+    "Slave_IO_State", "Master_Host", "Master_User", "Master_Port", "Connect_Retry",
+    "Master_Log_File", "Read_Master_Log_Pos", "Relay_Log_File", "Relay_Log_Pos",
+    "Relay_Master_Log_File", "Slave_IO_Running", "Slave_SQL_Running", "Replicate_Do_DB",
+    "Replicate_Ignore_DB", "Replicate_Do_Table", "Replicate_Ignore_Table",
+    "Replicate_Wild_Do_Table", "Replicate_Wild_Ignore_Table", "Last_Errno", "Last_Error",
+    "Skip_Counter", "Exec_Master_Log_Pos", "Relay_Log_Space", "Until_Condition",
+    "Until_Log_File", "Until_Log_Pos", "Master_SSL_Allowed", "Master_SSL_CA_File",
+    "Master_SSL_CA_Path", "Master_SSL_Cert", "Master_SSL_Cipher", "Master_SSL_Key",
+    "Seconds_Behind_Master", "Master_SSL_Verify_Server_Cert", "Last_IO_Errno",
+    "Last_IO_Error", "Last_SQL_Errno", "Last_SQL_Error", "Replicate_Ignore_Server_Ids",
+    "Master_Server_Id", "Master_UUID", "Master_Info_File", "SQL_Delay", "SQL_Remaining_Delay",
+    "Slave_SQL_Running_State", "Master_Retry_Count", "Master_Bind",
+    "Last_IO_Error_Timestamp", "Last_SQL_Error_Timestamp", "Master_SSL_Crl",
+    "Master_SSL_Crlpath", "Retrieved_Gtid_Set", "Executed_Gtid_Set", "Auto_Position",
+    "Replicate_Rewrite_DB", "Channel_Name", "Master_TLS_Version", "Master_public_key_path",
+    "Get_master_public_key", "Network_Namespace",
+)
+INTEGER_COLUMNS = frozenset((
+    "Master_Port", "Connect_Retry", "Read_Master_Log_Pos", "Relay_Log_Pos", "Last_Errno",
+    "Skip_Counter", "Exec_Master_Log_Pos", "Relay_Log_Space", "Until_Log_Pos",
+    "Seconds_Behind_Master", "Last_IO_Errno", "Last_SQL_Errno", "Master_Server_Id",
+    "Master_Retry_Count", "Auto_Position", "Get_master_public_key", "SQL_Delay"))
+
+
+def new_term(name: str) -> str:
+    """A column's 8.0.22+ name (SHOW REPLICA STATUS)."""
+    return (name.replace("Get_master_public_key", "Get_Source_public_key")
+            .replace("Master_public_key_path", "Source_public_key_path")
+            .replace("Master", "Source").replace("Slave", "Replica"))
+
+
+def show_slave_status(session: Session, stmt: ast.Show) -> Result:
+    """SHOW SLAVE STATUS / SHOW REPLICA STATUS: one row once CHANGE MASTER ran."""
+    session.require("SUPER", "REPLICATION CLIENT")
+    channel: ReplicaChannel = session.server.replica
+    names = [new_term(n) if stmt.new_terms else n for n in STATUS_COLUMNS]
+    columns = [int_column(new) if old in INTEGER_COLUMNS else text_column(new)
+               for old, new in zip(STATUS_COLUMNS, names, strict=True)]
+    if not channel.master_info.configured:
+        return Rows(columns, [])
+    return Rows(columns, [[_status(channel)[n] for n in STATUS_COLUMNS]])
+
+
+def _running(flag: bool, connecting: bool = False) -> str:
+    if flag:
+        return "Connecting" if connecting else "Yes"
+    return "No"
+
+
+def _status(channel: ReplicaChannel) -> dict[str, object]:
+    info = channel.master_info
+    relay = channel.relay_info
+    io_errno, io_error, io_when = channel.last_io_error
+    sql_errno, sql_error, sql_when = channel.last_sql_error
+    io_running = channel.io_running
+    values: dict[str, object] = {name: "" for name in STATUS_COLUMNS}
+    values.update({
+        "Slave_IO_State": channel.io_state(),
+        "Master_Host": info.host, "Master_User": info.user, "Master_Port": info.port,
+        "Connect_Retry": info.connect_retry,
+        "Master_Log_File": info.log_file, "Read_Master_Log_Pos": info.log_pos,
+        "Relay_Log_File": relay.relay_log_file, "Relay_Log_Pos": relay.relay_log_pos,
+        "Relay_Master_Log_File": relay.master_log_file,
+        "Slave_IO_Running": _running(io_running, not channel.io_connected),
+        "Slave_SQL_Running": _running(channel.sql_running),
+        "Last_Errno": sql_errno, "Last_Error": sql_error, "Skip_Counter": 0,
+        "Exec_Master_Log_Pos": relay.master_log_pos,
+        "Relay_Log_Space": channel.relay_log.space(), "Until_Condition": "None",
+        "Until_Log_Pos": 0, "Master_SSL_Allowed": "No",
+        "Seconds_Behind_Master": channel.seconds_behind(),
+        "Master_SSL_Verify_Server_Cert": "No",
+        "Last_IO_Errno": io_errno, "Last_IO_Error": io_error,
+        "Last_SQL_Errno": sql_errno, "Last_SQL_Error": sql_error,
+        "Master_Server_Id": info.master_server_id, "Master_UUID": info.master_uuid,
+        "Master_Info_File": "mysql.slave_master_info", "SQL_Delay": 0,
+        "SQL_Remaining_Delay": None, "Slave_SQL_Running_State": channel.sql_state(),
+        "Master_Retry_Count": info.retry_count,
+        "Last_IO_Error_Timestamp": io_when, "Last_SQL_Error_Timestamp": sql_when,
+        "Retrieved_Gtid_Set": str(channel.retrieved_gtids),
+        "Executed_Gtid_Set": str(channel.server.binlog.gtid_executed),
+        "Auto_Position": int(info.auto_position), "Get_master_public_key": 0,
+    })
+    return values
+
+
+def show_slave_hosts(session: Session, stmt: ast.Show) -> Result:
+    """SHOW SLAVE HOSTS / SHOW REPLICAS."""
+    session.require("REPLICATION SLAVE", "SUPER")
+    if stmt.new_terms:
+        names = ("Server_Id", "Host", "Port", "Source_Id", "Replica_UUID")
+    else:
+        names = ("Server_id", "Host", "Port", "Master_id", "Slave_UUID")
+    columns = [int_column(names[0]), text_column(names[1]), int_column(names[2]),
+               int_column(names[3]), text_column(names[4])]
+    rows = [[h.server_id, h.host, h.port, h.master_id, h.replica_uuid]
+            for h in session.server.replica_hosts.rows()]
+    return Rows(columns, rows)
