@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pymysql
@@ -32,10 +32,13 @@ THREADS = (1, 4, 16, 32)
 class MariaDB:
     """A throw-away MariaDB server in a temporary directory."""
 
-    def __init__(self, root: Path) -> None:
-        self.datadir = root / "mariadb"
+    def __init__(self, root: Path, name: str = "mariadb", server_id: int = 1,
+                 options: Sequence[str] = ()) -> None:
+        self.datadir = root / name
         self.port = free_port()
-        self.socket = root / "mariadb.sock"
+        self.socket = root / f"{name}.sock"
+        self.server_id = server_id
+        self.options = list(options)
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> MariaDB:
@@ -47,10 +50,11 @@ class MariaDB:
         self.process = subprocess.Popen(
             [server, "--no-defaults", f"--datadir={self.datadir}", f"--port={self.port}",
              "--bind-address=127.0.0.1", f"--socket={self.socket}", "--user=root",
-             f"--log-bin={self.datadir}/binlog", "--server-id=1", "--sync-binlog=1",
-             "--innodb-flush-log-at-trx-commit=1", "--max-connections=500",
-             f"--pid-file={self.datadir}/mariadb.pid", "--skip-name-resolve=0"],
-            stdout=subprocess.DEVNULL, stderr=(self.datadir.parent / "mariadb.err").open("wb"))
+             f"--log-bin={self.datadir}/binlog", f"--server-id={self.server_id}",
+             "--sync-binlog=1", "--innodb-flush-log-at-trx-commit=1", "--max-connections=500",
+             f"--pid-file={self.datadir}/mariadb.pid", "--skip-name-resolve=0", *self.options],
+            stdout=subprocess.DEVNULL,
+            stderr=(self.datadir.parent / f"{self.datadir.name}.err").open("wb"))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:

@@ -80,6 +80,11 @@ STATE_REGISTERING = "Registering replica on source"
 STATE_REQUESTING = "Requesting binlog dump"
 
 
+_FILE_EVENTS = frozenset((ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT,
+                          STOP_EVENT))
+"""Events outside any transaction: after one of them the receiver may resume."""
+
+
 class ReceiverStopped(Exception):
     """STOP SLAVE (or shutdown) asked the receiver to end."""
 
@@ -199,7 +204,7 @@ class Receiver:
                     self.channel.set_io_error(
                         lost.errno, f"error connecting to source '{info.user}@{info.host}:"
                         f"{info.port}' - retry-time: {info.connect_retry} retries: {retries} "
-                        f"message: {lost.message}", log=retries == 1)
+                        f"message: {lost.message}", log=lost.errno != self.channel.last_io_error[0])
                 else:
                     errorlog.log(_log, logging.WARNING,
                                  f"Error reading packet from server for channel '': "
@@ -316,6 +321,7 @@ class Receiver:
                        + struct.pack("<QI", 4, len(data)) + data)
             command = COM_BINLOG_DUMP_GTID
         else:
+            info.log_file, info.log_pos = channel.boundary
             name = info.log_file.encode()
             payload = struct.pack("<IHI", info.log_pos, int(flags), self.server.server_id) + name
             command = COM_BINLOG_DUMP
@@ -380,10 +386,10 @@ class Receiver:
             _, rotate = decode_event(raw, checksum=self.source_checksum)
             assert isinstance(rotate, RotateEvent)
             info.log_file, info.log_pos = rotate.next_file, rotate.position
-            if header.flags & 0x20 or not self._in_transaction:
-                channel.boundary = (info.log_file, info.log_pos)
         elif header.log_pos:
             info.log_pos = header.log_pos
+        if not self._in_transaction and code in _FILE_EVENTS:
+            channel.boundary = (info.log_file, info.log_pos)
         if code in (PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT) or (
                 header.server_id == self.server.server_id and code != ROTATE_EVENT
                 and code != FORMAT_DESCRIPTION_EVENT):

@@ -115,6 +115,7 @@ class BinlogSender:
         session.command = "Binlog Dump GTID" if self.request.gtids is not None else "Binlog Dump"
         thread = self.server.threads.register_thread("thread/sql/one_connection")
         thread.command = session.command
+        self.thread = thread
         dump: DumpObservers | None = None
         try:
             self._check_replica_checksum()
@@ -130,7 +131,7 @@ class BinlogSender:
                          f"Start binlog_dump to source_thread_id({self.connection.thread_id}) "
                          f"replica_server({self.request.server_id}), pos({self.file}, "
                          f"{self.position})", code=10179)
-            self._send_files(dump, thread)
+            self._send_files(dump)
         except DumpEnded:
             pass
         except MySQLError as exc:
@@ -143,6 +144,10 @@ class BinlogSender:
             thread.close()
             session.command = "Sleep"
             session.state = ""
+
+    def _state(self, state: str) -> None:
+        self.session.state = state
+        self.thread.set_state(state)
 
     def _send_error(self, error: MySQLError) -> None:
         try:
@@ -244,13 +249,13 @@ class BinlogSender:
         return None
 
     # ------------------------------------------------------------ sending
-    def _send_files(self, dump: DumpObservers, thread: object) -> None:
+    def _send_files(self, dump: DumpObservers) -> None:
         first = True
         while True:
             start = self.position if first else 4
-            self._send_file(dump, thread, self.file, start, first)
+            self._send_file(dump, self.file, start)
             first = False
-            self.session.state = STATE_SWITCHING
+            self._state(STATE_SWITCHING)
             self.file = self._next_file(self.file)
             self.position = 4
 
@@ -271,8 +276,7 @@ class BinlogSender:
         except FileNotFoundError as exc:
             raise fatal(f"could not open log file '{name}': it was purged or reset") from exc
 
-    def _send_file(self, dump: DumpObservers, thread: object, name: str, start: int,
-                   first: bool) -> None:
+    def _send_file(self, dump: DumpObservers, name: str, start: int) -> None:
         """Send ``name`` from ``start``; returns once the file is finished."""
         with self._open(name) as tail:
             self._send_fake_rotate(dump, name, start)
@@ -290,7 +294,7 @@ class BinlogSender:
                 limit = self._limit(name, tail)
                 events = tail.read(limit)
                 if events:
-                    self.session.state = STATE_SENDING
+                    self._state(STATE_SENDING)
                     if self._send_batch(dump, name, events):
                         return
                     continue
@@ -300,7 +304,7 @@ class BinlogSender:
                         self.request.server_id == 0:
                     self.connection.channel.write(rsp.eof_packet())
                     raise DumpEnded()
-                self.session.state = STATE_IDLE
+                self._state(STATE_IDLE)
                 self._idle_wait(self.binlog.end)
 
     def _limit(self, name: str, tail: LogTail) -> int:

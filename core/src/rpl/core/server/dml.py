@@ -31,6 +31,7 @@ from rpl.core.errors import (
 )
 from rpl.core.net.responses import Column, column_for_value
 from rpl.core.server.expressions import AGGREGATES, Compiled, Compiler, aggregate, to_number, truth
+from rpl.core.server import virtual_tables
 from rpl.core.server.results import Ok, Result, Rows
 from rpl.core.server.session import Session
 from rpl.core.server.values import column_type
@@ -46,6 +47,8 @@ def resolve_table(session: Session, name: ast.TableName) -> Table:
     db = name.schema or session.db
     if db is None:
         raise MySQLError.of(ER_NO_DB_ERROR)
+    if db.lower() == virtual_tables.SCHEMA:
+        return virtual_tables.virtual_table(session.server, db, name.name)
     return session.server.engine.table(db, name.name)
 
 

@@ -182,6 +182,9 @@ class Server:
             "Binlog_commits": lambda: self.binlog.binlog_commits,
             "Binlog_group_commits": lambda: self.binlog.binlog_group_commits,
             "Rpl_binlog_fsyncs": lambda: self.binlog.fsyncs,
+            "Slave_received_heartbeats": lambda: self.replica.heartbeats,
+            "Slave_running": lambda: "ON" if self.replica.io_running and
+            self.replica.sql_running else "OFF",
         }
         for name in ("Innodb_row_lock_current_waits", "Innodb_row_lock_time",
                      "Innodb_row_lock_time_avg", "Innodb_row_lock_time_max",
@@ -237,6 +240,9 @@ class Server:
             try:
                 sock, address = self._listener.accept()
             except OSError:
+                return
+            if self._stopping.is_set():
+                sock.close()
                 return
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             connection = Connection(self, sock, address)
@@ -356,6 +362,10 @@ class Server:
         param = ServerStateParam(self.server_id, str(self.server_uuid))
         self.delegates.server_state.before_server_shutdown(param)
         if self._listener is not None:
+            try:
+                self._listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
+            except OSError:
+                pass
             self._listener.close()
         if hasattr(self, "replica"):
             self.replica.shutdown()

@@ -1,0 +1,678 @@
+"""Benchmark: asynchronous replication, rpl against MariaDB 10.11, side by side in one run.
+
+Not a test: ``tox -e bench`` runs it after ``sysbench_vs_mariadb.py``. For each server
+kind it starts a source and a replica on this machine (loopback, durable commits: rpl's
+defaults, sync_binlog=1; MariaDB log_bin, binlog_format=ROW, sync_binlog=1,
+innodb_flush_log_at_trx_commit=1, a single-threaded applier with MASTER_USE_GTID=slave_pos)
+and measures two things:
+
+1. Catch-up: with the replica stopped, the source commits ``--transactions`` single-row
+   INSERT transactions (autocommit, 16 client connections); then START SLAVE and time
+   until the replica's executed GTIDs equal the source's (rpl: ``@@gtid_executed`` on
+   both; MariaDB: source ``@@gtid_binlog_pos`` against replica ``@@gtid_slave_pos``).
+   CHECKSUM TABLE must then agree on both sides.
+2. Steady state: sysbench oltp_insert at 16 threads against the source for
+   ``--duration`` seconds; every 0.5 s the replica's Seconds_Behind_Master and the number
+   of transactions it is behind are sampled; after the load stops, the time the replica
+   needs to catch up.
+
+Writes docs/bench/replication.md, replication.json and replication.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sysbench_vs_mariadb import MariaDB, sysbench  # noqa: E402
+
+from rpl.core.testing.process import ServerProcess  # noqa: E402
+
+LOAD_THREADS = 16
+SAMPLE_EVERY = 0.5
+POLL_EVERY = 0.1
+STALL_SECONDS = 180.0
+SERVERS = ("rpl", "MariaDB")
+
+
+class ReplicationFailure(RuntimeError):
+    """The replica stopped, reported an error, died or made no progress."""
+
+
+# ---------------------------------------------------------------- GTID arithmetic
+def mysql_gtid_counts(text: str) -> dict[str, int]:
+    """``uuid:1-5:7,uuid2:3`` -> {uuid: number of transactions}."""
+    counts: dict[str, int] = {}
+    for part in re.sub(r"\s+", "", text or "").split(","):
+        if not part:
+            continue
+        uuid, *intervals = part.split(":")
+        total = 0
+        for interval in intervals:
+            low, _, high = interval.partition("-")
+            total += int(high or low) - int(low) + 1
+        counts[uuid.lower()] = counts.get(uuid.lower(), 0) + total
+    return counts
+
+
+def mariadb_gtid_counts(text: str) -> dict[str, int]:
+    """``0-1-100,1-2-5`` -> {domain: sequence number} (one source: the count)."""
+    counts: dict[str, int] = {}
+    for part in re.sub(r"\s+", "", text or "").split(","):
+        if part:
+            domain, _, seq = part.split("-")
+            counts[domain] = int(seq)
+    return counts
+
+
+def behind(source: dict[str, int], replica: dict[str, int]) -> int:
+    """Transactions the source has that the replica has not (one source, no holes)."""
+    return sum(max(0, n - replica.get(key, 0)) for key, n in source.items())
+
+
+# ---------------------------------------------------------------- server pairs
+class Pair:
+    """A source and its replica; subclasses know each server kind's SQL."""
+
+    name = ""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._source: Any = None
+        self._replica: Any = None
+
+    # what a subclass provides
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def source_port(self) -> int:
+        raise NotImplementedError
+
+    def replica_port(self) -> int:
+        raise NotImplementedError
+
+    def change_master_sql(self) -> str:
+        raise NotImplementedError
+
+    def source_gtids(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def replica_gtids(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def alive(self) -> str | None:
+        """None while both processes run, else which one ended and how."""
+        raise NotImplementedError
+
+    def logs(self) -> str:
+        """The tail of the replica's error log."""
+        raise NotImplementedError
+
+    def version(self) -> str:
+        return str(self.value(self.source(), "SELECT VERSION()"))
+
+    # shared
+    def connect(self, port: int) -> Any:
+        return pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
+
+    def source(self) -> Any:
+        if self._source is None:
+            self._source = self.connect(self.source_port())
+        return self._source
+
+    def replica(self) -> Any:
+        if self._replica is None:
+            self._replica = self.connect(self.replica_port())
+        return self._replica
+
+    def close(self) -> None:
+        for connection in (self._source, self._replica):
+            if connection is not None:
+                connection.close()
+        self._source = self._replica = None
+
+    @staticmethod
+    def run(connection: Any, sql: str) -> list[tuple[Any, ...]]:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+            return list(cursor.fetchall())
+
+    @staticmethod
+    def value(connection: Any, sql: str) -> Any:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+            return cursor.fetchone()[0]
+
+    def slave_status(self) -> dict[str, Any]:
+        with self.replica().cursor() as cursor:
+            cursor.execute("SHOW SLAVE STATUS")
+            row = cursor.fetchone()
+            if row is None:
+                return {}
+            return dict(zip([d[0] for d in cursor.description], row, strict=True))
+
+    def setup(self) -> None:
+        """Replication user on the source, CHANGE MASTER and START SLAVE on the replica."""
+        self.run(self.source(), "CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        self.run(self.source(), "GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        self.run(self.replica(), self.change_master_sql())
+        self.run(self.replica(), "START SLAVE")
+
+    def lag(self) -> tuple[int, dict[str, Any]]:
+        """(transactions behind, SHOW SLAVE STATUS), failing on a replication error."""
+        source = self.source_gtids()
+        replica = self.replica_gtids()
+        status = self.slave_status()
+        self.check(status)
+        return behind(source, replica), status
+
+    def check(self, status: dict[str, Any], running: bool = True) -> None:
+        dead = self.alive()
+        if dead:
+            raise ReplicationFailure(f"{self.name}: {dead}\n{self.logs()}")
+        errors = [f"{key}: {status[key]}" for key in ("Last_IO_Error", "Last_SQL_Error")
+                  if status.get(key)]
+        stopped = [f"{key}={status.get(key)}" for key in ("Slave_IO_Running",
+                                                          "Slave_SQL_Running")
+                   if status.get(key) == "No"]
+        if errors or (running and stopped):
+            raise ReplicationFailure(f"{self.name} replica: {'; '.join(errors + stopped)}\n"
+                                     f"{self.logs()}")
+
+    def wait_caught_up(self, timeout: float, progress: Callable[[int, dict[str, Any]], None]
+                       | None = None, every: float = 2.0) -> float:
+        """Poll until the replica executed everything the source has; the monotonic time
+        at which that was seen. Fails on an error, a dead process or no progress.
+        """
+        deadline = time.monotonic() + timeout
+        last_report = time.monotonic()
+        best, best_at = None, time.monotonic()
+        while True:
+            source = self.source_gtids()
+            now = time.monotonic()
+            replica = self.replica_gtids()
+            if replica == source:
+                return now
+            gap = behind(source, replica)
+            if best is None or gap < best:
+                best, best_at = gap, now
+            if now - last_report >= every:
+                last_report = now
+                status = self.slave_status()
+                self.check(status)
+                if progress is not None:
+                    progress(gap, status)
+            if now - best_at > STALL_SECONDS:
+                status = self.slave_status()
+                raise ReplicationFailure(
+                    f"{self.name} replica made no progress for {STALL_SECONDS:.0f} s, "
+                    f"{gap} transactions behind; SHOW SLAVE STATUS: "
+                    f"{ {k: v for k, v in status.items() if v not in ('', None)} }\n"
+                    f"{self.logs()}")
+            if now > deadline:
+                raise ReplicationFailure(f"{self.name} replica not caught up after "
+                                         f"{timeout:.0f} s ({gap} behind)")
+            time.sleep(POLL_EVERY)
+
+    def checksums(self, tables: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+        listing = ", ".join(tables)
+        source = dict(self.run(self.source(), f"CHECKSUM TABLE {listing}"))
+        replica = dict(self.run(self.replica(), f"CHECKSUM TABLE {listing}"))
+        return source, replica
+
+
+class RplPair(Pair):
+    name = "rpl"
+
+    def start(self) -> None:
+        self.source_server = ServerProcess(self.root / "rpl-source",
+                                           options=["--server-id", "1"]).start()
+        self.replica_server = ServerProcess(self.root / "rpl-replica",
+                                            options=["--server-id", "2"]).start()
+
+    def stop(self) -> None:
+        self.close()
+        for server in (self.replica_server, self.source_server):
+            code = server.stop()
+            if code not in (0, None):
+                print(f"  {self.name}: {server.datadir.name} exited with {code}", flush=True)
+
+    def source_port(self) -> int:
+        return self.source_server.port
+
+    def replica_port(self) -> int:
+        return self.replica_server.port
+
+    def change_master_sql(self) -> str:
+        return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
+                "MASTER_USER='repl', MASTER_PASSWORD='pw', MASTER_AUTO_POSITION=1")
+
+    def source_gtids(self) -> dict[str, int]:
+        return mysql_gtid_counts(self.value(self.source(), "SELECT @@gtid_executed"))
+
+    def replica_gtids(self) -> dict[str, int]:
+        return mysql_gtid_counts(self.value(self.replica(), "SELECT @@gtid_executed"))
+
+    def alive(self) -> str | None:
+        for server in (self.source_server, self.replica_server):
+            assert server.process is not None
+            if server.process.poll() is not None:
+                return f"{server.datadir.name} exited with {server.process.returncode}"
+        return None
+
+    def logs(self) -> str:
+        return ("--- replica error.log (tail) ---\n" + self.replica_server.error_log()[-4000:]
+                + "--- source error.log (tail) ---\n" + self.source_server.error_log()[-2000:])
+
+
+class MariaDBPair(Pair):
+    name = "MariaDB"
+    OPTIONS = ("--binlog-format=ROW",)
+
+    def start(self) -> None:
+        self.source_server = MariaDB(self.root, "mariadb-source", 1, self.OPTIONS).start()
+        self.replica_server = MariaDB(self.root, "mariadb-replica", 2, self.OPTIONS).start()
+
+    def stop(self) -> None:
+        self.close()
+        self.replica_server.stop()
+        self.source_server.stop()
+
+    def source_port(self) -> int:
+        return self.source_server.port
+
+    def replica_port(self) -> int:
+        return self.replica_server.port
+
+    def setup(self) -> None:
+        # mariadb-install-db leaves anonymous ''@'localhost' accounts; with name resolution
+        # on (as the sysbench bench starts MariaDB) they would shadow repl@'%' for 127.0.0.1
+        for (host,) in self.run(self.source(), "SELECT Host FROM mysql.user WHERE User=''"):
+            self.run(self.source(), f"DROP USER ''@'{host}'")
+        super().setup()
+
+    def change_master_sql(self) -> str:
+        return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
+                "MASTER_USE_GTID=slave_pos, MASTER_USER='repl', MASTER_PASSWORD='pw'")
+
+    def source_gtids(self) -> dict[str, int]:
+        return mariadb_gtid_counts(self.value(self.source(), "SELECT @@gtid_binlog_pos"))
+
+    def replica_gtids(self) -> dict[str, int]:
+        return mariadb_gtid_counts(self.value(self.replica(), "SELECT @@gtid_slave_pos"))
+
+    def alive(self) -> str | None:
+        for server in (self.source_server, self.replica_server):
+            assert server.process is not None
+            if server.process.poll() is not None:
+                return f"{server.datadir.name} exited with {server.process.returncode}"
+        return None
+
+    def logs(self) -> str:
+        path = self.root / "mariadb-replica.err"
+        text = path.read_text(errors="replace") if path.exists() else ""
+        return "--- replica error log (tail) ---\n" + text[-4000:]
+
+
+# ---------------------------------------------------------------- phases
+def insert_load(pair: Pair, count: int, threads: int) -> float:
+    """``count`` single-row autocommit INSERTs into bench.t from ``threads`` connections;
+    the source's commit rate.
+    """
+    done = [0] * threads
+    failures: list[BaseException] = []
+
+    def worker(index: int) -> None:
+        try:
+            connection = pair.connect(pair.source_port())
+            with connection.cursor() as cursor:
+                for key in range(index, count, threads):
+                    cursor.execute("INSERT INTO bench.t (id, v) VALUES (%s, %s)",
+                                   (key, f"row {key:09d} of the catch-up load"))
+                    done[index] += 1
+            connection.close()
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            failures.append(exc)
+
+    workers = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(threads)]
+    started = time.monotonic()
+    for thread in workers:
+        thread.start()
+    last = started
+    while any(thread.is_alive() for thread in workers):
+        time.sleep(0.2)
+        if time.monotonic() - last >= 2.0:
+            last = time.monotonic()
+            total = sum(done)
+            print(f"    {pair.name} source: {total}/{count} transactions committed "
+                  f"({total / (last - started):.0f}/s)", flush=True)
+    elapsed = time.monotonic() - started
+    if failures:
+        raise ReplicationFailure(f"{pair.name} source load failed: {failures[0]!r}")
+    return count / elapsed
+
+
+def catch_up(pair: Pair, count: int) -> dict[str, Any]:
+    """Phase 1: the replica stopped, ``count`` transactions on the source, START SLAVE."""
+    print(f"  {pair.name}: catch-up of {count} transactions", flush=True)
+    pair.run(pair.source(), "CREATE DATABASE bench")
+    pair.run(pair.source(), "CREATE TABLE bench.t (id INT NOT NULL PRIMARY KEY, "
+                            "v VARCHAR(64) NOT NULL)")
+    pair.wait_caught_up(120)
+    pair.run(pair.replica(), "STOP SLAVE")
+    status = pair.slave_status()
+    pair.check(status, running=False)
+    print(f"    {pair.name} replica stopped (IO {status.get('Slave_IO_Running')}, "
+          f"SQL {status.get('Slave_SQL_Running')}); loading the source", flush=True)
+    load_tps = insert_load(pair, count, LOAD_THREADS)
+    gap = behind(pair.source_gtids(), pair.replica_gtids())
+    print(f"    {pair.name} source committed {count} transactions at {load_tps:.0f}/s; "
+          f"replica {gap} behind; START SLAVE", flush=True)
+    started = time.monotonic()
+    pair.run(pair.replica(), "START SLAVE")
+
+    def progress(now_behind: int, status: dict[str, Any]) -> None:
+        elapsed = time.monotonic() - started
+        applied = gap - now_behind
+        print(f"    {pair.name} catch-up {elapsed:6.1f} s: {applied}/{gap} applied "
+              f"({applied / elapsed:.0f}/s), Seconds_Behind_Master "
+              f"{status.get('Seconds_Behind_Master')}", flush=True)
+
+    finished = pair.wait_caught_up(max(600.0, count / 20), progress)
+    seconds = finished - started
+    source_sums, replica_sums = pair.checksums(["bench.t"])
+    rows = pair.value(pair.replica(), "SELECT COUNT(*) FROM bench.t")
+    result = {"server": pair.name, "transactions": gap, "source_load_tps": load_tps,
+              "seconds": seconds, "applied_tps": gap / seconds, "replica_rows": rows,
+              "checksum_source": source_sums, "checksum_replica": replica_sums,
+              "checksum_equal": source_sums == replica_sums}
+    print(f"    {pair.name} caught up in {seconds:.2f} s: {gap / seconds:.0f} transactions/s "
+          f"applied; {rows} rows; CHECKSUM TABLE "
+          f"{'equal' if result['checksum_equal'] else 'DIFFERENT'} "
+          f"({source_sums} / {replica_sums})", flush=True)
+    if not result["checksum_equal"]:
+        raise ReplicationFailure(f"{pair.name}: CHECKSUM TABLE differs after catch-up: "
+                                 f"source {source_sums}, replica {replica_sums}")
+    return result
+
+
+def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
+    """Phase 2: sysbench oltp_insert at 16 threads on the source; sample the replica."""
+    print(f"  {pair.name}: steady state, sysbench oltp_insert {LOAD_THREADS} threads for "
+          f"{duration} s", flush=True)
+    pair.run(pair.source(), "CREATE DATABASE sbtest")
+    sysbench(pair.source_port(), "oltp_insert", "prepare")
+    pair.wait_caught_up(600)
+    output: list[str] = []
+    failures: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            output.append(sysbench(pair.source_port(), "oltp_insert", "run",
+                                   f"--threads={LOAD_THREADS}", f"--time={duration}"))
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            failures.append(exc)
+
+    runner = threading.Thread(target=load, daemon=True)
+    samples: list[dict[str, Any]] = []
+    started = time.monotonic()
+    runner.start()
+    next_sample = started
+    while runner.is_alive():
+        now = time.monotonic()
+        if now >= next_sample:
+            next_sample += SAMPLE_EVERY
+            gap, status = pair.lag()
+            sbm = status.get("Seconds_Behind_Master")
+            samples.append({"t": round(now - started, 3), "seconds_behind_master": sbm,
+                            "transactions_behind": gap, "load": True})
+            if len(samples) % 4 == 1:
+                print(f"    {pair.name} t={now - started:5.1f} s: Seconds_Behind_Master "
+                      f"{sbm}, {gap} transactions behind", flush=True)
+        time.sleep(max(0.0, min(next_sample - time.monotonic(), POLL_EVERY)))
+    load_ended = time.monotonic()
+    if failures:
+        raise ReplicationFailure(f"{pair.name} sysbench failed: {failures[0]}")
+    out = output[0]
+    tps = float(re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", out)[1])  # type: ignore[index]
+    committed = int(re.search(r"transactions:\s+(\d+)", out)[1])  # type: ignore[index]
+    gap_at_end, status = pair.lag()
+    print(f"    {pair.name} load ended: source {tps:.0f} tps ({committed} transactions); "
+          f"replica {gap_at_end} behind, Seconds_Behind_Master "
+          f"{status.get('Seconds_Behind_Master')}", flush=True)
+
+    # after the load: keep sampling every 0.5 s until the replica has everything
+    caught_up_at: float | None = None
+    next_sample = load_ended
+    deadline = load_ended + max(600.0, 20.0 * duration)
+    best, best_at = gap_at_end, load_ended
+    while caught_up_at is None:
+        now = time.monotonic()
+        source, replica = pair.source_gtids(), pair.replica_gtids()
+        gap = behind(source, replica)
+        if gap == 0:
+            caught_up_at = now
+        if now >= next_sample or caught_up_at is not None:
+            next_sample += SAMPLE_EVERY
+            status = pair.slave_status()
+            pair.check(status)
+            sbm = status.get("Seconds_Behind_Master")
+            samples.append({"t": round(now - started, 3), "seconds_behind_master": sbm,
+                            "transactions_behind": gap, "load": False})
+            if len(samples) % 4 == 1:
+                print(f"    {pair.name} t={now - started:5.1f} s (load ended): "
+                      f"Seconds_Behind_Master {sbm}, {gap} transactions behind", flush=True)
+        if gap < best:
+            best, best_at = gap, now
+        if caught_up_at is None and (now > deadline or now - best_at > STALL_SECONDS):
+            raise ReplicationFailure(f"{pair.name} replica did not catch up after the load: "
+                                     f"{gap} behind\n{pair.logs()}")
+        time.sleep(POLL_EVERY)
+    tables = [f"sbtest.sbtest{i}" for i in range(1, 5)]
+    source_sums, replica_sums = pair.checksums(tables)
+    during = [s["seconds_behind_master"] for s in samples
+              if s["load"] and s["seconds_behind_master"] is not None]
+    behind_during = [s["transactions_behind"] for s in samples if s["load"]]
+    result = {
+        "server": pair.name, "duration": duration, "threads": LOAD_THREADS,
+        "source_tps": tps, "source_transactions": committed,
+        "sbm_mean": sum(during) / len(during) if during else None,
+        "sbm_max": max(during) if during else None,
+        "sbm_null_samples": sum(1 for s in samples
+                                if s["load"] and s["seconds_behind_master"] is None),
+        "behind_mean": sum(behind_during) / len(behind_during) if behind_during else 0,
+        "behind_max": max(behind_during, default=0),
+        "behind_at_load_end": gap_at_end,
+        "catch_up_after_load_s": caught_up_at - load_ended,
+        "replica_tps_during_load": (committed - gap_at_end) / (load_ended - started),
+        "checksum_equal": source_sums == replica_sums,
+        "checksum_source": source_sums, "checksum_replica": replica_sums,
+        "samples": samples,
+    }
+    print(f"    {pair.name} caught up {result['catch_up_after_load_s']:.2f} s after the load; "
+          f"Seconds_Behind_Master mean {_fmt(result['sbm_mean'])}, max {result['sbm_max']}; "
+          f"CHECKSUM TABLE {'equal' if result['checksum_equal'] else 'DIFFERENT'}",
+          flush=True)
+    if not result["checksum_equal"]:
+        raise ReplicationFailure(f"{pair.name}: CHECKSUM TABLE differs after the load: "
+                                 f"source {source_sums}, replica {replica_sums}")
+    return result
+
+
+def measure(pair: Pair, transactions: int, duration: int,
+            results: dict[str, Any]) -> None:
+    print(f"{pair.name}:", flush=True)
+    pair.start()
+    try:
+        results["versions"][pair.name] = pair.version()
+        pair.setup()
+        pair.wait_caught_up(120)
+        results["catch_up"].append(catch_up(pair, transactions))
+        results["steady"].append(steady_state(pair, duration))
+    except (ReplicationFailure, pymysql.MySQLError) as exc:
+        text = str(exc) if isinstance(exc, ReplicationFailure) else f"{exc!r}\n{pair.logs()}"
+        print(f"  {pair.name} FAILED: {text}", flush=True)
+        results["failures"].append({"server": pair.name, "error": text})
+    finally:
+        pair.stop()
+
+
+# ---------------------------------------------------------------- output
+def _fmt(value: Any, spec: str = ".2f") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def _missing(results: dict[str, Any], server: str) -> str:
+    return "failed" if any(f["server"] == server for f in results["failures"]) else "not run"
+
+
+def table(results: dict[str, Any]) -> str:
+    catch = {r["server"]: r for r in results["catch_up"]}
+    steady = {r["server"]: r for r in results["steady"]}
+    p = results["parameters"]
+    lines = [
+        "# Replication: rpl against MariaDB 10.11",
+        "",
+        f"Source and replica on one machine ({p['machine']}), loopback. rpl "
+        f"{results['versions'].get('rpl', '?')}: defaults (sync_binlog=1, "
+        "log_replica_updates=ON, statement-form binlog, GTID auto-position). MariaDB "
+        f"{results['versions'].get('MariaDB', '?')}: log_bin, binlog_format=ROW, "
+        "sync_binlog=1, innodb_flush_log_at_trx_commit=1, MASTER_USE_GTID=slave_pos, "
+        "single-threaded applier, otherwise defaults (so log_slave_updates=OFF: the MariaDB "
+        "replica does not write a binlog, the rpl replica does).",
+        "",
+        f"## Catch-up ({p['transactions']} single-row INSERT transactions committed on the "
+        f"source by {LOAD_THREADS} connections while the replica was stopped, then START SLAVE)",
+        "",
+        "| server | transactions | source load rate /s (Python client) | catch-up s | "
+        "applied trx/s | "
+        "CHECKSUM TABLE equal |",
+        "|---|---|---|---|---|---|",
+    ]
+    for server in SERVERS:
+        r = catch.get(server)
+        if r is None:
+            lines.append(f"| {server} | {_missing(results, server)} | | | | |")
+            continue
+        lines.append(f"| {server} | {r['transactions']} | {r['source_load_tps']:.0f} | "
+                     f"{r['seconds']:.2f} | {r['applied_tps']:.0f} | "
+                     f"{'yes' if r['checksum_equal'] else 'NO'} |")
+    if "rpl" in catch and "MariaDB" in catch:
+        ratio = catch["rpl"]["applied_tps"] / catch["MariaDB"]["applied_tps"]
+        lines += ["", f"Catch-up rate ratio rpl/MariaDB: **{ratio:.2f}**"]
+    lines += [
+        "",
+        f"## Steady state (sysbench oltp_insert, {LOAD_THREADS} threads, {p['duration']} s, "
+        f"sampled every {SAMPLE_EVERY} s)",
+        "",
+        "| server | source tps | replica applied trx/s during load | "
+        "Seconds_Behind_Master mean | max | transactions behind mean | max | "
+        "behind at load end | catch-up after load s | CHECKSUM TABLE equal |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for server in SERVERS:
+        r = steady.get(server)
+        if r is None:
+            lines.append(f"| {server} | {_missing(results, server)} | | | | | | | | |")
+            continue
+        lines.append(
+            f"| {server} | {r['source_tps']:.0f} | {r['replica_tps_during_load']:.0f} | "
+            f"{_fmt(r['sbm_mean'])} | {_fmt(r['sbm_max'], 'd')} | {r['behind_mean']:.0f} | "
+            f"{r['behind_max']} | {r['behind_at_load_end']} | "
+            f"{r['catch_up_after_load_s']:.2f} | {'yes' if r['checksum_equal'] else 'NO'} |")
+    if "rpl" in steady and "MariaDB" in steady:
+        lines += ["", "Source tps ratio rpl/MariaDB: "
+                  f"**{steady['rpl']['source_tps'] / steady['MariaDB']['source_tps']:.2f}**"]
+    for failure in results["failures"]:
+        lines += ["", f"**{failure['server']} failed:**", "", "```",
+                  failure["error"].strip(), "```"]
+    lines += ["", "![catch-up rates and lag over time](replication.png)", ""]
+    return "\n".join(lines)
+
+
+def plot(results: dict[str, Any], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figure, (bars, sbm, trx) = plt.subplots(1, 3, figsize=(16, 4.5))
+    catch = {r["server"]: r for r in results["catch_up"]}
+    names = [s for s in SERVERS if s in catch]
+    rates = [catch[s]["applied_tps"] for s in names]
+    drawn = bars.bar(names, rates, color=["tab:blue", "tab:orange"][:len(names)])
+    bars.bar_label(drawn, fmt="%.0f")
+    bars.set_ylabel("transactions/s applied")
+    bars.set_title(f"catch-up of {results['parameters']['transactions']} transactions")
+    for server, style in (("rpl", "tab:blue"), ("MariaDB", "tab:orange")):
+        run = next((r for r in results["steady"] if r["server"] == server), None)
+        if run is None:
+            continue
+        t = [s["t"] for s in run["samples"]]
+        sbm.plot(t, [s["seconds_behind_master"] for s in run["samples"]], color=style,
+                 label=server)
+        trx.plot(t, [s["transactions_behind"] for s in run["samples"]], color=style,
+                 label=server)
+    for axis, label in ((sbm, "Seconds_Behind_Master"), (trx, "transactions behind")):
+        axis.axvline(results["parameters"]["duration"], color="grey", linestyle=":",
+                     label="load ends")
+        axis.set_xlabel("seconds since the load started")
+        axis.set_ylabel(label)
+        axis.set_title(f"{label}, oltp_insert {LOAD_THREADS} threads")
+        axis.legend()
+    figure.suptitle("asynchronous replication, durable commits, loopback, same machine")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--transactions", type=int, default=100_000,
+                        help="transactions the replica catches up on (default 100000)")
+    parser.add_argument("--duration", type=int, default=30,
+                        help="seconds of steady-state load (default 30)")
+    parser.add_argument("--servers", default=",".join(SERVERS),
+                        help="which to run, comma-separated (default rpl,MariaDB)")
+    parser.add_argument("--out", type=Path, default=Path("docs/bench"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    wanted = [s.strip() for s in args.servers.split(",")]
+    results: dict[str, Any] = {
+        "parameters": {"transactions": args.transactions, "duration": args.duration,
+                       "load_threads": LOAD_THREADS, "sample_every_s": SAMPLE_EVERY,
+                       "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
+                                  f"{platform.python_version()}"},
+        "versions": {}, "catch_up": [], "steady": [], "failures": []}
+    with tempfile.TemporaryDirectory(prefix="rpl-bench-") as root:
+        for pair_class in (RplPair, MariaDBPair):
+            if pair_class.name in wanted:
+                measure(pair_class(Path(root)), args.transactions, args.duration, results)
+    catch = {r["server"]: r for r in results["catch_up"]}
+    if "rpl" in catch and "MariaDB" in catch:
+        results["catch_up_ratio_rpl_over_mariadb"] = \
+            catch["rpl"]["applied_tps"] / catch["MariaDB"]["applied_tps"]
+    (args.out / "replication.json").write_text(json.dumps(results, indent=2) + "\n")
+    text = table(results)
+    (args.out / "replication.md").write_text(text)
+    plot(results, args.out / "replication.png")
+    print(text)
+    return 1 if results["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
