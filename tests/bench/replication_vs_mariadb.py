@@ -499,6 +499,7 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
         "behind_mean": sum(behind_during) / len(behind_during) if behind_during else 0,
         "behind_max": max(behind_during, default=0),
         "behind_at_load_end": gap_at_end,
+        "load_seconds": load_ended - started,
         "catch_up_after_load_s": caught_up_at - load_ended,
         "replica_tps_during_load": (committed - gap_at_end) / (load_ended - started),
         "checksum_equal": source_sums == replica_sums,
@@ -627,9 +628,9 @@ def plot(results: dict[str, Any], path: Path) -> None:
                  label=server)
         trx.plot(t, [s["transactions_behind"] for s in run["samples"]], color=style,
                  label=server)
+    ends = [r["load_seconds"] for r in results["steady"]] or [results["parameters"]["duration"]]
     for axis, label in ((sbm, "Seconds_Behind_Master"), (trx, "transactions behind")):
-        axis.axvline(results["parameters"]["duration"], color="grey", linestyle=":",
-                     label="load ends")
+        axis.axvline(max(ends), color="grey", linestyle=":", label="load ends")
         axis.set_xlabel("seconds since the load started")
         axis.set_ylabel(label)
         axis.set_title(f"{label}, oltp_insert {LOAD_THREADS} threads")

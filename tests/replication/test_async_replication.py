@@ -130,10 +130,13 @@ def test_killed_dump_threads_resume_without_gap_or_duplicate(
         dumps = [row[0] for row in source.query("SHOW PROCESSLIST")
                  if str(row[4]).startswith("Binlog Dump")]
         assert len(dumps) == 1
-        source.query(f"KILL {dumps[0]}")
-        wait_for(lambda: any(str(r[4]).startswith("Binlog Dump") and r[0] != dumps[0]
-                             for r in source.query("SHOW PROCESSLIST")), 20,
-                 "the replica to reconnect")
+        killed = dumps[0]
+        source.query(f"KILL {killed}")
+
+        def reconnected(killed: int = killed) -> bool:
+            return any(str(r[4]).startswith("Binlog Dump") and r[0] != killed
+                       for r in source.query("SHOW PROCESSLIST"))
+        wait_for(reconnected, 20, "the replica to reconnect")
     load.join()
     assert_same_data(source, replica)
 

@@ -57,6 +57,7 @@ from rpl.observers import RelayIOParam
 
 if TYPE_CHECKING:
     from rpl.core.replication.channel import ReplicaChannel
+    from rpl.core.threads import RegisteredThread
     from rpl.core.server.session import Session
 
 _log = errorlog.logger("applier")
@@ -98,7 +99,7 @@ class Applier:
         self._pending: Transaction | None = None
         self._since_save = 0
         self._checksum = channel.relay_log.checksum
-        self.registered = None
+        self.registered: RegisteredThread | None = None
 
     # -------------------------------------------------------------- control
     def start(self) -> None:
@@ -131,7 +132,8 @@ class Applier:
         from rpl.core.server.session import Session
         channel = self.channel
         errorlog.set_thread_id(channel.sql_thread_id)
-        self.registered = self.server.threads.register_thread("thread/sql/replica_sql")
+        registered = self.server.threads.register_thread("thread/sql/replica_sql")
+        self.registered = registered
         self.session = Session(self.server, None, "", channel.sql_thread_id)
         self.session.command = "Connect"
         self.server.add_session(self.session, None)
@@ -165,7 +167,7 @@ class Applier:
             relay.applier_stop(self._param(), aborted)
             self.running = False
             self._set_state("")
-            self.registered.close()
+            registered.close()
             errorlog.log(_log, logging.INFO,
                          f"Replica SQL thread for channel '' exiting, replication stopped in "
                          f"log '{channel.relay_info.master_log_file}' at position "

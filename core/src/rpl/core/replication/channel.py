@@ -55,7 +55,7 @@ class ReplicaChannel:
             get("binlog_checksum") == "CRC32",
             sync_every=lambda: int(get("sync_relay_log")),  # type: ignore[arg-type]
             max_size=lambda: int(get("max_relay_log_size")  # type: ignore[arg-type]
-                                 or get("max_binlog_size")))  # type: ignore[arg-type]
+                                 or get("max_binlog_size")))
         self.receiver: Receiver | None = None
         self.applier: Applier | None = None
         self.io_thread_id = 0

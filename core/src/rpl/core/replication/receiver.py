@@ -291,7 +291,7 @@ class Receiver:
     def _register(self) -> None:
         self._set_state(STATE_REGISTERING)
         host = str(self.server.variables.get_global("report_host") or "").encode()[:255]
-        port = int(self.server.variables.get_global("report_port") or self.server.port)  # type: ignore[arg-type]
+        port = int(self.server.variables.get_global("report_port") or self.server.port)
         payload = (struct.pack("<I", self.server.server_id) + bytes((len(host),)) + host +
                    b"\x00\x00" + struct.pack("<HII", port & 0xFFFF, 0, 0))
         import pymysql
@@ -447,7 +447,7 @@ class Receiver:
 
 
 def _error_of(exc: Exception) -> tuple[int, str]:
-    args = getattr(exc, "args", ())
+    args: tuple[object, ...] = tuple(getattr(exc, "args", ()))
     if len(args) >= 2 and isinstance(args[0], int):
         return int(args[0]), str(args[1])
     return 2013, str(exc)

@@ -5,6 +5,7 @@ spellings of 8.0.22+ give the new column names).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -82,7 +83,7 @@ def change_master(session: Session, stmt: ast.ChangeMaster) -> Result:
 
 
 def _validated(session: Session, channel: ReplicaChannel,
-               options: dict[str, object]) -> dict[str, object]:
+               options: Mapping[str, object]) -> dict[str, object]:
     changes: dict[str, object] = {}
     for name, value in options.items():
         if name in STRING_OPTIONS:

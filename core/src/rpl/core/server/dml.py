@@ -30,8 +30,8 @@ from rpl.core.errors import (
     MySQLError,
 )
 from rpl.core.net.responses import Column, column_for_value
-from rpl.core.server.expressions import AGGREGATES, Compiled, Compiler, aggregate, to_number, truth
 from rpl.core.server import virtual_tables
+from rpl.core.server.expressions import AGGREGATES, Compiled, Compiler, aggregate, to_number, truth
 from rpl.core.server.results import Ok, Result, Rows
 from rpl.core.server.session import Session
 from rpl.core.server.values import column_type
