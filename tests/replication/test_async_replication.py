@@ -141,6 +141,24 @@ def test_killed_dump_threads_resume_without_gap_or_duplicate(
     assert_same_data(source, replica)
 
 
+@pytest.mark.parametrize("auto_position", [True, False], ids=["gtid", "position"])
+def test_connection_cut_inside_a_transaction_resumes_whole(
+        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
+        auto_position: bool) -> None:
+    replica = servers("replica")
+    replicate(replica, source, auto_position=auto_position, master_connect_retry=1)
+    load = writers(3).start()
+    for _ in range(3):
+        time.sleep(0.3)
+        source.query("SET GLOBAL debug = '+d,dump_cut_mid_transaction'")
+        wait_for(lambda: source.query("SELECT @@GLOBAL.debug") == [("",)], 20,
+                 "the fault to fire")
+    load.join()
+    assert_same_data(source, replica)
+    assert source.error_log().count("dump_cut_mid_transaction") == 3
+    assert replica.error_log().count("Error reading packet from server") >= 3
+
+
 @pytest.mark.parametrize("how", ["sigterm", "sigkill"])
 def test_replica_restarted_mid_load(servers: ServerFactory, source: ServerProcess,
                                     writers: Callable[..., Writers], how: str) -> None:

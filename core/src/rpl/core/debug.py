@@ -1,4 +1,4 @@
-"""Crash points for tests: ``SET GLOBAL debug = '+d,<name>'`` or ``--debug=+d,<name>``.
+"""Crash points and fault points for tests: ``SET GLOBAL debug = '+d,<name>'`` or ``--debug=+d,<name>``.
 
 A crash point is a named place in the commit path. When the server reaches an armed
 point it kills its own process with SIGKILL at once: no cleanup, no buffered data
@@ -26,6 +26,13 @@ CRASH_POINTS = (
 before the group is written; in the middle of writing it (half of the group's bytes
 reach the file); after the write, before the sync; after the sync, before engine
 commit; after engine commit, before the client's OK."""
+
+
+FAULT_POINTS = (
+    "dump_cut_mid_transaction",
+)
+"""One-shot faults (disarmed when hit): the dump thread drops its replica's connection
+right after sending a transaction's BEGIN, so the replica holds half a transaction."""
 
 
 class CrashPoints:
@@ -61,6 +68,16 @@ class CrashPoints:
     def describe(self) -> str:
         """The variable's value as SELECT @@debug shows it."""
         return "d," + ",".join(sorted(self._armed)) if self._armed else ""
+
+    def fire_once(self, name: str) -> bool:
+        """Whether the fault ``name`` is armed; it is disarmed as it fires."""
+        if name not in self._armed:
+            return False
+        with self._lock:
+            if name not in self._armed:
+                return False
+            self._armed = self._armed - {name}
+            return True
 
     def hit(self, name: str) -> None:
         """Kill the process now if ``name`` is armed."""

@@ -35,10 +35,12 @@ from rpl.core.binlog.events import (
     FORMAT_DESCRIPTION_EVENT,
     GTID_LOG_EVENT,
     LOG_EVENT_ARTIFICIAL_F,
+    QUERY_EVENT,
     ROTATE_EVENT,
     GtidEvent,
     HeartbeatEvent,
     PreviousGtidsEvent,
+    QueryEvent,
     RotateEvent,
     artificial,
     decode_event,
@@ -323,11 +325,23 @@ class BinlogSender:
                 continue
             self._send(dump, raw, name, log_pos)
             self.position = log_pos
+            if raw[4] == QUERY_EVENT and self.server.crash.armed:
+                self._fault(raw)
             if raw[4] == ROTATE_EVENT:
                 rotated = True
                 break
         self._flush()
         return rotated
+
+    def _fault(self, raw: bytes) -> None:
+        """The ``dump_cut_mid_transaction`` fault point (see rpl.core.debug)."""
+        _, event = decode_event(raw, checksum=self.checksum)
+        if isinstance(event, QueryEvent) and event.query == "BEGIN" and \
+                self.server.crash.fire_once("dump_cut_mid_transaction"):
+            self._flush()
+            errorlog.log(_log, logging.WARNING, "Fault point dump_cut_mid_transaction: "
+                         "dropping the replica's connection", code=10000)
+            raise DumpEnded()
 
     def _skip(self, raw: bytes) -> bool:
         """In a GTID dump: whether ``raw`` belongs to a transaction the replica has."""
