@@ -47,7 +47,7 @@ def pair(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, Path, P
         "--server-id", "1", "--plugin-load=audit_observer",
         f"--audit-observer-log-file={source_log}"]).start()
     replica = ServerProcess(tmp_path / "replica", options=[
-        "--server-id", "2", "--plugin-load=audit_observer",
+        "--server-id", "2", "--plugin-load=audit_observer", "--sync-relay-log=1",
         f"--audit-observer-log-file={replica_log}"]).start()
     try:
         yield source, replica, source_log, replica_log
@@ -106,6 +106,9 @@ def test_transmit_and_relay_hooks_in_order_with_positions(
     for q in queued:
         if log_pos(q["event"]):
             assert q["param"]["master_log_pos"] == log_pos(q["event"])
+        relayed_event = bytes.fromhex(q["event"])[4] not in (3, 27, 35)
+        assert q["flags"] == (1 if relayed_event else 0), \
+            "sync_relay_log=1: every relayed event is synced before after_queue_event"
     assert queued[-1]["param"]["master_log_pos"] == master_end
     assert queued[-1]["param"]["master_log_name"] == "binlog.000001"
     tail = [n for n in names if n not in ("after_read_event", "after_queue_event")]
