@@ -118,45 +118,42 @@ def test_stop_slave_twice_and_start_twice_give_notes(servers: ServerFactory,
     connection.close()
 
 
+def _dump_threads(source: ServerProcess) -> list[int]:
+    return [row[0] for row in source.query("SHOW PROCESSLIST")
+            if str(row[4]).startswith("Binlog Dump")]
+
+
+def kill_dump(source: ServerProcess) -> None:
+    """KILL the replica's dump thread; wait until the replica has a new one."""
+    dumps = _dump_threads(source)
+    assert len(dumps) == 1
+    source.query(f"KILL {dumps[0]}")
+    wait_for(lambda: _dump_threads(source) not in ([], dumps), 20, "the replica to reconnect")
+
+
+def cut_mid_transaction(source: ServerProcess) -> None:
+    """Arm the one-shot fault that drops the dump's connection right after a BEGIN."""
+    source.query("SET GLOBAL debug = '+d,dump_cut_mid_transaction'")
+    wait_for(lambda: source.query("SELECT @@GLOBAL.debug") == [("",)], 20, "the fault to fire")
+
+
+@pytest.mark.parametrize("disrupt", [kill_dump, cut_mid_transaction],
+                         ids=["killed-dump", "cut-mid-transaction"])
 @pytest.mark.parametrize("auto_position", [True, False], ids=["gtid", "position"])
-def test_killed_dump_threads_resume_without_gap_or_duplicate(
+def test_lost_connection_resumes_without_gap_or_duplicate(
         servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
-        auto_position: bool) -> None:
+        auto_position: bool, disrupt: Callable[[ServerProcess], None]) -> None:
     replica = servers("replica")
     replicate(replica, source, auto_position=auto_position, master_connect_retry=1)
     load = writers(3).start()
     for _ in range(3):
-        time.sleep(0.5)
-        dumps = [row[0] for row in source.query("SHOW PROCESSLIST")
-                 if str(row[4]).startswith("Binlog Dump")]
-        assert len(dumps) == 1
-        killed = dumps[0]
-        source.query(f"KILL {killed}")
-
-        def reconnected(killed: int = killed) -> bool:
-            return any(str(r[4]).startswith("Binlog Dump") and r[0] != killed
-                       for r in source.query("SHOW PROCESSLIST"))
-        wait_for(reconnected, 20, "the replica to reconnect")
+        time.sleep(0.4)
+        disrupt(source)
     load.join()
     assert_same_data(source, replica)
-
-
-@pytest.mark.parametrize("auto_position", [True, False], ids=["gtid", "position"])
-def test_connection_cut_inside_a_transaction_resumes_whole(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
-        auto_position: bool) -> None:
-    replica = servers("replica")
-    replicate(replica, source, auto_position=auto_position, master_connect_retry=1)
-    load = writers(3).start()
-    for _ in range(3):
-        time.sleep(0.3)
-        source.query("SET GLOBAL debug = '+d,dump_cut_mid_transaction'")
-        wait_for(lambda: source.query("SELECT @@GLOBAL.debug") == [("",)], 20,
-                 "the fault to fire")
-    load.join()
-    assert_same_data(source, replica)
-    assert source.error_log().count("dump_cut_mid_transaction") == 3
     assert replica.error_log().count("Error reading packet from server") >= 3
+    if disrupt is cut_mid_transaction:
+        assert source.error_log().count("dump_cut_mid_transaction") == 3
 
 
 @pytest.mark.parametrize("how", ["sigterm", "sigkill"])

@@ -23,7 +23,6 @@ What holds:
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -53,11 +52,11 @@ from rpl.core.errors import (
     ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
     MySQLError,
 )
+from rpl.core.replication.worker import ChannelThread
 from rpl.observers import RelayIOParam
 
 if TYPE_CHECKING:
     from rpl.core.replication.channel import ReplicaChannel
-    from rpl.core.threads import RegisteredThread
     from rpl.core.server.session import Session
 
 _log = errorlog.logger("applier")
@@ -82,16 +81,15 @@ class Transaction:
         self.end_master_pos = 0
 
 
-class Applier:
-    """The SQL thread of one channel."""
+class Applier(ChannelThread):
+    """The SQL thread of one channel. :meth:`stop` lets it finish the transaction it is
+    applying.
+    """
+
+    thread_name = "rpl-replica-sql"
 
     def __init__(self, channel: ReplicaChannel) -> None:
-        self.channel = channel
-        self.server = channel.server
-        self.stop_requested = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="rpl-replica-sql", daemon=True)
-        self.running = False
-        self.state = ""
+        super().__init__(channel)
         self.caught_up = True
         self.applying_since: float | None = None
         self.session: Session | None = None
@@ -99,19 +97,6 @@ class Applier:
         self._pending: Transaction | None = None
         self._since_save = 0
         self._checksum = channel.relay_log.checksum
-        self.registered: RegisteredThread | None = None
-
-    # -------------------------------------------------------------- control
-    def start(self) -> None:
-        """Start the thread."""
-        self.running = True
-        self.thread.start()
-
-    def stop(self) -> None:
-        """Ask the thread to end after the transaction it is applying; wait for it."""
-        self.stop_requested.set()
-        if self.thread.is_alive() and self.thread is not threading.current_thread():
-            self.thread.join()
 
     def _param(self) -> RelayIOParam:
         info = self.channel.master_info
@@ -121,14 +106,13 @@ class Applier:
                             position.master_log_pos, None)
 
     def _set_state(self, state: str) -> None:
-        self.state = state
-        if self.registered is not None:
-            self.registered.set_state(state)
+        self.set_state(state)
         if self.session is not None:
             self.session.state = state
 
     # ------------------------------------------------------------------ run
-    def _run(self) -> None:
+    def run(self) -> None:
+        """The applier's body."""
         from rpl.core.server.session import Session
         channel = self.channel
         errorlog.set_thread_id(channel.sql_thread_id)

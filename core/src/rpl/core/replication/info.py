@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TypeVar
 
 import attrs
 
@@ -54,24 +55,25 @@ class RelayLogInfo:
     master_log_pos: int = 0
 
 
+_Info = TypeVar("_Info", MasterInfo, RelayLogInfo)
+
+
 def load_master_info(datadir: Path) -> MasterInfo | None:
     """The saved master.info, or None when there is none."""
-    path = datadir / MASTER_INFO
-    if not path.exists():
-        return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    fields = {f.name for f in attrs.fields(MasterInfo)}
-    return MasterInfo(**{k: v for k, v in data.items() if k in fields})
+    return _load(datadir / MASTER_INFO, MasterInfo)
 
 
 def load_relay_log_info(datadir: Path) -> RelayLogInfo | None:
     """The saved relay-log.info, or None when there is none."""
-    path = datadir / RELAY_LOG_INFO
+    return _load(datadir / RELAY_LOG_INFO, RelayLogInfo)
+
+
+def _load(path: Path, kind: type[_Info]) -> _Info | None:
     if not path.exists():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
-    fields = {f.name for f in attrs.fields(RelayLogInfo)}
-    return RelayLogInfo(**{k: v for k, v in data.items() if k in fields})
+    fields = {f.name for f in attrs.fields(kind)}
+    return kind(**{k: v for k, v in data.items() if k in fields})
 
 
 def save(datadir: Path, info: MasterInfo | RelayLogInfo) -> None:

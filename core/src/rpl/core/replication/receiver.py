@@ -27,7 +27,6 @@ from __future__ import annotations
 import logging
 import socket
 import struct
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +58,7 @@ from rpl.core.errors import (
     MySQLError,
 )
 from rpl.core.replication.services import SourceLink, nanoseconds
+from rpl.core.replication.worker import ChannelThread
 from rpl.observers import BinlogDumpFlags, BinlogRelayFlags, RelayIOParam
 
 if TYPE_CHECKING:
@@ -98,16 +98,13 @@ class ConnectionLost(Exception):
         self.message = message
 
 
-class Receiver:
+class Receiver(ChannelThread):
     """The IO thread of one channel."""
 
+    thread_name = "rpl-replica-io"
+
     def __init__(self, channel: ReplicaChannel) -> None:
-        self.channel = channel
-        self.server = channel.server
-        self.stop_requested = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="rpl-replica-io", daemon=True)
-        self.running = False
-        self.state = ""
+        super().__init__(channel)
         self.connection: Any = None
         self.link: SourceLink | None = None
         self.source_checksum = True
@@ -115,25 +112,15 @@ class Receiver:
         self._pending_gtid: Gtid | None = None
         self._in_transaction = False
         self._since_save = 0
-        self.registered: Any = None
 
-    # -------------------------------------------------------------- control
-    def start(self) -> None:
-        """Start the thread."""
-        self.running = True
-        self.thread.start()
-
-    def stop(self) -> None:
-        """Ask the thread to end and wait for it."""
-        self.stop_requested.set()
+    def interrupt(self) -> None:
+        """Break a blocking read from the source."""
         connection = self.connection
         if connection is not None and getattr(connection, "_sock", None) is not None:
             try:
                 connection._sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        if self.thread.is_alive() and self.thread is not threading.current_thread():
-            self.thread.join()
 
     def param(self, with_link: bool = True) -> RelayIOParam:
         """The hook parameter as of now."""
@@ -142,17 +129,14 @@ class Receiver:
                             info.host, info.port, info.user, info.log_file, info.log_pos,
                             self.link if with_link else None)
 
-    def _set_state(self, state: str) -> None:
-        self.state = state
-        if self.registered is not None:
-            self.registered.set_state(state)
-
     # ------------------------------------------------------------------ run
-    def _run(self) -> None:
+    def run(self) -> None:
+        """The receiver's body."""
         channel = self.channel
         errorlog.set_thread_id(channel.io_thread_id)
-        self.registered = self.server.threads.register_thread("thread/sql/replica_io")
-        self._set_state(STATE_CONNECTING)
+        registered = self.server.threads.register_thread("thread/sql/replica_io")
+        self.registered = registered
+        self.set_state(STATE_CONNECTING)
         relay = self.server.delegates.binlog_relay_io
         try:
             relay.thread_start(self.param(with_link=False))
@@ -175,8 +159,8 @@ class Receiver:
             channel.save_master_info()
             relay.thread_stop(self.param(with_link=False))
             self.running = False
-            self._set_state("")
-            self.registered.close()
+            self.set_state("")
+            registered.close()
             errorlog.log(_log, logging.INFO,
                          f"Replica I/O thread exiting for channel '', read up to log "
                          f"'{channel.master_info.log_file or 'FIRST'}', position "
@@ -212,7 +196,7 @@ class Receiver:
                 if retries > info.retry_count:
                     raise MySQLError(lost.errno, "HY000", self.channel.last_io_error[1] or
                                      lost.message) from None
-                self._set_state(STATE_RECONNECT_WAIT if reading else STATE_CONNECTING)
+                self.set_state(STATE_RECONNECT_WAIT if reading else STATE_CONNECTING)
                 self.channel.io_connected = False
                 if self.stop_requested.wait(info.connect_retry if not reading or retries > 1
                                             else 0):
@@ -223,7 +207,7 @@ class Receiver:
     def _connect(self) -> None:
         import pymysql
         info = self.channel.master_info
-        self._set_state(STATE_CONNECTING)
+        self.set_state(STATE_CONNECTING)
         timeout = float(self.server.variables.get_global("replica_net_timeout"))  # type: ignore[arg-type]
         try:
             self.connection = pymysql.connect(
@@ -289,7 +273,7 @@ class Receiver:
         self._query(f"SET @slave_uuid = '{uuid_text}', @replica_uuid = '{uuid_text}'")
 
     def _register(self) -> None:
-        self._set_state(STATE_REGISTERING)
+        self.set_state(STATE_REGISTERING)
         host = str(self.server.variables.get_global("report_host") or "").encode()[:255]
         port = int(self.server.variables.get_global("report_port") or self.server.port)
         payload = (struct.pack("<I", self.server.server_id) + bytes((len(host),)) + host +
@@ -310,7 +294,7 @@ class Receiver:
                                 code) from exc
 
     def _request_dump(self, flags: BinlogDumpFlags) -> None:
-        self._set_state(STATE_REQUESTING)
+        self.set_state(STATE_REQUESTING)
         channel = self.channel
         info = channel.master_info
         if info.auto_position:
@@ -337,7 +321,7 @@ class Receiver:
         while True:
             if self.stop_requested.is_set():
                 raise ReceiverStopped()
-            self._set_state(STATE_WAITING)
+            self.set_state(STATE_WAITING)
             try:
                 payload = self.connection._read_packet().get_all_data()
             except pymysql.err.OperationalError as exc:
@@ -356,7 +340,7 @@ class Receiver:
                 raise ConnectionLost(2013, f"Lost connection to source: {exc}") from exc
             if payload[:1] == b"\xfe" and len(payload) < 9:
                 raise ReceiverStopped()  # end of a non-blocking dump
-            self._set_state(STATE_QUEUEING)
+            self.set_state(STATE_QUEUEING)
             event = relay.after_read_event(self.param(), bytes(payload[1:]))
             synced = self._queue(event)
             flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced else BinlogRelayFlags.NONE

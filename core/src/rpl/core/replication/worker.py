@@ -1,0 +1,52 @@
+"""What the receiver and the applier share: a thread of one channel that can be asked to
+stop, and reports its state to SHOW SLAVE STATUS and performance_schema.threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rpl.core.replication.channel import ReplicaChannel
+    from rpl.core.threads import RegisteredThread
+
+
+class ChannelThread:
+    """A replication thread of ``channel``; subclasses implement :meth:`run`."""
+
+    thread_name = "rpl-replica"
+
+    def __init__(self, channel: ReplicaChannel) -> None:
+        self.channel = channel
+        self.server = channel.server
+        self.stop_requested = threading.Event()
+        self.thread = threading.Thread(target=self.run, name=self.thread_name, daemon=True)
+        self.running = False
+        self.state = ""
+        self.registered: RegisteredThread | None = None
+
+    def run(self) -> None:
+        """The thread's body."""
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """Start the thread."""
+        self.running = True
+        self.thread.start()
+
+    def interrupt(self) -> None:
+        """Wake the thread from a blocking wait so that it sees the stop request."""
+
+    def stop(self) -> None:
+        """Ask the thread to end and wait for it."""
+        self.stop_requested.set()
+        self.interrupt()
+        if self.thread.is_alive() and self.thread is not threading.current_thread():
+            self.thread.join()
+
+    def set_state(self, state: str) -> None:
+        """The thread's state (Slave_IO_State, PROCESSLIST_STATE...)."""
+        self.state = state
+        if self.registered is not None:
+            self.registered.set_state(state)
