@@ -1,4 +1,4 @@
-"""Crash points and fault points for tests: ``SET GLOBAL debug = '+d,<name>'`` or ``--debug=+d,<name>``.
+"""Crash and fault points for tests: ``SET GLOBAL debug = '+d,<name>'`` or ``--debug=+d,<name>``.
 
 A crash point is a named place in the commit path. When the server reaches an armed
 point it kills its own process with SIGKILL at once: no cleanup, no buffered data

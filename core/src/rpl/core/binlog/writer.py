@@ -381,7 +381,7 @@ class Binlog:
 
     def _write(self, data: bytearray) -> None:
         if "half_binlogged_transaction" in self.crash.armed:
-            os.write(self._fd, data[:max(1, len(data) // 2)])
+            os.write(self._fd, data[:len(data) // 2 + 1])  # +1: never a transaction boundary
             self.crash.hit("half_binlogged_transaction")
         written = 0
         view = memoryview(data)
