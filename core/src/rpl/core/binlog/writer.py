@@ -33,6 +33,7 @@ from pathlib import Path
 import attrs
 
 from rpl.core import errorlog
+from rpl.core.binlog.dependency import WRITESET, DependencyTracker
 from rpl.core.binlog.events import (
     LOG_EVENT_BINLOG_IN_USE_F,
     FormatDescriptionEvent,
@@ -98,6 +99,8 @@ class BinlogOptions:
     group_commit_sync_delay: Callable[[], int] = lambda: 0
     group_commit_sync_no_delay_count: Callable[[], int] = lambda: 0
     checksum: bool = True
+    dependency_tracking: Callable[[], str] = lambda: WRITESET
+    dependency_history_size: Callable[[], int] = lambda: 25000
 
 
 @attrs.define(eq=False)
@@ -119,6 +122,8 @@ class CommitTicket:
     """The originating server's id for a replicated transaction (this server's if None)."""
     original_commit_timestamp: int | None = None
     """Microseconds: when a replicated transaction committed on its originating server."""
+    write_set: frozenset[str] | None = None
+    """Identities of the rows it changed (None: not a row transaction, e.g. DDL)."""
     log_file: str = ""
     log_pos: int = 0
     error: MySQLError | None = None
@@ -186,8 +191,7 @@ class Binlog:
         self._file = ""
         self._pos = 0
         self._groups_since_sync = 0
-        self._sequence = 0
-        self._last_committed = 0
+        self._clock = DependencyTracker()
         self._xid = 0
         self.binlog_commits = 0
         self.binlog_group_commits = 0
@@ -221,7 +225,7 @@ class Binlog:
         os.fsync(fd)
         self.index.append(name)
         self._fd, self._file, self._pos = fd, name, len(data)
-        self._sequence = self._last_committed = 0
+        self._clock.new_file()
         self._publish(BinlogPosition(name, self._pos))
 
     def _close_current(self, last_event: RotateEvent | StopEvent) -> None:
@@ -289,14 +293,23 @@ class Binlog:
         Returns when the transaction is committed in the engine and its
         ``after_commit`` ran; raises the MySQLError that failed it otherwise.
         """
+        self.commit_batch([ticket])
+
+    def commit_batch(self, tickets: list[CommitTicket]) -> None:
+        """Commit ``tickets`` (transactions of one thread that do not conflict: each
+        holds its own row locks) as one group where possible: one write, one sync.
+        Raises the first error any of them got.
+        """
         with self._queue_lock:
-            self._queue.append(ticket)
-            leader = len(self._queue) == 1
+            self._queue.extend(tickets)
+            leader = len(self._queue) == len(tickets)
         if leader:
             self._lead()
-        ticket.done.wait()
-        if ticket.error is not None:
-            raise ticket.error
+        for ticket in tickets:
+            ticket.done.wait()
+        for ticket in tickets:
+            if ticket.error is not None:
+                raise ticket.error
 
     def _lead(self) -> None:
         with self._write_lock:
@@ -354,19 +367,20 @@ class Binlog:
     def _encode_group(self, group: list[CommitTicket], start: int) -> bytearray:
         data = bytearray()
         checksum = self.options.checksum
-        last_committed = self._last_committed
+        mode = self.options.dependency_tracking()
+        history = self.options.dependency_history_size()
         for ticket in group:
             gtid = ticket.gtid or Gtid(self.server_uuid,
                                        self._gtids_logged.next_gno(self.server_uuid))
             ticket.gtid = gtid
             self._gtids_logged.add(gtid.sid, gtid.gno)
-            self._sequence += 1
+            last_committed, sequence = self._clock.next(ticket.write_set, mode, history)
             rest = sum(len(e) for e in ticket.events)
             now_us = time.time_ns() // 1000
             original = ticket.original_commit_timestamp
             event = gtid_transaction_length(GtidEvent(
                 sid=gtid.sid, gno=gtid.gno, last_committed=last_committed,
-                sequence_number=self._sequence, immediate_commit_timestamp=now_us,
+                sequence_number=sequence, immediate_commit_timestamp=now_us,
                 original_commit_timestamp=original), rest, checksum)
             pieces = [bytearray(encode_event(event, server_id=ticket.server_id or self.server_id,
                                              timestamp=(original or now_us) // 1_000_000,
@@ -376,7 +390,7 @@ class Binlog:
                 data += raw
                 set_log_pos(data, offset, start + len(data), checksum)
             ticket.log_file, ticket.log_pos = self._file, start + len(data)
-        self._last_committed = self._sequence
+        self._clock.group_written()
         return data
 
     def _write(self, data: bytearray) -> None:

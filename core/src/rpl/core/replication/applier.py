@@ -23,7 +23,6 @@ What holds:
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
 from rpl.core import errorlog
@@ -32,26 +31,19 @@ from rpl.core.binlog.events import (
     GTID_LOG_EVENT,
     PREVIOUS_GTIDS_LOG_EVENT,
     ROTATE_EVENT,
-    Event,
     EventError,
-    EventHeader,
-    GtidEvent,
-    QueryEvent,
     RotateEvent,
-    XidEvent,
     decode_event,
 )
-from rpl.core.binlog.gtid import Gtid
 from rpl.core.binlog.logfile import LogError, TransactionTracker
 from rpl.core.binlog.tail import LogTail
-from rpl.core.delegates import HookError
 from rpl.core.errors import (
-    ER_LOCK_DEADLOCK,
-    ER_LOCK_WAIT_TIMEOUT,
     ER_SLAVE_FATAL_ERROR,
     ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
     MySQLError,
 )
+from rpl.core.replication.apply import RETRYABLE, Transaction, apply_transaction
+from rpl.core.replication.batch import BATCH_LOCK_WAIT, CommitBatch
 from rpl.core.replication.worker import ChannelThread
 from rpl.observers import RelayIOParam
 
@@ -61,24 +53,12 @@ if TYPE_CHECKING:
 
 _log = errorlog.logger("applier")
 STATE_IDLE = "Replica has read all relay log; waiting for more updates"
-STATE_READING = "Reading event from the relay log"
 STATE_APPLYING = "Applying batch of row changes"
-RETRYABLE = frozenset((ER_LOCK_WAIT_TIMEOUT.errno, ER_LOCK_DEADLOCK.errno))
 IDLE_CHECK = 0.5
 
 
 class ApplierStopped(Exception):
     """STOP SLAVE (or shutdown) asked the applier to end."""
-
-
-class Transaction:
-    """The events of one transaction, as read from the relay log."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[EventHeader, Event]] = []
-        self.gtid: GtidEvent | None = None
-        self.end_relay: tuple[str, int] = ("", 0)
-        self.end_master_pos = 0
 
 
 class Applier(ChannelThread):
@@ -91,12 +71,14 @@ class Applier(ChannelThread):
     def __init__(self, channel: ReplicaChannel) -> None:
         super().__init__(channel)
         self.caught_up = True
-        self.applying_since: float | None = None
+        self.applying_since: int | None = None
         self.session: Session | None = None
         self._tracker = TransactionTracker()
         self._pending: Transaction | None = None
         self._since_save = 0
         self._checksum = channel.relay_log.checksum
+        self.batch = CommitBatch(int(self.server.variables.get_global(  # type: ignore[arg-type]
+            "rpl_applier_batch_size")))
 
     def _param(self) -> RelayIOParam:
         info = self.channel.master_info
@@ -119,6 +101,7 @@ class Applier(ChannelThread):
         registered = self.server.threads.register_thread("thread/sql/replica_sql")
         self.registered = registered
         self.session = Session(self.server, None, "", channel.sql_thread_id)
+        self.session.deferred = self.batch.tickets
         self.session.command = "Connect"
         self.server.add_session(self.session, None)
         relay = self.server.delegates.binlog_relay_io
@@ -144,6 +127,12 @@ class Applier(ChannelThread):
             channel.set_sql_error(ER_SLAVE_FATAL_ERROR.errno,
                                   ER_SLAVE_FATAL_ERROR.format(repr(exc)))
         finally:
+            try:
+                self._flush()
+            except MySQLError as exc:
+                if not aborted:
+                    aborted = True
+                    channel.set_sql_error(exc.errno, exc.message)
             if self.session.trx is not None:
                 self.session.rollback()
             self.server.remove_session(self.session)
@@ -229,7 +218,8 @@ class Applier(ChannelThread):
                     continue
                 if end.file != name and tail.position >= tail.size():
                     return
-                self.caught_up = self._pending is None
+                self._flush()
+                self.caught_up = self.idle
                 self._set_state(STATE_IDLE)
                 relay_log.wait_for_update(end, IDLE_CHECK)
 
@@ -269,7 +259,7 @@ class Applier(ChannelThread):
             transaction, self._pending = self._pending, None
             transaction.end_relay = (name, end)
             transaction.end_master_pos = header.log_pos
-            self._apply(transaction)
+            self._dispatch(transaction)
 
     def _moved(self, name: str, end: int) -> None:
         if self._pending is None:
@@ -277,33 +267,46 @@ class Applier(ChannelThread):
             info.relay_log_file, info.relay_log_pos = name, end
 
     # ------------------------------------------------------------- apply
-    def _apply(self, transaction: Transaction) -> None:
+    def _dispatch(self, transaction: Transaction) -> None:
+        """Apply ``transaction``, batching it with the uncommitted ones before it when the
+        source's logical clock says they are independent (see :class:`CommitBatch`).
+        """
+        batch = self.batch
+        gtid = transaction.gtid
+        if gtid in self.server.binlog.gtid_executed or batch.holds(gtid):
+            self._flush()
+            self.completed(transaction)
+            return
+        if not batch.admits(transaction):
+            self._flush()
+        batch.start(transaction)
+        assert self.session is not None
+        self._set_state(STATE_APPLYING)
+        self.session.lock_wait_override = BATCH_LOCK_WAIT if batch.transactions else None
+        # DDL commits at once: a checkpoint must never see a catalogue change whose
+        # binlog commit is still to come (the DDL lock covers change to commit).
+        self.session.deferred = None if transaction.is_ddl else batch.tickets
+        try:
+            apply_transaction(self.session, transaction, 0, self.stop_requested.is_set)
+        except MySQLError as exc:
+            self._flush()  # what ran before it commits; it does not
+            if exc.errno not in RETRYABLE:
+                raise
+            self.session.lock_wait_override = None
+            apply_transaction(self.session, transaction, self.retries(),
+                              self.stop_requested.is_set)
+        batch.add(transaction)
+        if transaction.is_ddl or batch.full():
+            self._flush()
+
+    def _flush(self) -> None:
+        """Commit the batch as one binlog group; the position moves past it."""
+        for transaction in self.batch.commit(self.server.binlog):
+            self.completed(transaction)
+
+    def completed(self, transaction: Transaction) -> None:
+        """``transaction`` committed (or was skipped): the applier's position moves past it."""
         channel = self.channel
-        header, first = transaction.events[0]
-        assert isinstance(first, GtidEvent)
-        gtid = Gtid(first.sid, first.gno)
-        if gtid not in self.server.binlog.gtid_executed:
-            self._set_state(STATE_APPLYING)
-            self.applying_since = first.original_commit_timestamp or \
-                first.immediate_commit_timestamp or header.timestamp * 1_000_000
-            retries = int(self.server.variables.get_global(  # type: ignore[arg-type]
-                "replica_transaction_retries"))
-            attempt = 0
-            while True:
-                try:
-                    self._execute(transaction, gtid, header)
-                    break
-                except MySQLError as exc:
-                    assert self.session is not None
-                    if self.session.trx is not None:
-                        self.session.rollback()
-                    if exc.errno in RETRYABLE and attempt < retries:
-                        attempt += 1
-                        self._check_stop()
-                        time.sleep(min(0.01 * attempt, 0.5))
-                        continue
-                    raise self._sql_error(exc, transaction) from exc
-            self.applying_since = None
         info = channel.relay_info
         info.relay_log_file, info.relay_log_pos = transaction.end_relay
         info.master_log_pos = transaction.end_master_pos
@@ -313,46 +316,20 @@ class Applier(ChannelThread):
             channel.save_relay_log_info()
             self._since_save = 0
 
-    def _execute(self, transaction: Transaction, gtid: Gtid, gtid_header: EventHeader) -> None:
-        from rpl.core.server.execute import execute
-        session = self.session
-        assert session is not None
-        first = transaction.events[0][1]
-        assert isinstance(first, GtidEvent)
-        session.gtid_next = gtid
-        session.origin = (gtid_header.server_id, gtid_header.timestamp)
-        session.original_commit_timestamp = first.original_commit_timestamp or \
-            first.immediate_commit_timestamp or None
-        try:
-            for _, event in transaction.events[1:]:
-                if isinstance(event, QueryEvent):
-                    text = event.query
-                    if text == "BEGIN":
-                        session.begin()
-                    elif text == "COMMIT":
-                        session.commit()
-                    else:
-                        session.db = event.db or None
-                        execute(session, text)
-                elif isinstance(event, XidEvent):
-                    session.commit()
-            if session.trx is not None or session.gtid_next is not None:
-                session.commit()
-            if session.gtid_next is not None:  # a statement that logged nothing
-                session.begin()
-                session.commit()
-        except HookError:
-            raise
-        finally:
-            session.gtid_next = None
-            session.origin = None
-            session.original_commit_timestamp = None
+    def retries(self) -> int:
+        """replica_transaction_retries."""
+        return int(self.server.variables.get_global(  # type: ignore[arg-type]
+            "replica_transaction_retries"))
 
-    def _sql_error(self, exc: MySQLError, transaction: Transaction) -> MySQLError:
-        query = next((e for _, e in transaction.events[1:]
-                      if isinstance(e, QueryEvent) and e.query not in ("BEGIN", "COMMIT")), None)
-        if query is None:
-            return exc
-        message = (f"Error '{exc.message}' on query. Default database: '{query.db}'. "
-                   f"Query: '{query.query[:1024]}'")
-        return MySQLError(exc.errno, exc.sqlstate, message)
+    def check_stop_soon(self) -> None:
+        """Raise ApplierStopped if STOP SLAVE asked (the coordinator, while it waits)."""
+        self._check_stop()
+
+    def behind_since(self) -> int | None:
+        """The commit timestamp (µs) of the oldest transaction not yet committed, if any."""
+        return self.batch.oldest_timestamp()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing read and not yet applied."""
+        return self._pending is None and not self.batch.transactions

@@ -211,7 +211,7 @@ class ReplicaChannel:
             return None
         if applier.caught_up:
             return 0 if self.io_running else None
-        since = applier.applying_since
+        since = applier.behind_since()
         if since is None:
             return 0
         return max(0, int(time.time() - since / 1e6))

@@ -213,7 +213,10 @@ class Server:
                 get("binlog_group_commit_sync_delay")),  # type: ignore[arg-type]
             group_commit_sync_no_delay_count=lambda: int(
                 get("binlog_group_commit_sync_no_delay_count")),  # type: ignore[arg-type]
-            checksum=self._checksum())
+            checksum=self._checksum(),
+            dependency_tracking=lambda: str(get("binlog_transaction_dependency_tracking")),
+            dependency_history_size=lambda: int(
+                get("binlog_transaction_dependency_history_size")))  # type: ignore[arg-type]
         return Binlog(self.config.datadir.resolve(), self.config.log_bin, self.server_id,
                       self.server_uuid, options, self.delegates.binlog_storage, self.crash)
 

@@ -86,6 +86,12 @@ class Session:
         """A replicated transaction's (server_id, timestamp), kept in its events."""
         self.original_commit_timestamp: int | None = None
         """A replicated transaction's commit time on its originating server (µs)."""
+        self.deferred: list[tuple[CommitTicket, Transaction | None]] | None = None
+        """When a list, a commit leaves its ticket (and engine transaction, still holding
+        its row locks) here instead of committing; the applier commits such a batch of
+        independent transactions as one binlog group (Binlog.commit_batch)."""
+        self.lock_wait_override: float | None = None
+        """Seconds a lock wait may last, instead of innodb_lock_wait_timeout."""
 
     # ------------------------------------------------------------ variables
     @property
@@ -98,6 +104,8 @@ class Session:
 
     def lock_wait_timeout(self) -> float:
         """The session's ``innodb_lock_wait_timeout`` in seconds."""
+        if self.lock_wait_override is not None:
+            return self.lock_wait_override
         value = self.session_vars.get("innodb_lock_wait_timeout")
         if value is None:
             value = self.server.variables.get_global("innodb_lock_wait_timeout")
@@ -239,10 +247,11 @@ class Session:
 
     def _commit_events(self, trx: Transaction | None, events: list[bytearray]) -> None:
         """before_commit, then group commit of ``events`` with ``trx``'s engine commit."""
+        write_set = self._write_set(trx) if trx is not None else None
         try:
             if not self.server.delegates.transaction.is_empty("before_commit"):
                 self.server.delegates.transaction.before_commit(self._param(
-                    trx_cache=b"".join(events), write_set=self._write_set(trx)))
+                    trx_cache=b"".join(events), write_set=write_set or frozenset()))
         except HookError:
             if trx is not None:
                 self.trx = trx
@@ -254,9 +263,12 @@ class Session:
         ticket = CommitTicket(
             thread_id=self.thread_id, events=events, gtid=gtid,
             server_id=self.origin[0] if self.origin else None,
-            original_commit_timestamp=self.original_commit_timestamp,
+            original_commit_timestamp=self.original_commit_timestamp, write_set=write_set,
             engine_commit=trx.commit if trx is not None else _nothing,
             after_commit=lambda f, p: self._hook("after_commit", f, p))
+        if self.deferred is not None:
+            self.deferred.append((ticket, trx))
+            return
         self.state = "waiting for handler commit"
         try:
             self.server.binlog.commit(ticket)
@@ -268,9 +280,7 @@ class Session:
             self.state = ""
 
     @staticmethod
-    def _write_set(trx: Transaction | None) -> frozenset[str]:
-        if trx is None:
-            return frozenset()
+    def _write_set(trx: Transaction) -> frozenset[str]:
         keys = set()
         for change in trx.changes():
             row = change.after if change.after is not None else change.before

@@ -69,6 +69,12 @@ def server_variables(datadir: str, port: int, bind_address: str, server_id: int,
              description="microseconds a group leader waits for more commits before syncing"),
         _int("binlog_group_commit_sync_no_delay_count", 0, 0, 100000,
              description="stop waiting once this many transactions are queued"),
+        SystemVariable("binlog_transaction_dependency_tracking", VarType.ENUM, "WRITESET",
+                       "how last_committed is computed: the commit group, or the latest "
+                       "earlier transaction that changed the same rows",
+                       enum_values=("COMMIT_ORDER", "WRITESET")),
+        _int("binlog_transaction_dependency_history_size", 25000, 1, 1000000,
+             description="row hashes WRITESET remembers before it starts afresh"),
         _ro("gtid_mode", VarType.STR, "ON"),
         _ro("enforce_gtid_consistency", VarType.STR, "ON"),
         _ro("gtid_executed", VarType.STR, ""),
@@ -154,6 +160,9 @@ def replication_variables(datadir: str, port: int) -> list[SystemVariable]:
         _int("replica_transaction_retries", 10, 0, U32,
              description="times the applier retries a transaction after a lock wait "
                          "timeout or deadlock"),
+        _int("rpl_applier_batch_size", 64, 1, 1024,
+             description="independent replicated transactions (same logical-clock window "
+                         "on the source) the applier commits as one binlog group"),
         _ro("report_host", VarType.STR, ""),
         _ro("report_port", VarType.INT, port),
     ]
