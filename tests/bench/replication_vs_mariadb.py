@@ -94,6 +94,8 @@ class Pair:
         self.root = root
         self._source: Any = None
         self._replica: Any = None
+        self.source_server: Any = None
+        self.replica_server: Any = None
 
     # what a subclass provides
     def start(self) -> None:
@@ -103,10 +105,10 @@ class Pair:
         raise NotImplementedError
 
     def source_port(self) -> int:
-        raise NotImplementedError
+        return int(self.source_server.port)
 
     def replica_port(self) -> int:
-        raise NotImplementedError
+        return int(self.replica_server.port)
 
     def change_master_sql(self) -> str:
         raise NotImplementedError
@@ -119,7 +121,11 @@ class Pair:
 
     def alive(self) -> str | None:
         """None while both processes run, else which one ended and how."""
-        raise NotImplementedError
+        for server in (self.source_server, self.replica_server):
+            assert server.process is not None
+            if server.process.poll() is not None:
+                return f"{server.datadir.name} exited with {server.process.returncode}"
+        return None
 
     def logs(self) -> str:
         """The tail of the replica's error log."""
@@ -254,12 +260,6 @@ class RplPair(Pair):
             if code not in (0, None):
                 print(f"  {self.name}: {server.datadir.name} exited with {code}", flush=True)
 
-    def source_port(self) -> int:
-        return self.source_server.port
-
-    def replica_port(self) -> int:
-        return self.replica_server.port
-
     def change_master_sql(self) -> str:
         return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
                 "MASTER_USER='repl', MASTER_PASSWORD='pw', MASTER_AUTO_POSITION=1")
@@ -269,13 +269,6 @@ class RplPair(Pair):
 
     def replica_gtids(self) -> dict[str, int]:
         return mysql_gtid_counts(self.value(self.replica(), "SELECT @@gtid_executed"))
-
-    def alive(self) -> str | None:
-        for server in (self.source_server, self.replica_server):
-            assert server.process is not None
-            if server.process.poll() is not None:
-                return f"{server.datadir.name} exited with {server.process.returncode}"
-        return None
 
     def logs(self) -> str:
         return ("--- replica error.log (tail) ---\n" + self.replica_server.error_log()[-4000:]
@@ -295,12 +288,6 @@ class MariaDBPair(Pair):
         self.replica_server.stop()
         self.source_server.stop()
 
-    def source_port(self) -> int:
-        return self.source_server.port
-
-    def replica_port(self) -> int:
-        return self.replica_server.port
-
     def setup(self) -> None:
         # mariadb-install-db leaves anonymous ''@'localhost' accounts; with name resolution
         # on (as the sysbench bench starts MariaDB) they would shadow repl@'%' for 127.0.0.1
@@ -317,13 +304,6 @@ class MariaDBPair(Pair):
 
     def replica_gtids(self) -> dict[str, int]:
         return mariadb_gtid_counts(self.value(self.replica(), "SELECT @@gtid_slave_pos"))
-
-    def alive(self) -> str | None:
-        for server in (self.source_server, self.replica_server):
-            assert server.process is not None
-            if server.process.poll() is not None:
-                return f"{server.datadir.name} exited with {server.process.returncode}"
-        return None
 
     def logs(self) -> str:
         path = self.root / "mariadb-replica.err"

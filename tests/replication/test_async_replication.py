@@ -472,3 +472,13 @@ def test_applier_commits_independent_transactions_together(
     assert applied > 500
     if tracking == "WRITESET":
         assert synced * 4 < applied, f"{synced} syncs for {applied} transactions"
+
+
+def test_dump_for_a_checksum_unaware_replica_is_refused(source: ServerProcess) -> None:
+    connection = source.connect(user="repl", password="repl-pw")
+    connection._execute_command(0x12, struct.pack("<IHI", 4, 0, 9) + b"binlog.000001")
+    with pytest.raises(pymysql.MySQLError) as caught:
+        connection._read_packet()
+    assert caught.value.args[0] == 1236
+    assert "can not handle replication events with the checksum" in caught.value.args[1]
+    connection.close()

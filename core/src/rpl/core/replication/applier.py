@@ -145,7 +145,6 @@ class Applier(ChannelThread):
                          f"Replica SQL thread for channel '' exiting, replication stopped in "
                          f"log '{channel.relay_info.master_log_file}' at position "
                          f"{channel.relay_info.master_log_pos}", code=10689)
-            channel.sql_stopped()
 
     def _start_file(self) -> tuple[str, int]:
         channel = self.channel

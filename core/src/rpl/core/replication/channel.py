@@ -126,9 +126,6 @@ class ReplicaChannel:
         """The receiver thread ended."""
         self.io_connected = False
 
-    def sql_stopped(self) -> None:
-        """The applier thread ended."""
-
     # ------------------------------------------------------------- control
     def start_io(self) -> None:
         """Start the receiver (caller holds the lock and checked it is stopped)."""

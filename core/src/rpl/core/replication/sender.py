@@ -176,10 +176,11 @@ class BinlogSender:
     def _check_replica_checksum(self) -> None:
         announced = self._user_var("master_binlog_checksum")
         if self.checksum and announced is None:
+            name = self.request.file
             raise fatal("Replica can not handle replication events with the checksum that "
-                        "source is configured to log; the first event 'binlog' at 4, the "
-                        "last event read from 'binlog' at 4, the last byte read from "
-                        "'binlog' at 4.")
+                        f"source is configured to log; the first event '{name}' at "
+                        f"{self.request.position}, the last event read from './{name}' at 4, "
+                        f"the last byte read from './{name}' at 4.")
 
     def _start_position(self) -> tuple[str, int]:
         names = self.binlog.index.names()

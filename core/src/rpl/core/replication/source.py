@@ -18,13 +18,12 @@ import attrs
 
 from rpl.core.binlog.gtid import GtidSet
 from rpl.core.errors import (
-    ER_MASTER_FATAL_ERROR_READING_BINLOG,
     ER_NET_READ_ERROR,
     MySQLError,
 )
 from rpl.core.net import responses as rsp
 from rpl.core.net.packets import PayloadReader, ProtocolError
-from rpl.core.replication.sender import BinlogSender, DumpRequest
+from rpl.core.replication.sender import BinlogSender, DumpRequest, fatal
 from rpl.core.server.connection import EXTRA_COMMANDS
 from rpl.observers import BinlogDumpFlags
 
@@ -111,11 +110,6 @@ def register_slave(connection: Connection, payload: bytes) -> bool:
     return True
 
 
-def _dump_error(message: str) -> MySQLError:
-    return MySQLError(ER_MASTER_FATAL_ERROR_READING_BINLOG.errno,
-                      ER_MASTER_FATAL_ERROR_READING_BINLOG.sqlstate, message)
-
-
 def parse_binlog_dump(payload: bytes) -> DumpRequest:
     """COM_BINLOG_DUMP: pos u32, flags u16, server_id u32, file name to the end."""
     reader = PayloadReader(payload, 1)
@@ -141,7 +135,7 @@ def parse_binlog_dump_gtid(payload: bytes) -> DumpRequest:
         try:
             gtids = GtidSet.decode(reader.take(size))
         except ValueError as exc:
-            raise _dump_error(f"The replica sent a malformed GTID set: {exc}") from exc
+            raise fatal(f"The replica sent a malformed GTID set: {exc}") from exc
     return DumpRequest(name, position, BinlogDumpFlags(flags & 7), server_id, gtids)
 
 
