@@ -22,6 +22,7 @@ from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import BinlogIndex, read_events
 from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.topology import (
+    create_replication_user,
     gtid_executed,
     replicate,
     slave_status,
@@ -482,3 +483,33 @@ def test_dump_for_a_checksum_unaware_replica_is_refused(source: ServerProcess) -
     assert caught.value.args[0] == 1236
     assert "can not handle replication events with the checksum" in caught.value.args[1]
     connection.close()
+
+
+def test_dump_follows_source_binlog_rotations(servers: ServerFactory) -> None:
+    source = servers("rotating_source", "--max-binlog-size=4096")
+    create_replication_user(source)
+    source.query("CREATE DATABASE d")
+    source.query("CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(40), n INT)")
+    by_position = servers("by_position")
+    replicate(by_position, source, auto_position=False)
+    load = Writers(source, 3).start(40)
+    source.query("FLUSH BINARY LOGS")
+    load.join()
+    assert len(source.query("SHOW BINARY LOGS")) > 5
+    assert_same_data(source, by_position)
+    status = slave_status(by_position)
+    assert status["Master_Log_File"] == source.query("SHOW MASTER STATUS")[0][0]
+
+
+def test_receiver_gives_up_after_master_retry_count(servers: ServerFactory,
+                                                    source: ServerProcess) -> None:
+    replica = servers("replica")
+    replicate(replica, source, master_connect_retry=1, master_retry_count=2)
+    wait_caught_up(source, replica)
+    source.stop()
+    wait_for(lambda: slave_status(replica)["Slave_IO_Running"] == "No", 30,
+             "the receiver to give up")
+    status = slave_status(replica)
+    assert status["Last_IO_Errno"] == 2003
+    assert "retries: 2" in status["Last_IO_Error"] or "retries: 3" in status["Last_IO_Error"]
+    assert status["Slave_SQL_Running"] == "Yes"
