@@ -367,16 +367,17 @@ class TransactionTracker:
         return True
 
 
-def scan_valid_prefix(path: StrPath) -> ValidPrefix:
+def scan_valid_prefix(path: StrPath, *, check_log_pos: bool = True) -> ValidPrefix:
     """Read the whole file and say where its intact part ends (see ValidPrefix).
 
     Only reads: the caller (crash recovery) decides what to truncate.
+    ``check_log_pos=False`` for relay logs (their events carry the source's positions).
     """
     end = transaction_end = events = 0
     in_use = False
     tracker = TransactionTracker()
     try:
-        for entry in read_events(path):
+        for entry in read_events(path, check_log_pos=check_log_pos):
             if entry.header.type_code == FORMAT_DESCRIPTION_EVENT and events == 0:
                 in_use = bool(entry.header.flags & LOG_EVENT_BINLOG_IN_USE_F)
                 end = transaction_end = entry.position

@@ -22,6 +22,7 @@ from rpl.core.replication import info as info_files
 from rpl.core.replication.applier import Applier
 from rpl.core.replication.info import MasterInfo, RelayLogInfo
 from rpl.core.replication.receiver import Receiver
+from rpl.core.replication.recovery import recover_relay_log
 from rpl.core.replication.relaylog import RelayLog
 from rpl.core.server.session import next_thread_id
 from rpl.observers import RelayIOParam
@@ -58,6 +59,7 @@ class ReplicaChannel:
                                  or get("max_binlog_size")))
         self.receiver: Receiver | None = None
         self.applier: Applier | None = None
+        recover_relay_log(self)
         self.io_thread_id = 0
         self.sql_thread_id = 0
         self.io_connected = False

@@ -1,0 +1,67 @@
+"""Relay log recovery at replica start (WL#4621): a damaged or cut relay log tail, and a
+master.info that is ahead of the relay log (as after an OS crash that lost unsynced relay log
+writes), never cause a gap or a duplicate."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+from conftest import ServerFactory, Writers
+from test_async_replication import assert_same_data
+
+from rpl.core.binlog.logfile import BinlogIndex
+from rpl.core.testing.process import ServerProcess
+from rpl.core.testing.topology import gtid_executed, replicate, slave_status, wait_for
+
+
+def _received_everything_then_crash(replica: ServerProcess, source: ServerProcess,
+                                    writers: Callable[..., Writers]) -> str:
+    """Load the source while the replica only receives; SIGKILL it; its last relay log."""
+    replica.query("STOP SLAVE SQL_THREAD")
+    writers(3).start(30).join()
+    wait_for(lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source), 30,
+             "the receiver to fetch everything")
+    replica.kill()
+    names = BinlogIndex(replica.datadir / "relay-bin.index").names()
+    return str(replica.datadir / names[-1])
+
+
+@pytest.mark.parametrize("damage", ["cut-1", "cut-40", "cut-900", "garbage", "bitflip"])
+@pytest.mark.parametrize("auto_position", [True, False], ids=["gtid", "position"])
+def test_damaged_relay_log_tail_with_master_info_ahead(
+        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
+        damage: str, auto_position: bool) -> None:
+    replica = servers("replica", "--sync-source-info=1")
+    replicate(replica, source, auto_position=auto_position)
+    path = _received_everything_then_crash(replica, source, writers)
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        if damage.startswith("cut-"):
+            f.truncate(size - int(damage[4:]))
+        elif damage == "garbage":
+            f.seek(size)
+            f.write(os.urandom(77))
+        else:
+            f.seek(size - 30)
+            byte = f.read(1)
+            f.seek(size - 30)
+            f.write(bytes((byte[0] ^ 0x10,)))
+    replica.start()
+    assert_same_data(source, replica)
+    log = replica.error_log()
+    assert "Relay log recovery: the receiver restarts at source log" in log
+    assert "Truncating relay log" in log
+
+
+def test_relay_log_recovery_on_discards_and_refetches(
+        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]) -> None:
+    replica = servers("replica")
+    replicate(replica, source, auto_position=False)
+    path = _received_everything_then_crash(replica, source, writers)
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+    replica.start("--relay-log-recovery=ON")
+    assert_same_data(source, replica)
+    assert "relay logs discarded (relay_log_recovery=ON)" in replica.error_log()
