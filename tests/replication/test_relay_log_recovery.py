@@ -65,3 +65,20 @@ def test_relay_log_recovery_on_discards_and_refetches(
     replica.start("--relay-log-recovery=ON")
     assert_same_data(source, replica)
     assert "relay logs discarded (relay_log_recovery=ON)" in replica.error_log()
+
+
+def test_recovery_with_the_applier_never_started(
+        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]) -> None:
+    replica = servers("replica", "--sync-source-info=1")
+    replicate(replica, source, auto_position=False, start=False)
+    replica.query("START SLAVE IO_THREAD")
+    writers(2).start(20).join()
+    wait_for(lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source), 30,
+             "the receiver to fetch everything")
+    assert slave_status(replica)["Relay_Log_File"] == ""
+    replica.kill()
+    path = replica.datadir / BinlogIndex(replica.datadir / "relay-bin.index").names()[-1]
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) - 10)
+    replica.start()
+    assert_same_data(source, replica)
