@@ -47,9 +47,11 @@ from rpl.core.binlog.events import (
     EventError,
     EventHeader,
     FormatDescriptionEvent,
+    PreviousGtidsEvent,
     QueryEvent,
     decode_with_header,
 )
+from rpl.core.binlog.gtid import GtidSet
 
 MAX_LOG_UNIQUE_FN_EXT: Final = 0x7FFFFFFF
 """The largest file number MySQL uses."""
@@ -311,6 +313,17 @@ def read_events(path: StrPath, start: int = 4, *, stop_at: int | None = None,
                                 check_log_pos=check_log_pos)
             yield entry
             position = entry.end
+
+
+def previous_gtids(path: StrPath, *, check_log_pos: bool = True) -> GtidSet | None:
+    """The PREVIOUS_GTIDS of the log file ``path``, or None if it cannot be read."""
+    try:
+        for entry in read_events(path, check_log_pos=check_log_pos):
+            if isinstance(entry.event, PreviousGtidsEvent):
+                return entry.event.gtids
+    except LogError:
+        return None
+    return None
 
 
 # -- crash recovery -------------------------------------------------------------------------

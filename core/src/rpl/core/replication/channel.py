@@ -80,17 +80,18 @@ class ReplicaChannel:
         """Whether the applier thread runs."""
         return self.applier is not None and self.applier.running
 
-    def sync_master_info(self) -> int:
-        """sync_source_info (0 behaves as 1 here: written at every boundary is too often,
-        so 0 means only at stop).
-        """
-        value = int(self.server.variables.get_global("sync_source_info"))  # type: ignore[arg-type]
+    def _every(self, variable: str) -> int:
+        """A sync_* count; 0 means never by count (only at stop and relay log switches)."""
+        value = int(self.server.variables.get_global(variable))  # type: ignore[arg-type]
         return value or 1 << 62
 
+    def sync_master_info(self) -> int:
+        """sync_source_info: write master.info every N transactions received."""
+        return self._every("sync_source_info")
+
     def sync_relay_log_info(self) -> int:
-        """sync_relay_log_info (0: only at stop and relay log switches)."""
-        value = int(self.server.variables.get_global("sync_relay_log_info"))  # type: ignore[arg-type]
-        return value or 1 << 62
+        """sync_relay_log_info: write relay-log.info every N transactions applied."""
+        return self._every("sync_relay_log_info")
 
     def save_master_info(self) -> None:
         """Write master.info: the settings and the last transaction boundary received."""

@@ -341,10 +341,14 @@ class Receiver(ChannelThread):
             if payload[:1] == b"\xfe" and len(payload) < 9:
                 raise ReceiverStopped()  # end of a non-blocking dump
             self.set_state(STATE_QUEUEING)
-            event = relay.after_read_event(self.param(), bytes(payload[1:]))
+            event = bytes(payload[1:])
+            if not relay.is_empty("after_read_event"):
+                event = relay.after_read_event(self.param(), event)
             synced = self._queue(event)
-            flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced else BinlogRelayFlags.NONE
-            relay.after_queue_event(self.param(), event, flags)
+            if not relay.is_empty("after_queue_event"):
+                flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced \
+                    else BinlogRelayFlags.NONE
+                relay.after_queue_event(self.param(), event, flags)
 
     def _queue(self, raw: bytes) -> bool:
         """Relay one event; True when the relay log was synced after it."""

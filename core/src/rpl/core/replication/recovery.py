@@ -18,7 +18,6 @@ What holds after :func:`recover_relay_log`:
 from __future__ import annotations
 
 import logging
-import os
 from typing import TYPE_CHECKING
 
 from rpl.core import errorlog
@@ -31,8 +30,9 @@ from rpl.core.binlog.events import (
     RotateEvent,
 )
 from rpl.core.binlog.gtid import GtidSet
-from rpl.core.binlog.logfile import LogError, TransactionTracker, read_events, scan_valid_prefix
+from rpl.core.binlog.logfile import LogError, TransactionTracker, read_events
 from rpl.core.replication.info import RelayLogInfo
+from rpl.core.server.recovery import truncate_tail
 
 if TYPE_CHECKING:
     from rpl.core.replication.channel import ReplicaChannel
@@ -53,7 +53,7 @@ def recover_relay_log(channel: ReplicaChannel) -> None:
         channel.relay_log.index.rewrite(present)
         errorlog.log(_log, logging.WARNING, f"Relay log files missing from the index were "
                      f"dropped from it: {sorted(set(names) - set(present))}", code=10000)
-    _truncate_tail(channel.relay_log.path(present[-1]))
+    truncate_tail(channel.relay_log.path(present[-1]), "relay log", relay=True)
     found = _source_position(channel, present)
     if found is None:
         return
@@ -63,20 +63,6 @@ def recover_relay_log(channel: ReplicaChannel) -> None:
     channel.retrieved_gtids = retrieved
     errorlog.log(_log, logging.INFO, f"Relay log recovery: the receiver restarts at source log "
                  f"'{log_file}' position {log_pos}; retrieved GTIDs '{retrieved}'", code=10000)
-
-
-def _truncate_tail(path: os.PathLike[str]) -> None:
-    prefix = scan_valid_prefix(path, check_log_pos=False)
-    size = os.path.getsize(path)
-    keep = max(prefix.transaction_end, 4)
-    if keep >= size:
-        return
-    errorlog.log(_log, logging.WARNING,
-                 f"Truncating relay log {os.path.basename(path)} to position {keep} (was {size} "
-                 f"bytes: {prefix.error or 'the last transaction is incomplete'})", code=10000)
-    with open(path, "r+b") as f:
-        f.truncate(keep)
-        os.fsync(f.fileno())
 
 
 def _source_position(channel: ReplicaChannel,

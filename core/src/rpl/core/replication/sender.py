@@ -39,7 +39,6 @@ from rpl.core.binlog.events import (
     ROTATE_EVENT,
     GtidEvent,
     HeartbeatEvent,
-    PreviousGtidsEvent,
     QueryEvent,
     RotateEvent,
     artificial,
@@ -48,7 +47,12 @@ from rpl.core.binlog.events import (
     event_checksum_alg,
 )
 from rpl.core.binlog.gtid import Gtid, GtidSet
-from rpl.core.binlog.logfile import LogError, TransactionTracker, read_events
+from rpl.core.binlog.logfile import (
+    LogError,
+    TransactionTracker,
+    previous_gtids,
+    read_events,
+)
 from rpl.core.binlog.tail import LogTail
 from rpl.core.delegates import DumpObservers, HookError
 from rpl.core.errors import ER_MASTER_FATAL_ERROR_READING_BINLOG, MySQLError
@@ -235,21 +239,12 @@ class BinlogSender:
                         "the replica: the replica has GTIDs of the source's server_uuid that "
                         "the source never logged")
         for name in reversed(names):
-            previous = self._previous_gtids(name)
+            previous = previous_gtids(self.binlog.directory / name, check_log_pos=False)
             if previous is not None and previous.is_subset(wanted):
                 return name, 4
         if not names:
             raise fatal("Could not find first log file name in binary log index file")
         return names[0], 4
-
-    def _previous_gtids(self, name: str) -> GtidSet | None:
-        try:
-            for entry in read_events(self.binlog.directory / name, check_log_pos=False):
-                if isinstance(entry.event, PreviousGtidsEvent):
-                    return entry.event.gtids
-        except LogError:
-            return None
-        return None
 
     # ------------------------------------------------------------ sending
     def _send_files(self, dump: DumpObservers) -> None:

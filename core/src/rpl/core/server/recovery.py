@@ -40,18 +40,23 @@ class RecoveryError(Exception):
     """The binlog cannot be recovered without losing transactions."""
 
 
-def truncate_tail(path: Path) -> None:
-    """Cut ``path`` after its last complete transaction, logging what was removed."""
-    prefix = scan_valid_prefix(path)
+def truncate_tail(path: Path, kind: str = "binlog", *, relay: bool = False) -> None:
+    """Cut ``path`` after its last complete transaction, logging what was removed.
+
+    ``relay``: a relay log (events carry the source's positions; never cut below the
+    magic). ``kind`` names the file in the message ("Truncating relay log X ...").
+    """
+    prefix = scan_valid_prefix(path, check_log_pos=not relay)
+    keep = max(prefix.transaction_end, 4) if relay else prefix.transaction_end
     size = path.stat().st_size
-    if prefix.transaction_end >= size:
+    if keep >= size:
         return
     errorlog.log(_log, logging.WARNING,
-                 f"Truncating binlog {path.name} to position {prefix.transaction_end} "
-                 f"(was {size} bytes: "
-                 f"{prefix.error or 'the last transaction is incomplete'})", code=11809)
+                 f"Truncating {kind} {path.name} to position {keep} (was {size} bytes: "
+                 f"{prefix.error or 'the last transaction is incomplete'})",
+                 code=10000 if relay else 11809)
     with path.open("r+b") as f:
-        f.truncate(prefix.transaction_end)
+        f.truncate(keep)
         os.fsync(f.fileno())
 
 

@@ -26,9 +26,8 @@ import attrs
 
 from rpl.core import errorlog
 from rpl.core.accounts import STATIC_PRIVILEGES, Accounts
-from rpl.core.binlog.events import PreviousGtidsEvent
 from rpl.core.binlog.gtid import GtidSet
-from rpl.core.binlog.logfile import LogError, read_events
+from rpl.core.binlog.logfile import previous_gtids
 from rpl.core.binlog.writer import Binlog, BinlogOptions
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import Delegates
@@ -324,13 +323,7 @@ class Server:
         names = self.binlog.index.names()
         if not names:
             return GtidSet()
-        try:
-            for entry in read_events(self.binlog.directory / names[0]):
-                if isinstance(entry.event, PreviousGtidsEvent):
-                    return entry.event.gtids
-        except LogError:
-            pass
-        return GtidSet()
+        return previous_gtids(self.binlog.directory / names[0]) or GtidSet()
 
     def reset_master(self) -> None:
         """RESET MASTER, with a checkpoint at the new first file."""
