@@ -82,3 +82,26 @@ def test_recovery_with_the_applier_never_started(
         f.truncate(os.path.getsize(path) - 10)
     replica.start()
     assert_same_data(source, replica)
+
+
+def test_receiver_position_survives_relay_log_rotation(
+        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]) -> None:
+    """Relay files started at max_relay_log_size name their source position, so the
+    position recovery derives from the newest file is exactly where the receiver was."""
+    replica = servers("replica", "--max-relay-log-size=4096")
+    replicate(replica, source, auto_position=False)
+    replica.query("STOP SLAVE SQL_THREAD")
+    writers(3).start(30).join()
+    wait_for(lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source), 30,
+             "the receiver to fetch everything")
+    before = slave_status(replica)
+    assert len(BinlogIndex(replica.datadir / "relay-bin.index").names()) > 3
+    replica.kill()
+    replica.start("--skip-replica-start=ON")
+    after = slave_status(replica)
+    for column in ("Master_Log_File", "Read_Master_Log_Pos", "Retrieved_Gtid_Set"):
+        assert after[column] == before[column], column
+    assert (f"the receiver restarts at source log '{before['Master_Log_File']}' position "
+            f"{before['Read_Master_Log_Pos']}") in replica.error_log()
+    replica.query("START SLAVE")
+    assert_same_data(source, replica)

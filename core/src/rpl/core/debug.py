@@ -27,6 +27,30 @@ before the group is written; in the middle of writing it (half of the group's by
 reach the file); after the write, before the sync; after the sync, before engine
 commit; after engine commit, before the client's OK."""
 
+APPLIER_CRASH_POINTS = (
+    "crash_before_update_pos",
+    "crash_after_update_pos_before_apply",
+    "crash_after_apply",
+    "crash_after_commit_before_update_pos",
+    "crash_after_commit_and_update_pos",
+)
+"""The applier's points (MySQL's names), reached only by a commit group that holds a
+replicated transaction. The applier's position is the GTID it writes to this server's
+binlog, so "update pos" is the binlog write: before the group is written; after it is
+written and synced, before engine commit; after engine commit, before the applier notes
+the transaction done; after that, before relay-log.info is written; after relay-log.info
+is written."""
+
+RECEIVER_CRASH_POINTS = (
+    "crash_after_relay_log_write_before_master_info",
+    "crash_in_relay_log_event_write",
+    "crash_after_master_info_before_after_queue_event",
+)
+"""The receiver's points: after the relay-log write of the event that ends a
+transaction, before master.info; in the middle of writing an event to the relay log
+(half of its bytes reach the file); after master.info is written, before
+``after_queue_event``."""
+
 
 FAULT_POINTS = (
     "dump_cut_mid_transaction",

@@ -20,9 +20,10 @@ per event. :func:`scan_valid_prefix` turns that into the facts crash recovery ne
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, Final
 
 import attrs
@@ -36,6 +37,7 @@ from rpl.core.binlog.events import (
     FORMAT_DESCRIPTION_EVENT,
     GTID_LOG_EVENT,
     HEADER_LEN,
+    INTVAR_EVENT,
     LOG_EVENT_BINLOG_IN_USE_F,
     MAX_EVENT_SIZE,
     PREVIOUS_GTIDS_LOG_EVENT,
@@ -57,6 +59,11 @@ MAX_LOG_UNIQUE_FN_EXT: Final = 0x7FFFFFFF
 """The largest file number MySQL uses."""
 XA_PREPARE_LOG_EVENT: Final = 38
 READ_CHUNK: Final = 1 << 20
+RESYNC_WINDOW: Final = 1 << 16
+"""How far past a damaged event :func:`intact_event_after` looks for an intact one."""
+_LOGGED_TYPES: Final = frozenset((QUERY_EVENT, STOP_EVENT, ROTATE_EVENT, INTVAR_EVENT,
+                                  FORMAT_DESCRIPTION_EVENT, XID_EVENT, GTID_LOG_EVENT,
+                                  ANONYMOUS_GTID_LOG_EVENT, PREVIOUS_GTIDS_LOG_EVENT))
 _NUMBER: Final = re.compile(r"\.([0-9]+)$")
 _FILE_EVENTS: Final = frozenset(
     (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT, ROTATE_EVENT))
@@ -380,11 +387,13 @@ class TransactionTracker:
         return True
 
 
-def scan_valid_prefix(path: StrPath, *, check_log_pos: bool = True) -> ValidPrefix:
+def scan_valid_prefix(path: StrPath, *, check_log_pos: bool = True,
+                      visit: Callable[[LogEntry], None] | None = None) -> ValidPrefix:
     """Read the whole file and say where its intact part ends (see ValidPrefix).
 
     Only reads: the caller (crash recovery) decides what to truncate.
     ``check_log_pos=False`` for relay logs (their events carry the source's positions).
+    ``visit`` is called with each intact event in order (one read serves both).
     """
     end = transaction_end = events = 0
     in_use = False
@@ -396,6 +405,8 @@ def scan_valid_prefix(path: StrPath, *, check_log_pos: bool = True) -> ValidPref
                 end = transaction_end = entry.position
             events += 1
             end = entry.end
+            if visit is not None:
+                visit(entry)
             if tracker.ends_group(entry.header, entry.event):
                 transaction_end = end
     except LogError as exc:
@@ -404,3 +415,58 @@ def scan_valid_prefix(path: StrPath, *, check_log_pos: bool = True) -> ValidPref
         return ValidPrefix(end, transaction_end, events, in_use, str(exc),
                            isinstance(exc, LogTruncated))
     return ValidPrefix(end, transaction_end, events, in_use, None, False)
+
+
+def intact_event_after(path: StrPath, position: int) -> int | None:
+    """The offset of an intact event after the damaged event at ``position``, or None.
+
+    Found: the damage is in the middle of the file, with complete events after it (a
+    bit flip, an overwritten event), which no truncation repairs. None: the damage is a
+    cut-off or overwritten tail. Tried first: the damaged event's own declared end
+    (damage inside its body); then every offset in the next ``RESYNC_WINDOW`` bytes
+    (damage to its size field). An event counts as intact when its type is one a log
+    holds, it fits in the file and it decodes (with a matching CRC32 in a file with
+    checksums; without, the event after it must decode too, or it must end the file).
+    """
+    name = os.fspath(path)
+    with open(name, "rb", buffering=0) as f:
+        reader = _ChunkReader(f, None)
+        try:
+            fd = _read_format_description(reader, name, False)
+        except LogError:
+            return None
+        assert isinstance(fd.event, FormatDescriptionEvent)
+        checksum = fd.event.checksum_alg == BINLOG_CHECKSUM_ALG_CRC32
+        size = os.fstat(f.fileno()).st_size
+        header = reader.get(position, HEADER_LEN)
+        declared: list[int] = [position + int(EventHeader.unpack(header).event_size)] \
+            if len(header) == HEADER_LEN else []
+        resync = range(position + 1, min(size, position + RESYNC_WINDOW))
+        for offset in itertools.chain(declared, resync):
+            if offset > position and _intact_at(reader, name, offset, size, checksum):
+                return int(offset)
+    return None
+
+
+def _intact_at(reader: _ChunkReader, name: str, offset: int, size: int,
+               checksum: bool) -> bool:
+    entry = _decodes_at(reader, name, offset, size, checksum)
+    if entry is None:
+        return False
+    return checksum or entry.end == size or \
+        _decodes_at(reader, name, entry.end, size, checksum) is not None
+
+
+def _decodes_at(reader: _ChunkReader, name: str, offset: int, size: int,
+                checksum: bool) -> LogEntry | None:
+    data = reader.get(offset, HEADER_LEN)
+    if len(data) < HEADER_LEN:
+        return None
+    header = EventHeader.unpack(data)
+    if header.type_code not in _LOGGED_TYPES or offset + header.event_size > size:
+        return None
+    try:
+        return _read_event(reader, name, offset, header, checksum=checksum,
+                           check_log_pos=False)
+    except LogError:
+        return None

@@ -345,8 +345,14 @@ class Binlog:
                 return
             time.sleep(min(0.0002, max(0.0, deadline - time.monotonic())))
 
+    def _hit_if_replicated(self, group: list[CommitTicket], name: str) -> None:
+        """An applier crash point: only a group holding a replicated transaction."""
+        if name in self.crash.armed and any(t.server_id is not None for t in group):
+            self.crash.hit(name)
+
     def _flush_and_sync(self, group: list[CommitTicket]) -> BinlogPosition:
         self.crash.hit("crash_before_flush_binlog")
+        self._hit_if_replicated(group, "crash_before_update_pos")
         start, logged = self._pos, self._gtids_logged.copy()
         data = self._encode_group(group, start)
         self._write(data)
@@ -361,6 +367,7 @@ class Binlog:
         self.crash.hit("crash_after_flush_binlog")
         self._sync()
         self.crash.hit("crash_after_sync_binlog")
+        self._hit_if_replicated(group, "crash_after_update_pos_before_apply")
         self._publish(end)
         return end
 
@@ -432,6 +439,7 @@ class Binlog:
             self.binlog_commits += len(group)
             self.binlog_group_commits += 1
         self.crash.hit("crash_after_engine_commit")
+        self._hit_if_replicated(group, "crash_after_apply")
         for ticket in group:
             ticket.after_commit(ticket.log_file, ticket.log_pos)
             if sync_error is not None:

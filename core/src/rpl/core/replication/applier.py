@@ -39,7 +39,7 @@ from rpl.core.binlog.logfile import LogError, TransactionTracker
 from rpl.core.binlog.tail import LogTail
 from rpl.core.errors import (
     ER_SLAVE_FATAL_ERROR,
-    ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
+    ER_SLAVE_RELAY_LOG_READ_FAILURE,
     MySQLError,
 )
 from rpl.core.replication.apply import RETRYABLE, Transaction, apply_transaction
@@ -55,6 +55,16 @@ _log = errorlog.logger("applier")
 STATE_IDLE = "Replica has read all relay log; waiting for more updates"
 STATE_APPLYING = "Applying batch of row changes"
 IDLE_CHECK = 0.5
+
+
+def _read_failure(what: str, name: str, position: int) -> MySQLError:
+    """ER_SLAVE_RELAY_LOG_READ_FAILURE naming the relay log file and position."""
+    return MySQLError.of(ER_SLAVE_RELAY_LOG_READ_FAILURE,
+                         f"{what} at relay log '{name}' position {position}. The relay log is "
+                         f"damaged: RESET SLAVE discards the relay logs; with "
+                         f"SOURCE_AUTO_POSITION=1 START SLAVE then fetches them again, "
+                         f"otherwise CHANGE MASTER TO the Relay_Master_Log_File and "
+                         f"Exec_Master_Log_Pos shown by SHOW SLAVE STATUS")
 
 
 class ApplierStopped(Exception):
@@ -196,8 +206,8 @@ class Applier(ChannelThread):
         try:
             tail = LogTail(relay_log.path(name), position)
         except FileNotFoundError as exc:
-            raise MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
-                                f"relay log '{name}' is missing") from exc
+            raise _read_failure(f"relay log '{name}' listed in the index is missing", name,
+                                position) from exc
         with tail:
             while True:
                 self._check_stop()
@@ -206,10 +216,8 @@ class Applier(ChannelThread):
                 try:
                     events = tail.read(limit)
                 except LogError as exc:
-                    if end.file == name:
-                        raise MySQLError(1594, "HY000",
-                                         f"Relay log read failure: {exc}") from exc
-                    return  # a damaged tail of a file the receiver left: next file
+                    raise _read_failure(f"could not parse relay log event entry ({exc.reason})",
+                                        name, exc.position) from exc
                 if events:
                     self.caught_up = False
                     for offset, raw in events:
@@ -232,8 +240,8 @@ class Applier(ChannelThread):
         try:
             header, event = decode_event(raw, checksum=self._checksum)
         except EventError as exc:
-            raise MySQLError(1594, "HY000", f"Relay log read failure: could not parse relay "
-                             f"log event entry at '{name}' {offset}: {exc}") from exc
+            raise _read_failure(f"could not parse relay log event entry ({exc})", name,
+                                offset) from exc
         if code == ROTATE_EVENT:
             assert isinstance(event, RotateEvent)
             if header.server_id != self.server.server_id or header.flags & 0x20:
@@ -312,7 +320,10 @@ class Applier(ChannelThread):
         channel.applied += 1
         self._since_save += 1
         if self._since_save >= channel.sync_relay_log_info():
+            crash = self.server.crash
+            crash.hit("crash_after_commit_before_update_pos")
             channel.save_relay_log_info()
+            crash.hit("crash_after_commit_and_update_pos")
             self._since_save = 0
 
     def retries(self) -> int:

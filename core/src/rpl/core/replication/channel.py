@@ -56,7 +56,8 @@ class ReplicaChannel:
             get("binlog_checksum") == "CRC32",
             sync_every=lambda: int(get("sync_relay_log")),  # type: ignore[arg-type]
             max_size=lambda: int(get("max_relay_log_size")  # type: ignore[arg-type]
-                                 or get("max_binlog_size")))
+                                 or get("max_binlog_size")),
+            crash=server.crash)
         self.receiver: Receiver | None = None
         self.applier: Applier | None = None
         recover_relay_log(self)

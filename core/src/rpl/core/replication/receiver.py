@@ -57,6 +57,7 @@ from rpl.core.errors import (
     ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
     MySQLError,
 )
+from rpl.core.replication.relaylog import SourcePosition
 from rpl.core.replication.services import SourceLink, nanoseconds
 from rpl.core.replication.worker import ChannelThread
 from rpl.observers import BinlogDumpFlags, BinlogRelayFlags, RelayIOParam
@@ -415,11 +416,17 @@ class Receiver(ChannelThread):
                 self._pending_gtid = None
             info = channel.master_info
             channel.boundary = (info.log_file, info.log_pos)
-            channel.relay_log.rotate_if_full(channel.retrieved_gtids.copy())
+            channel.relay_log.rotate_if_full(
+                channel.retrieved_gtids.copy(),
+                SourcePosition(info.log_file, info.log_pos, info.master_server_id))
             self._since_save += 1
+            crash = self.server.crash
+            if write:
+                crash.hit("crash_after_relay_log_write_before_master_info")
             if self._since_save >= channel.sync_master_info():
                 channel.save_master_info()
                 self._since_save = 0
+                crash.hit("crash_after_master_info_before_after_queue_event")
 
     def _corrupt(self, detail: str) -> MySQLError:
         return MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,

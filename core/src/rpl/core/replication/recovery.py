@@ -10,6 +10,16 @@ What holds after :func:`recover_relay_log`:
   the source position that transaction ended at (its source file from the ROTATE before
   it, its end from its last event's ``log_pos``), and Retrieved_Gtid_Set is what the
   relay log holds: nothing is fetched twice into the relay log, nothing is skipped.
+  Only the newest file is read (once: the scan that finds its damaged tail also finds
+  the position), plus older ones, newest first, only while none holds a complete
+  transaction; Retrieved_Gtid_Set is the oldest file read's PREVIOUS_GTIDS and the
+  transactions read.
+* Damage with intact events after it (in the newest file) is not cut away: the error
+  log names file and position and the applier stops there with 1594. A file missing
+  between the applier's file and the newest stays in the index (the applier stops
+  there too); missing files before the applier's or after the last present one are
+  dropped from the index (applied, or a lost tail fetched again).
+* An applier position past the recovered end of the newest file moves back to it.
 * ``relay_log_recovery`` = ON: the relay logs are discarded and the receiver restarts
   from the applier's position; the applier skips whatever GTIDs it has already executed,
   so an applier position that lags is safe.
@@ -30,7 +40,13 @@ from rpl.core.binlog.events import (
     RotateEvent,
 )
 from rpl.core.binlog.gtid import GtidSet
-from rpl.core.binlog.logfile import LogError, TransactionTracker, read_events
+from rpl.core.binlog.logfile import (
+    LogCorrupt,
+    LogEntry,
+    LogError,
+    TransactionTracker,
+    read_events,
+)
 from rpl.core.replication.info import RelayLogInfo
 from rpl.core.server.recovery import truncate_tail
 
@@ -45,16 +61,21 @@ def recover_relay_log(channel: ReplicaChannel) -> None:
     if channel.server.variables.get_global("relay_log_recovery"):
         _discard(channel)
         return
-    names = channel.relay_log.index.names()
-    present = [n for n in names if channel.relay_log.path(n).exists()]
+    present = _fix_index(channel)
     if not present:
         return
-    if present != names:
-        channel.relay_log.index.rewrite(present)
-        errorlog.log(_log, logging.WARNING, f"Relay log files missing from the index were "
-                     f"dropped from it: {sorted(set(names) - set(present))}", code=10000)
-    truncate_tail(channel.relay_log.path(present[-1]), "relay log", relay=True)
-    found = _source_position(channel, present)
+    last = channel.relay_log.path(present[-1])
+    scans = [_RelayScan(channel.server.server_id)]
+    try:
+        truncate_tail(last, "relay log", relay=True, visit=scans[0].visit)
+    except LogCorrupt as exc:
+        errorlog.log(_log, logging.ERROR, f"Relay log {last.name} is damaged at position "
+                     f"{exc.position}: {exc.reason}. It is left as it is; the applier stops "
+                     f"there (RESET SLAVE discards the relay logs, and with "
+                     f"SOURCE_AUTO_POSITION=1 START SLAVE fetches them again)", code=10000)
+    _clamp_applier_position(channel, present[-1])
+    _scan_older(channel, present[:-1], scans)
+    found = _source_position(scans)
     if found is None:
         return
     (log_file, log_pos), retrieved = found
@@ -65,46 +86,121 @@ def recover_relay_log(channel: ReplicaChannel) -> None:
                  f"'{log_file}' position {log_pos}; retrieved GTIDs '{retrieved}'", code=10000)
 
 
-def _source_position(channel: ReplicaChannel,
-                     names: list[str]) -> tuple[tuple[str, int], GtidSet] | None:
-    """The source position after the last complete transaction in the relay log, and the
-    GTIDs the relay log holds; None when no file says (nothing was ever received).
+def _fix_index(channel: ReplicaChannel) -> list[str]:
+    """Drop from the index the files that are missing where nothing is lost by it (before
+    the applier's file: applied; after the last present file: a lost tail the receiver
+    fetches again); the files present. A file missing between them stays listed, and
+    the applier stops there with an error naming it.
+    """
+    relay_log = channel.relay_log
+    names = relay_log.index.names()
+    present = [n for n in names if relay_log.path(n).exists()]
+    if present == names:
+        return present
+    applier_file = channel.relay_info.relay_log_file
+    first = names.index(applier_file) if applier_file in names else 0
+    last = names.index(present[-1]) if present else -1
+    keep = [n for i, n in enumerate(names) if n in present or first <= i < last]
+    gaps = sorted(set(keep) - set(present))
+    relay_log.index.rewrite(keep)
+    dropped = sorted(set(names) - set(keep))
+    if dropped:
+        errorlog.log(_log, logging.WARNING, f"Relay log files missing from the index were "
+                     f"dropped from it: {dropped}", code=10000)
+    if gaps:
+        errorlog.log(_log, logging.ERROR, f"Relay log files not yet applied are missing: "
+                     f"{gaps}; the applier stops at the first of them (RESET SLAVE discards "
+                     f"the relay logs, and with SOURCE_AUTO_POSITION=1 START SLAVE fetches "
+                     f"them again)", code=10000)
+    return present
+
+
+def _clamp_applier_position(channel: ReplicaChannel, last: str) -> None:
+    """An applier position past the recovered end of the last file (the relay log lost
+    writes the applier had read, as after an OS crash) moves back to that end: the
+    receiver appends there, and the applier skips what it has already executed.
+    """
+    info = channel.relay_info
+    if info.relay_log_file == last:
+        size = channel.relay_log.path(last).stat().st_size
+        if info.relay_log_pos > size:
+            errorlog.log(_log, logging.WARNING, f"Relay log recovery: the applier position "
+                         f"{last}:{info.relay_log_pos} is past the end of the relay log; it "
+                         f"moves to {size}", code=10000)
+            info.relay_log_pos = size
+
+
+class _RelayScan:
+    """Follows the events of one relay log file: the source position after its last
+    complete transaction (its source file from the ROTATE before it: every relay file
+    has one near its start) and the GTIDs of its complete transactions.
+    """
+
+    def __init__(self, own_id: int) -> None:
+        self.own_id = own_id
+        self.previous: GtidSet | None = None
+        self.gtids = GtidSet()
+        self.position: tuple[str, int] | None = None
+        self._source_file = ""
+        self._tracker = TransactionTracker()
+        self._pending: GtidEvent | None = None
+
+    def visit(self, entry: LogEntry) -> None:
+        """One event, in file order."""
+        header, event = entry.header, entry.event
+        if isinstance(event, PreviousGtidsEvent):
+            if self.previous is None:
+                self.previous = event.gtids.copy()
+            return
+        if header.type_code == ROTATE_EVENT and isinstance(event, RotateEvent):
+            if header.server_id != self.own_id or header.flags & LOG_EVENT_ARTIFICIAL_F:
+                self._source_file = event.next_file
+                if self._pending is None:
+                    self.position = (self._source_file, event.position)
+            return
+        if header.type_code == GTID_LOG_EVENT and isinstance(event, GtidEvent):
+            self._pending = event
+        if self._tracker.ends_group(header, event) and self._pending is not None:
+            self.gtids.add(self._pending.sid, self._pending.gno)
+            self._pending = None
+            if self._source_file and header.log_pos:
+                self.position = (self._source_file, header.log_pos)
+
+
+def _scan_older(channel: ReplicaChannel, names: list[str],
+                scans: list[_RelayScan]) -> None:
+    """Scan files before the newest, newest first, until one says where the source
+    position is (the newest file may hold nothing complete yet).
     """
     own_id = channel.server.server_id
-    position: tuple[str, int] | None = None
-    retrieved: GtidSet | None = None
-    for name in names:
-        source_file = ""
-        tracker = TransactionTracker()
-        pending = None
+    for name in reversed(names):
+        if scans[-1].position is not None:
+            return
+        scan = _RelayScan(own_id)
         try:
             for entry in read_events(channel.relay_log.path(name), check_log_pos=False):
-                header, event = entry.header, entry.event
-                if isinstance(event, PreviousGtidsEvent) and retrieved is None:
-                    retrieved = event.gtids.copy()
-                    continue
-                if header.type_code == ROTATE_EVENT and isinstance(event, RotateEvent):
-                    if header.server_id != own_id or header.flags & LOG_EVENT_ARTIFICIAL_F:
-                        source_file = event.next_file
-                        if not pending:
-                            position = (source_file, event.position)
-                    continue
-                if header.type_code == GTID_LOG_EVENT and isinstance(event, GtidEvent):
-                    pending = event
-                if tracker.ends_group(header, event) and pending is not None:
-                    if retrieved is None:
-                        retrieved = GtidSet()
-                    retrieved.add(pending.sid, pending.gno)
-                    pending = None
-                    if source_file and header.log_pos:
-                        position = (source_file, header.log_pos)
+                scan.visit(entry)
         except LogError as exc:
             errorlog.log(_log, logging.ERROR, f"Relay log {name} is damaged before its end "
                          f"({exc}); the receiver position comes from the events before it",
                          code=10000)
+        scans.append(scan)
+
+
+def _source_position(scans: list[_RelayScan]) -> tuple[tuple[str, int], GtidSet] | None:
+    """The newest source position the scans found (newest file first) and the GTIDs the
+    relay log holds: the oldest scanned file's PREVIOUS_GTIDS and every complete
+    transaction scanned. None when no file says (nothing was ever received).
+    """
+    position = next((scan.position for scan in scans if scan.position is not None), None)
     if position is None:
         return None
-    return position, retrieved or GtidSet()
+    retrieved = GtidSet()
+    for scan in scans:
+        retrieved = retrieved.union(scan.gtids)
+    previous = next((scan.previous for scan in reversed(scans) if scan.previous is not None),
+                    None)
+    return position, retrieved.union(previous) if previous is not None else retrieved
 
 
 def _discard(channel: ReplicaChannel) -> None:

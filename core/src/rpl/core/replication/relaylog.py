@@ -7,6 +7,10 @@ The receiver appends; the applier reads. What holds:
   retrieved into earlier relay files); then the source's events as received, with
   the source's ``log_pos`` (source coordinates) and this replica's checksum
   setting; a closed file ends with a ROTATE naming the next one.
+* Every file names its source file near its start: a receiver's dump begins with the
+  source's artificial ROTATE, and a file started because the previous one passed
+  ``max_relay_log_size`` gets an artificial ROTATE with the source position, so relay
+  log recovery reads only the newest file.
 * A new file is started whenever the receiver starts (as mysqld does), and when the
   current one passes ``max_relay_log_size`` (``max_binlog_size`` when 0) at a
   transaction boundary, so a transaction spans two files only when the receiver
@@ -23,23 +27,37 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from rpl.core.binlog.events import RotateEvent, StopEvent
+import attrs
+
+from rpl.core.binlog.events import LOG_EVENT_ARTIFICIAL_F, RotateEvent, StopEvent, encode_event
 from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, file_number
 from rpl.core.binlog.writer import BinlogPosition, end_file, file_header
+from rpl.core.debug import CrashPoints
+
+
+@attrs.frozen
+class SourcePosition:
+    """A position in the source's binlog, and the source's server_id."""
+
+    file: str
+    pos: int
+    server_id: int
 
 
 class RelayLog:
     """The replica's relay log files (one channel)."""
 
     def __init__(self, directory: Path, basename: str, server_id: int, checksum: bool,
-                 sync_every: Callable[[], int], max_size: Callable[[], int]) -> None:
+                 sync_every: Callable[[], int], max_size: Callable[[], int],
+                 crash: CrashPoints | None = None) -> None:
         self.directory = directory
         self.basename = basename
         self.server_id = server_id
         self.checksum = checksum
         self._sync_every = sync_every
         self._max_size = max_size
+        self._crash = crash or CrashPoints()
         self.index = BinlogIndex(directory / f"{basename}.index")
         self._lock = threading.Lock()
         self._published = threading.Condition()
@@ -64,8 +82,12 @@ class RelayLog:
         """The path of relay log file ``name``."""
         return self.directory / name
 
-    def open_new(self, previous_gtids: GtidSet) -> str:
-        """Close the current file (if any) and start the next; its name."""
+    def open_new(self, previous_gtids: GtidSet, source: SourcePosition | None = None) -> str:
+        """Close the current file (if any) and start the next; its name. ``source``: an
+        artificial ROTATE naming the source position follows the header, so the file
+        says by itself which source file its events come from (relay log recovery reads
+        only the newest file).
+        """
         with self._lock:
             if self._fd >= 0:
                 self._close_locked(next_file=True)
@@ -74,6 +96,10 @@ class RelayLog:
             name = binlog_file_name(self.basename, number)
             fd = os.open(self.directory / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
             data = file_header(self.server_id, self.checksum, previous_gtids, True)
+            if source is not None:
+                data += encode_event(RotateEvent(source.pos, source.file),
+                                     server_id=source.server_id, timestamp=0,
+                                     flags=LOG_EVENT_ARTIFICIAL_F, checksum=self.checksum)
             os.write(fd, data)
             os.fsync(fd)
             self.index.append(name)
@@ -98,16 +124,19 @@ class RelayLog:
             if self._fd >= 0:
                 self._close_locked(next_file=True)
 
-    def rotate_if_full(self, previous_gtids: GtidSet) -> None:
-        """At a transaction boundary: start a new file if this one is full."""
+    def rotate_if_full(self, previous_gtids: GtidSet, source: SourcePosition) -> None:
+        """At a transaction boundary (``source``): start a new file if this one is full."""
         limit = self._max_size()
         if self._fd >= 0 and self._pos >= limit:
-            self.open_new(previous_gtids)
+            self.open_new(previous_gtids, source)
 
     # --------------------------------------------------------------- write
     def append(self, raw: bytes) -> bool:
         """Write one event; True when the file was synced after it."""
         with self._lock:
+            if "crash_in_relay_log_event_write" in self._crash.armed:
+                os.write(self._fd, raw[:len(raw) // 2])
+                self._crash.hit("crash_in_relay_log_event_write")
             written = os.write(self._fd, raw)
             while written < len(raw):
                 written += os.write(self._fd, raw[written:])

@@ -20,13 +20,21 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rpl.core import errorlog
 from rpl.core.binlog.events import GtidEvent, QueryEvent, XidEvent
 from rpl.core.binlog.gtid import Gtid, GtidSet
-from rpl.core.binlog.logfile import LogError, read_events, scan_valid_prefix
+from rpl.core.binlog.logfile import (
+    LogCorrupt,
+    LogEntry,
+    LogError,
+    intact_event_after,
+    read_events,
+    scan_valid_prefix,
+)
 from rpl.core.binlog.writer import FLAGS_OFFSET
 
 if TYPE_CHECKING:
@@ -40,13 +48,21 @@ class RecoveryError(Exception):
     """The binlog cannot be recovered without losing transactions."""
 
 
-def truncate_tail(path: Path, kind: str = "binlog", *, relay: bool = False) -> None:
+def truncate_tail(path: Path, kind: str = "binlog", *, relay: bool = False,
+                  visit: Callable[[LogEntry], None] | None = None) -> None:
     """Cut ``path`` after its last complete transaction, logging what was removed.
 
     ``relay``: a relay log (events carry the source's positions; never cut below the
-    magic). ``kind`` names the file in the message ("Truncating relay log X ...").
+    magic), where damage with intact events after it is not a tail to cut: LogCorrupt
+    is raised and nothing is truncated. ``kind`` names the file in the message
+    ("Truncating relay log X ..."). ``visit`` sees every intact event as the scan reads it.
     """
-    prefix = scan_valid_prefix(path, check_log_pos=not relay)
+    prefix = scan_valid_prefix(path, check_log_pos=not relay, visit=visit)
+    if relay and prefix.error and not prefix.truncated:
+        following = intact_event_after(path, prefix.end)
+        if following is not None:
+            raise LogCorrupt(str(path), prefix.end, f"damaged event ({prefix.error}) with "
+                             f"intact events after it, from position {following}")
     keep = max(prefix.transaction_end, 4) if relay else prefix.transaction_end
     size = path.stat().st_size
     if keep >= size:

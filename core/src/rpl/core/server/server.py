@@ -146,8 +146,8 @@ class Server:
         self.checkpoint()
         self.delegates.server_state.after_recovery(param)
         self.replica_hosts = ReplicaHosts()
+        self.replica = ReplicaChannel(self)  # relay log recovery, before any client
         self._listen()
-        self.replica = ReplicaChannel(self)
         errorlog.log(_log, logging.INFO, f"ready for connections. Version: '{SERVER_VERSION}'"
                      f"  socket: ''  port: {self.port}", code=10931)
         self.replica.start_at_boot()
