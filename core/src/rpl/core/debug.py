@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 CRASH_POINTS = (
     "crash_before_flush_binlog",
@@ -59,6 +60,15 @@ FAULT_POINTS = (
 right after sending a transaction's BEGIN, so the replica holds half a transaction."""
 
 
+SYNC_POINTS = (
+    "pause_after_after_sync",
+)
+"""Pause points: the thread that reaches an armed one waits there until it is disarmed.
+``pause_after_after_sync``: a commit group leader after ``after_sync`` returned (with
+AFTER_SYNC semisync: acknowledged), before engine commit, so a test can look at every
+node while the transaction is durable and replicated but not yet visible on the source."""
+
+
 class CrashPoints:
     """The armed crash points (the ``debug`` system variable)."""
 
@@ -102,6 +112,11 @@ class CrashPoints:
                 return False
             self._armed = self._armed - {name}
             return True
+
+    def pause(self, name: str) -> None:
+        """Wait here while ``name`` is armed (a sync point)."""
+        while name in self._armed:
+            time.sleep(0.01)
 
     def hit(self, name: str) -> None:
         """Kill the process now if ``name`` is armed."""

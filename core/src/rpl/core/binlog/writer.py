@@ -430,6 +430,7 @@ class Binlog:
             sync_error: MySQLError | None = None
         except HookError as exc:
             sync_error = exc
+        self.crash.pause("pause_after_after_sync")
         with self.commit_stage_lock:
             for ticket in group:
                 ticket.engine_commit()

@@ -1,0 +1,485 @@
+"""The semisync part of the conformance suite: the 17 behaviours MySQL's test suite
+checks of rpl_semi_sync_master / rpl_semi_sync_slave (one test each, numbered as in the
+project's reference list), against real server processes.
+
+An implementation under test must use MySQL's variable and status names
+(``rpl_semi_sync_master_*``, ``Rpl_semi_sync_master_*``, ``rpl_semi_sync_slave_enabled``,
+``Rpl_semi_sync_slave_status``) and MySQL's wire format (the 0xEF header, the ACK packet):
+that is what conformance means. What it may name its own way are the plugins
+(:class:`SemisyncPlugins`).
+
+Two server facilities the suite relies on, both in every rpl server: the sync point
+``pause_after_after_sync`` (``SET GLOBAL debug``) and performance_schema.threads.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pymysql
+import pytest
+
+from rpl.core.testing.process import ServerProcess
+from rpl.core.testing.topology import (
+    create_replication_user,
+    gtid_executed,
+    replicate,
+    wait_caught_up,
+    wait_for,
+)
+
+ACK_RECEIVER = "thread/semisync/Ack_receiver"
+ACK_RECEIVER_STATES = ("Waiting for semi-sync slave connection",
+                       "Waiting for semi-sync ACK from slave",
+                       "Reading semi-sync ACK from slave")
+ER_PLUGIN_CANNOT_BE_UNINSTALLED = 1883
+
+
+@attrs.frozen
+class SemisyncPlugins:
+    """The implementation under test: its plugin names, and the suite's timeout (ms) for
+    ``rpl_semi_sync_master_timeout`` (short, so that timeouts do not make the suite slow).
+    """
+
+    master: str = "rpl_semi_sync_master"
+    slave: str = "rpl_semi_sync_slave"
+    timeout_ms: int = 1000
+
+
+class Nodes:
+    """Server processes of one test, each with its own server_id; all killed at the end."""
+
+    def __init__(self, root: Path, plugins: SemisyncPlugins) -> None:
+        self.root = root
+        self.plugins = plugins
+        self.started: list[ServerProcess] = []
+
+    def start(self, name: str, *options: str) -> ServerProcess:
+        """A new server ``name`` with ``options``."""
+        server = ServerProcess(self.root / name, options=[
+            "--server-id", str(len(self.started) + 1), *options])
+        server.start()
+        self.started.append(server)
+        return server
+
+    def source(self, *options: str, enabled: bool = True) -> ServerProcess:
+        """A source with the master plugin (enabled unless told), the replication account
+        and a table ``d.t``.
+        """
+        p = self.plugins
+        server = self.start("source", f"--plugin-load={p.master}",
+                            f"--rpl-semi-sync-master-enabled={'ON' if enabled else 'OFF'}",
+                            f"--rpl-semi-sync-master-timeout={p.timeout_ms}", *options)
+        create_replication_user(server)
+        server.query("CREATE DATABASE d")
+        server.query("CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(20))")
+        return server
+
+    def replica(self, source: ServerProcess, *, semisync: bool = True,
+                name: str = "") -> ServerProcess:
+        """A replica of ``source`` with the slave plugin (enabled when ``semisync``),
+        replicating with GTID auto-position.
+        """
+        server = self.start(name or f"replica{len(self.started)}",
+                            f"--plugin-load={self.plugins.slave}",
+                            f"--rpl-semi-sync-slave-enabled={'ON' if semisync else 'OFF'}")
+        replicate(server, source)
+        return server
+
+    def kill_all(self) -> None:
+        """SIGKILL every server (SIGCONT first, for one a test stopped)."""
+        for server in self.started:
+            if server.process is not None and server.process.poll() is None:
+                os.kill(server.process.pid, signal.SIGCONT)
+            server.kill()
+
+
+def status(server: ServerProcess, name: str) -> str:
+    """One status variable's value as SHOW STATUS prints it."""
+    rows = server.query(f"SHOW GLOBAL STATUS LIKE '{name}'")
+    assert rows, f"{name} is not a status variable of {server.datadir.name}"
+    return str(rows[0][1])
+
+
+def counter(server: ServerProcess, short: str) -> int:
+    """``Rpl_semi_sync_master_<short>`` as an integer."""
+    return int(status(server, f"Rpl_semi_sync_master_{short}"))
+
+
+def master_on(server: ServerProcess) -> bool:
+    """Rpl_semi_sync_master_status is ON."""
+    return status(server, "Rpl_semi_sync_master_status") == "ON"
+
+
+class Inserts:
+    """Single-row autocommit INSERTs into ``d.t`` on one connection, timed."""
+
+    def __init__(self, server: ServerProcess, first_id: int = 1) -> None:
+        self.connection = server.connect()
+        self.next_id = first_id
+
+    def one(self) -> float:
+        """Insert the next row; the seconds the commit took."""
+        started = time.monotonic()
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO d.t VALUES ({self.next_id}, 'r{self.next_id}')")
+        self.next_id += 1
+        return time.monotonic() - started
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.connection.close()
+
+
+def clients_are(server: ServerProcess, count: int) -> Callable[[], bool]:
+    """A condition: Rpl_semi_sync_master_clients is ``count``."""
+    return lambda: counter(server, "clients") == count
+
+
+def rows(server: ServerProcess) -> int:
+    """SELECT COUNT(*) FROM d.t."""
+    return int(server.query("SELECT COUNT(*) FROM d.t")[0][0])
+
+
+def in_background(action: Callable[[], Any]) -> tuple[threading.Thread, list[BaseException]]:
+    """Run ``action`` in a thread; the thread and the list its exception lands in."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            action()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, errors
+
+
+class SemisyncSuite:
+    """MySQL's semisync behaviours. Abstract: subclass it as ``Test...`` to run it."""
+
+    @pytest.fixture
+    def semisync_plugins(self) -> SemisyncPlugins:
+        """The implementation under test (override to test another one)."""
+        return SemisyncPlugins()
+
+    @pytest.fixture
+    def nodes(self, tmp_path: Path, semisync_plugins: SemisyncPlugins) -> Iterator[Nodes]:
+        """A factory of server processes, all killed at the end (error logs printed)."""
+        nodes = Nodes(tmp_path, semisync_plugins)
+        yield nodes
+        nodes.kill_all()
+        for server in nodes.started:
+            print(f"--- {server.datadir.name} error log ---\n{server.error_log()[-2500:]}")
+
+    # 1
+    def test_01_enabled_without_replica_is_on(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        assert master_on(source)
+        assert counter(source, "clients") == 0
+
+    # 2
+    def test_02_without_replica_first_commit_times_out_then_off(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        timeout = nodes.plugins.timeout_ms / 1000
+        no_tx, no_times = counter(source, "no_tx"), counter(source, "no_times")
+        inserts = Inserts(source)
+        assert inserts.one() >= 0.8 * timeout, "the first commit waited for the timeout"
+        assert not master_on(source)
+        assert counter(source, "no_tx") == no_tx + 1
+        assert counter(source, "no_times") == no_times + 1
+        assert max(inserts.one() for _ in range(5)) < 0.5 * timeout, "later commits do not wait"
+        assert counter(source, "no_tx") == no_tx + 6
+        assert "Timeout waiting for reply of binlog" in source.error_log()
+
+    # 3
+    def test_03_clients_counts_only_semisync_dumps(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        asynchronous = nodes.replica(source, semisync=False)
+        wait_for(lambda: status(asynchronous, "Slave_running") == "ON", 20, "the async replica")
+        time.sleep(0.3)
+        assert counter(source, "clients") == 0
+        assert status(asynchronous, "Rpl_semi_sync_slave_status") == "OFF"
+        replica = nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        assert status(replica, "Rpl_semi_sync_slave_status") == "ON"
+
+    # 4
+    def test_04_each_acknowledged_transaction_counts_in_yes_tx(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        yes_tx = counter(source, "yes_tx")
+        inserts = Inserts(source)
+        for _ in range(10):
+            inserts.one()
+        assert counter(source, "yes_tx") == yes_tx + 10
+        assert counter(source, "no_tx") == 0
+        assert master_on(source)
+
+    # 5
+    def test_05_status_turns_on_again_after_replica_catches_up(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        replica = nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        replica.query("STOP SLAVE IO_THREAD")
+        wait_for(clients_are(source, 0), 20, "the dump to end")
+        inserts = Inserts(source)
+        inserts.one()
+        assert not master_on(source)
+        inserts.one()
+        replica.query("START SLAVE IO_THREAD")
+        wait_for(lambda: master_on(source), 20, "semisync to switch back on")
+        wait_caught_up(source, replica)
+        yes_tx = counter(source, "yes_tx")
+        inserts.one()
+        assert counter(source, "yes_tx") == yes_tx + 1
+
+    # 6
+    def test_06_disable_and_enable(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        source.query("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+        assert not master_on(source)
+        source.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")
+        assert master_on(source)
+
+    # 7
+    def test_07_flush_status_and_reset_master_zero_the_counters(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        replica = nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        inserts = Inserts(source)
+        for _ in range(3):
+            inserts.one()
+        assert counter(source, "yes_tx") >= 3 and counter(source, "tx_waits") >= 1
+        source.query("FLUSH STATUS")
+        for name in ("yes_tx", "no_tx", "no_times", "tx_waits", "tx_wait_time"):
+            assert counter(source, name) == 0, name
+        inserts.one()
+        assert counter(source, "yes_tx") == 1
+        replica.query("STOP SLAVE")
+        wait_for(clients_are(source, 0), 20, "the dump to end")
+        inserts.close()
+        source.query("RESET MASTER")
+        for name in ("yes_tx", "no_tx", "no_times", "tx_waits"):
+            assert counter(source, name) == 0, name
+        assert master_on(source)
+
+    # 8
+    def test_08_replication_slave_privilege_is_enough(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        grants = [str(row[0]) for row in source.query("SHOW GRANTS FOR 'repl'@'%'")]
+        assert grants == ["GRANT REPLICATION SLAVE ON *.* TO `repl`@`%`"], grants
+        nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        Inserts(source).one()
+        assert counter(source, "yes_tx") == 1
+
+    # 9
+    def test_09_source_plugin_disabled_or_missing(self, nodes: Nodes) -> None:
+        source = nodes.source(enabled=False)
+        replica = nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        assert status(replica, "Rpl_semi_sync_slave_status") == "ON"
+        assert not master_on(source)
+        Inserts(source).one()
+        wait_caught_up(source, replica)
+        plain = nodes.start("plain")
+        create_replication_user(plain)
+        plain.query("CREATE DATABASE d")
+        fallback = nodes.replica(plain, name="fallback")
+        wait_caught_up(plain, fallback)
+        assert status(fallback, "Rpl_semi_sync_slave_status") == "OFF"
+        assert "does not support semi-sync" in fallback.error_log()
+
+    # 10
+    def test_10_after_sync_rows_invisible_until_acknowledged(self, nodes: Nodes) -> None:
+        source = nodes.source("--rpl-semi-sync-master-wait-point=AFTER_SYNC")
+        replica = nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        yes_tx = counter(source, "yes_tx")
+        source.query("SET GLOBAL debug = '+d,pause_after_after_sync'")
+        commit, errors = in_background(Inserts(source).one)
+        try:
+            wait_for(lambda: rows(replica) == 1, 20, "the replica to have the row")
+            assert counter(source, "yes_tx") == yes_tx + 1, "the ACK arrived"
+            assert rows(source) == 0, "the source shows the row only after the ACK"
+        finally:
+            source.query("SET GLOBAL debug = '-d,pause_after_after_sync'")
+        commit.join(20)
+        assert not errors and not commit.is_alive()
+        assert rows(source) == 1
+        assert counter(source, "yes_tx") == yes_tx + 1
+
+    # 11
+    @pytest.mark.parametrize("wait_point, visible", [("AFTER_COMMIT", 1), ("AFTER_SYNC", 0)])
+    def test_11_after_commit_rows_visible_before_the_ack(self, nodes: Nodes, wait_point: str,
+                                                         visible: int) -> None:
+        source = nodes.source(f"--rpl-semi-sync-master-wait-point={wait_point}",
+                              "--rpl-semi-sync-master-timeout=4000")
+        replica = nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        replica.query("STOP SLAVE IO_THREAD")
+        wait_for(clients_are(source, 0), 20, "the dump to end")
+        commit, errors = in_background(Inserts(source).one)
+        wait_for(lambda: counter(source, "wait_sessions") == 1, 10, "the commit to wait")
+        assert rows(source) == visible
+        commit.join(20)
+        assert not errors
+        assert rows(source) == 1
+
+    # 12
+    def test_12_wait_for_slave_count(self, nodes: Nodes) -> None:
+        source = nodes.source("--rpl-semi-sync-master-wait-for-slave-count=2")
+        first = nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the first semisync dump")
+        inserts = Inserts(source)
+        inserts.one()
+        assert counter(source, "no_tx") == 1 and not master_on(source), "one ACK is not enough"
+        second = nodes.replica(source)
+        wait_for(clients_are(source, 2), 20, "the second semisync dump")
+        wait_caught_up(source, first, second)
+        inserts.one()
+        wait_for(lambda: master_on(source), 20, "two ACKs to switch semisync on")
+        yes_tx = counter(source, "yes_tx")
+        inserts.one()
+        assert counter(source, "yes_tx") == yes_tx + 1
+        second.query("STOP SLAVE IO_THREAD")
+        wait_for(clients_are(source, 1), 20, "the second dump to end")
+        no_tx = counter(source, "no_tx")
+        assert inserts.one() >= 0.8 * nodes.plugins.timeout_ms / 1000
+        assert counter(source, "no_tx") == no_tx + 1
+
+    # 13
+    def test_13_ack_receiver_thread_only_while_enabled(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        query = ("SELECT PROCESSLIST_STATE FROM performance_schema.threads "
+                 f"WHERE NAME = '{ACK_RECEIVER}'")
+        assert source.query(query) == [(ACK_RECEIVER_STATES[0],)]
+        nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        wait_for(lambda: source.query(query)[0][0] in ACK_RECEIVER_STATES[1:], 10,
+                 "the receiver to poll the replica")
+        source.query("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+        assert source.query(query) == []
+        source.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")
+        wait_for(lambda: len(source.query(query)) == 1, 10, "the receiver to start again")
+
+    # 14
+    def test_14_uninstall_refused_while_in_use(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        replica = nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        for server, plugin in ((source, nodes.plugins.master), (replica, nodes.plugins.slave)):
+            with pytest.raises(pymysql.MySQLError) as refused:
+                server.query(f"UNINSTALL PLUGIN {plugin}")
+            assert refused.value.args[0] == ER_PLUGIN_CANNOT_BE_UNINSTALLED
+        replica.query("STOP SLAVE")
+        wait_for(clients_are(source, 0), 20, "the dump to end")
+        replica.query(f"UNINSTALL PLUGIN {nodes.plugins.slave}")
+        source.query(f"UNINSTALL PLUGIN {nodes.plugins.master}")
+        assert source.query("SHOW STATUS LIKE 'Rpl_semi_sync%'") == []
+
+    # 15
+    def test_15_rotation_with_a_stalled_dump_does_not_deadlock(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        replica = nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        assert replica.process is not None
+        os.kill(replica.process.pid, signal.SIGSTOP)
+        stop = threading.Event()
+        first_ids = iter(range(1, 10_000_000, 100_000))
+
+        def writer() -> None:
+            inserts = Inserts(source, next(first_ids))
+            while not stop.is_set():
+                inserts.one()
+            inserts.close()
+
+        writers = [in_background(writer) for _ in range(4)]
+        deadline = 4 * nodes.plugins.timeout_ms / 1000 + 10
+        try:
+            time.sleep(0.5)  # commits queue up behind the stalled dump
+            for _ in range(3):
+                flush, errors = in_background(lambda: source.query("FLUSH BINARY LOGS"))
+                flush.join(deadline)
+                assert not flush.is_alive(), "FLUSH BINARY LOGS is stuck"
+                assert not errors, errors
+                time.sleep(0.2)
+        finally:
+            stop.set()
+            os.kill(replica.process.pid, signal.SIGCONT)
+        for thread, errors in writers:
+            thread.join(30)
+            assert not thread.is_alive() and not errors, errors
+        assert len(source.query("SHOW BINARY LOGS")) >= 5
+        wait_caught_up(source, replica)
+        Inserts(source, 20_000_000).one()
+        wait_for(lambda: master_on(source), 20, "semisync to switch back on")
+
+    # 16
+    def test_16_replicas_added_and_removed_under_load(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        stop = threading.Event()
+        done = [0]
+
+        def writer() -> None:
+            inserts = Inserts(source)
+            while not stop.is_set():
+                inserts.one()
+                done[0] += 1
+            inserts.close()
+
+        thread, errors = in_background(writer)
+        replicas = []
+        try:
+            for count in range(1, 9):
+                replicas.append(nodes.replica(source))
+                wait_for(clients_are(source, count), 30, f"{count} semisync dumps")
+            for count in range(7, -1, -1):
+                replicas[count].query("STOP SLAVE")
+                wait_for(clients_are(source, count), 30, f"{count} semisync dumps")
+        finally:
+            stop.set()
+            thread.join(60)
+        assert not thread.is_alive() and not errors, errors
+        assert counter(source, "wait_sessions") == 0
+        groups = int(status(source, "Binlog_group_commits"))
+        assert counter(source, "yes_tx") + counter(source, "no_tx") <= groups
+        assert counter(source, "yes_tx") > 0
+        assert done[0] > 0
+        for replica in replicas:
+            replica.query("START SLAVE")
+        wait_caught_up(source, *replicas, timeout=120)
+        assert {gtid_executed(r) for r in replicas} == {gtid_executed(source)}
+
+    # 17
+    def test_17_variable_rules(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        for statement, errno in [
+                ("SET GLOBAL rpl_semi_sync_master_wait_point = 'AFTER_FLUSH'", 1231),
+                ("SET GLOBAL rpl_semi_sync_master_timeout = 'abc'", 1232),
+                ("SET GLOBAL rpl_semi_sync_master_timeout = 1.5", 1232),
+                ("SET SESSION rpl_semi_sync_master_enabled = ON", 1229),
+                ("SET SESSION rpl_semi_sync_master_wait_point = 'AFTER_SYNC'", 1229),
+                ("SET rpl_semi_sync_master_timeout = 10", 1229)]:
+            with pytest.raises(pymysql.MySQLError) as refused:
+                source.query(statement)
+            assert refused.value.args[0] == errno, statement
+        source.query("SET GLOBAL rpl_semi_sync_master_wait_for_slave_count = 0")
+        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_for_slave_count") == \
+            [(1,)]
+        source.query("SET GLOBAL rpl_semi_sync_master_wait_for_slave_count = 65536")
+        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_for_slave_count") == \
+            [(65535,)]
+        source.query("SET GLOBAL rpl_semi_sync_master_wait_point = 'after_commit'")
+        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_point") == \
+            [("AFTER_COMMIT",)]
