@@ -14,8 +14,9 @@ What holds:
   "Waiting for semi-sync slave connection" (no replica), "Waiting for semi-sync ACK from
   slave" (polling, 1 s at most, so ``stop`` is prompt), "Reading semi-sync ACK from slave".
 * A replica's ACK reaches :meth:`SemisyncMaster.report_ack`. A malformed ACK (short, bad
-  magic, bad file name) or a failed read is logged and that replica is dropped from the
-  list; the thread goes on.
+  magic, bad file name) is logged as an error and that replica is dropped from the list;
+  a closed connection (a note) drops it too, and its dump thread then ends (the server's
+  NET service records that the peer closed). The thread goes on.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ STATE_WAIT_SLAVE = "Waiting for semi-sync slave connection"
 STATE_WAIT_ACK = "Waiting for semi-sync ACK from slave"
 STATE_READ_ACK = "Reading semi-sync ACK from slave"
 POLL_SECONDS = 1.0
+COM_QUIT = b"\x01"
+"""What a replica's client library sends as it closes the dump connection."""
 
 
 class AckReceiver:
@@ -132,8 +135,11 @@ class AckReceiver:
             payload = net.read(timeout=0)
         except NetError as exc:
             if not exc.timed_out:
-                self._drop(thread_id, f"reading its ACK failed: {exc}")
+                self._drop(thread_id, f"replica server_id {server_id} disconnected ({exc})",
+                           error=False)
             return
+        if payload == COM_QUIT:
+            return  # the replica is leaving; the next read sees the connection closed
         try:
             ack = decode_ack(payload)
         except MalformedPacket as exc:
@@ -141,8 +147,9 @@ class AckReceiver:
             return
         self.master.report_ack(server_id, (ack.log_file, ack.log_pos))
 
-    def _drop(self, thread_id: int, why: str) -> None:
-        self.services.error_log.error(f"Semi-sync ACK receiver: {why}; the replica is "
-                                      f"dropped from the ACK receiver's list")
+    def _drop(self, thread_id: int, why: str, error: bool = True) -> None:
+        log = self.services.error_log
+        (log.error if error else log.note)(f"Semi-sync ACK receiver: {why}; the replica is "
+                                           f"dropped from the ACK receiver's list")
         with self._lock:
             self._replicas.pop(thread_id, None)

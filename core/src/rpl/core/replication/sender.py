@@ -397,7 +397,7 @@ class BinlogSender:
             raise DumpEnded()
         if self.heartbeat and time.monotonic() - self._last_sent >= self.heartbeat:
             self._send_heartbeat()
-        elif not self.net.used_for_reading and self._replica_gone():
+        elif self.net.peer_closed or (not self.net.used_for_reading and self._replica_gone()):
             raise DumpEnded()
 
     def _send_heartbeat(self) -> None:

@@ -36,7 +36,7 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
     while size:
         chunk = sock.recv(size)
         if not chunk:
-            raise NetError("connection closed by peer")
+            raise ConnectionResetError("connection closed by peer")
         parts.append(chunk)
         size -= len(chunk)
     return b"".join(parts)
@@ -52,6 +52,8 @@ class DumpNet:
         self._read_lock = threading.Lock()
         self.used_for_reading = False
         """Whether a plugin reads this connection (then the dump must not peek at it)."""
+        self.peer_closed = False
+        """A plugin's read found the connection closed or broken: the dump ends."""
 
     def read(self, timeout: float | None = None) -> bytes:
         """One whole packet payload from the replica."""
@@ -71,6 +73,7 @@ class DumpNet:
                     if length < _MAX_CHUNK:
                         return b"".join(parts)
             except OSError as exc:
+                self.peer_closed = True
                 raise NetError(f"read failed: {exc}") from exc
 
     def write(self, payload: bytes) -> None:
