@@ -15,6 +15,7 @@ Two server facilities the suite relies on, both in every rpl server: the sync po
 from __future__ import annotations
 
 import os
+import random
 import signal
 import threading
 import time
@@ -26,11 +27,14 @@ import attrs
 import pymysql
 import pytest
 
+from rpl.core.binlog.gtid import GtidSet
 from rpl.core.testing.process import ServerProcess
+from rpl.core.testing.proxy import TcpProxy
 from rpl.core.testing.topology import (
     create_replication_user,
     gtid_executed,
     replicate,
+    slave_status,
     wait_caught_up,
     wait_for,
 )
@@ -74,7 +78,8 @@ class Nodes:
         and a table ``d.t``.
         """
         p = self.plugins
-        server = self.start("source", f"--plugin-load={p.master}",
+        name = "source" if not self.started else f"source{len(self.started)}"
+        server = self.start(name, f"--plugin-load={p.master}",
                             f"--rpl-semi-sync-master-timeout={p.timeout_ms}", *options)
         create_replication_user(server)
         server.query("CREATE DATABASE d")
@@ -83,15 +88,15 @@ class Nodes:
             server.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")
         return server
 
-    def replica(self, source: ServerProcess, *, semisync: bool = True,
-                name: str = "") -> ServerProcess:
+    def replica(self, source: ServerProcess, *, semisync: bool = True, name: str = "",
+                port: int | None = None) -> ServerProcess:
         """A replica of ``source`` with the slave plugin (enabled when ``semisync``),
-        replicating with GTID auto-position.
+        replicating with GTID auto-position (through ``port``, a proxy, when given).
         """
         server = self.start(name or f"replica{len(self.started)}",
                             f"--plugin-load={self.plugins.slave}",
                             f"--rpl-semi-sync-slave-enabled={'ON' if semisync else 'OFF'}")
-        replicate(server, source)
+        replicate(server, source, master_port=port or source.port)
         return server
 
     def kill_all(self) -> None:
@@ -484,3 +489,172 @@ class SemisyncSuite:
         source.query("SET GLOBAL rpl_semi_sync_master_wait_point = 'after_commit'")
         assert source.query("SELECT @@global.rpl_semi_sync_master_wait_point") == \
             [("AFTER_COMMIT",)]
+
+
+# ------------------------------------------------------------------ lossless failover
+KILLS = ("random", "crash_before_flush_binlog", "half_binlogged_transaction",
+         "crash_after_flush_binlog", "crash_after_sync_binlog", "crash_after_engine_commit",
+         "network_cut")
+"""How a trial ends the source: SIGKILL at a random moment, at one of the server's named
+crash points, or SIGKILL after the network between source and replica was cut (a
+:class:`TcpProxy` drops what is in flight), so that commits pile up unacknowledged."""
+TRIALS = int(os.environ.get("RPL_FAILOVER_TRIALS", "30"))
+WRITERS = 12
+READERS = 4
+
+
+@attrs.define
+class History:
+    """What the clients of one trial saw: ids acknowledged (the client got OK), ids read
+    from the source, ids being inserted right now (what readers probe).
+    """
+
+    acknowledged: set[int] = attrs.field(factory=set)
+    read: set[int] = attrs.field(factory=set)
+    in_flight: dict[int, int] = attrs.field(factory=dict)
+    lock: threading.Lock = attrs.field(factory=threading.Lock)
+
+
+@attrs.frozen
+class Verdict:
+    """The checks after the promotion: acknowledged rows and rows read that the promoted
+    replica lacks.
+    """
+
+    acknowledged: int
+    read: int
+    lost_acknowledged: frozenset[int]
+    phantom_reads: frozenset[int]
+
+
+def _writer(source: ServerProcess, number: int, history: History,
+            stop: threading.Event) -> None:
+    """Insert rows number*10^7 + 1, 2, ...; an id is acknowledged once the client has OK."""
+    try:
+        connection = source.connect()
+        with connection.cursor() as cursor:
+            for row in range(number * 10_000_000 + 1, (number + 1) * 10_000_000):
+                if stop.is_set():
+                    break
+                with history.lock:
+                    history.in_flight[number] = row
+                cursor.execute(f"INSERT INTO d.t VALUES ({row}, 'w{number}')")
+                with history.lock:
+                    history.acknowledged.add(row)
+    except pymysql.MySQLError:
+        pass  # the source died: from here on nothing is acknowledged
+
+
+def _reader(source: ServerProcess, history: History, stop: threading.Event) -> None:
+    """Probe the rows being inserted; every id found was read."""
+    try:
+        connection = source.connect()
+        with connection.cursor() as cursor:
+            while not stop.is_set():
+                with history.lock:
+                    probe = list(history.in_flight.values())
+                if not probe:
+                    time.sleep(0.001)
+                    continue
+                cursor.execute(f"SELECT id FROM d.t WHERE id IN ({','.join(map(str, probe))})")
+                found = {int(row[0]) for row in cursor.fetchall()}
+                with history.lock:
+                    history.read |= found
+    except pymysql.MySQLError:
+        pass
+
+
+def _promote(replica: ServerProcess) -> set[int]:
+    """Apply everything the replica received, stop replication; the ids it holds."""
+    wait_for(lambda: str(slave_status(replica)["Slave_IO_Running"]) != "Yes", 30,
+             "the receiver to notice the source is gone")
+    replica.query("STOP SLAVE IO_THREAD")
+    status = slave_status(replica)
+    wait_for(lambda: _applied_all(replica), 60, "the applier to apply the relay log")
+    replica.query("STOP SLAVE")
+    assert not status["Last_SQL_Errno"], status["Last_SQL_Error"]
+    return {int(row[0]) for row in replica.query("SELECT id FROM d.t")}
+
+
+def _applied_all(replica: ServerProcess) -> bool:
+    status = slave_status(replica)
+    retrieved = GtidSet.parse(str(status["Retrieved_Gtid_Set"]))
+    return retrieved.is_subset(GtidSet.parse(gtid_executed(replica)))
+
+
+class FailoverHarness:
+    """One failover trial: a source (semisync, ``wait_point``, a timeout that never
+    expires) and one semisync replica; 12 writers insert unique rows and 4 readers probe
+    the rows being inserted; the source is killed per ``KILLS``; the replica applies what
+    it received and is promoted; the :class:`Verdict` compares what the clients saw.
+    """
+
+    wait_point = "AFTER_SYNC"
+
+    @pytest.fixture
+    def semisync_plugins(self) -> SemisyncPlugins:
+        """The implementation under test (override to test another one)."""
+        return SemisyncPlugins(timeout_ms=600_000)
+
+    @pytest.fixture
+    def nodes(self, tmp_path: Path, semisync_plugins: SemisyncPlugins) -> Iterator[Nodes]:
+        """A factory of server processes, all killed at the end."""
+        nodes = Nodes(tmp_path, semisync_plugins)
+        yield nodes
+        nodes.kill_all()
+
+    def run_trial(self, nodes: Nodes, kill: str, seed: int) -> Verdict:
+        """One trial; what the clients saw against what the promoted replica holds."""
+        rng = random.Random(seed)
+        source = nodes.source(f"--rpl-semi-sync-master-wait-point={self.wait_point}")
+        proxy = TcpProxy(source.port)
+        try:
+            replica = nodes.replica(source, port=proxy.port)
+            wait_for(clients_are(source, 1), 20, "the semisync dump")
+            return self._load_and_kill(source, replica, proxy, kill, rng)
+        finally:
+            proxy.close()
+
+    @staticmethod
+    def _load_and_kill(source: ServerProcess, replica: ServerProcess, proxy: TcpProxy,
+                       kill: str, rng: random.Random) -> Verdict:
+        history, stop = History(), threading.Event()
+        threads = [in_background(lambda n=n: _writer(source, n, history, stop))[0]  # type: ignore[misc]
+                   for n in range(WRITERS)]
+        threads += [in_background(lambda: _reader(source, history, stop))[0]
+                    for _ in range(READERS)]
+        time.sleep(0.3 + rng.random() * 0.7)
+        if kill == "network_cut":
+            proxy.cut()
+            time.sleep(0.2 + rng.random() * 0.3)
+            source.kill()
+            proxy.close()  # the dead source's connection ends for the replica too
+        elif kill == "random":
+            source.kill()
+        else:
+            source.query(f"SET GLOBAL debug = '+d,{kill}'")
+            source.wait_exit(30)
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+        held = _promote(replica)
+        return Verdict(len(history.acknowledged), len(history.read),
+                       frozenset(history.acknowledged - held), frozenset(history.read - held))
+
+class LosslessFailoverSuite(FailoverHarness):
+    """WL#6355's point: with AFTER_SYNC, a source killed at any moment loses nothing a
+    client saw: (a) every acknowledged row and (b) every row a reader saw is on the
+    promoted replica. ``RPL_FAILOVER_TRIALS`` trials (default 30), cycling through ``KILLS``.
+    """
+
+    @pytest.mark.parametrize("trial", range(TRIALS))
+    def test_nothing_a_client_saw_is_lost(self, nodes: Nodes, trial: int) -> None:
+        kill = KILLS[trial % len(KILLS)]
+        verdict = self.run_trial(nodes, kill, trial)
+        assert verdict.acknowledged > 0, "the clients wrote before the kill"
+        assert not verdict.lost_acknowledged, \
+            f"{kill}: acknowledged rows missing on the promoted replica: " \
+            f"{sorted(verdict.lost_acknowledged)[:10]}"
+        assert not verdict.phantom_reads, \
+            f"{kill}: rows read from the source missing on the promoted replica: " \
+            f"{sorted(verdict.phantom_reads)[:10]}"

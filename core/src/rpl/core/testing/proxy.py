@@ -1,0 +1,81 @@
+"""A TCP forwarder between two servers that a test can cut, as a network partition does.
+
+A replica points at the proxy's port instead of its source's. Until :meth:`TcpProxy.cut`
+every byte is forwarded both ways; after it, every byte that arrives is read and dropped
+(the connections stay open, as a partition leaves them): what was in flight never arrives,
+unlike a stopped process, whose kernel still receives into its socket buffers.
+
+Written by hand: a few dozen lines over ``socket`` with a thread per direction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+
+CHUNK = 65536
+
+
+class TcpProxy:
+    """Forwards 127.0.0.1:``port`` to 127.0.0.1:``target_port`` until cut."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        self._cut = threading.Event()
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, name="rpl-proxy", daemon=True).start()
+
+    def cut(self) -> None:
+        """From now on, drop everything in both directions."""
+        self._cut.set()
+
+    def close(self) -> None:
+        """Close the listener and every forwarded connection."""
+        self._cut.set()
+        with self._lock:
+            sockets, self._sockets = [self._listener, *self._sockets], []
+        for sock in sockets:  # shutdown first: it wakes a pump blocked in recv and sends FIN
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            except OSError:
+                client.close()
+                continue
+            for sock in (client, upstream):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                self._sockets += [client, upstream]
+            for source, target in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    def _pump(self, source: socket.socket, target: socket.socket) -> None:
+        while True:
+            try:
+                data = source.recv(CHUNK)
+            except OSError:
+                data = b""
+            if not data:
+                if not self._cut.is_set():
+                    with contextlib.suppress(OSError):
+                        target.shutdown(socket.SHUT_WR)
+                return
+            if self._cut.is_set():
+                continue
+            try:
+                target.sendall(data)
+            except OSError:
+                return
