@@ -43,3 +43,6 @@ def test_distribution_installs_alone(tmp_path: Path, folder: str, present: set[s
     assert present <= names and not absent & names, names
     assert run(python, "-c", "import rpl.observers").returncode == 0
     assert run(python, "-c", "import rpl.core").returncode != 0
+    if folder.startswith("semisync"):
+        imported = run(python, "-c", f"import rpl.{folder}.plugin")
+        assert imported.returncode == 0, imported.stderr
