@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from conftest import ServerFactory, Writers
 from test_async_replication import assert_same_data
 
-from rpl.core.binlog.logfile import BinlogIndex
+from rpl.core.binlog.events import GtidEvent
+from rpl.core.binlog.gtid import Gtid
+from rpl.core.binlog.logfile import BinlogIndex, read_events
+from rpl.core.replication.recovery import RelayScan
+from rpl.core.server.recovery import truncate_tail
 from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.topology import gtid_executed, replicate, slave_status, wait_for
 
@@ -105,3 +110,38 @@ def test_receiver_position_survives_relay_log_rotation(
             f"{before['Read_Master_Log_Pos']}") in replica.error_log()
     replica.query("START SLAVE")
     assert_same_data(source, replica)
+
+
+def test_cut_at_every_byte_offset_of_the_last_transaction(
+        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
+        tmp_path: Path) -> None:
+    """The recovery scan on copies of a real relay log cut at every byte offset inside its
+    last transaction: each is cut back to the transaction's start, and the receiver
+    position and GTIDs are those after the transaction before it."""
+    replica = servers("replica")
+    replicate(replica, source, auto_position=False)
+    path = Path(_received_everything_then_crash(replica, source, writers))
+    entries = list(read_events(path, check_log_pos=False))
+    gtid_at = max(i for i, e in enumerate(entries) if isinstance(e.event, GtidEvent))
+    boundary = entries[gtid_at].position
+    whole = RelayScan(replica_server_id(replica))
+    truncate_tail(path, "relay log", relay=True, visit=whole.visit)
+    last = entries[gtid_at].event
+    assert isinstance(last, GtidEvent) and Gtid(last.sid, last.gno) in whole.gtids
+    before = RelayScan(replica_server_id(replica))
+    for entry in entries[:gtid_at]:
+        before.visit(entry)
+    data = path.read_bytes()
+    copy = tmp_path / "relay-copy"
+    for cut in range(boundary + 1, len(data)):
+        copy.write_bytes(data[:cut])
+        scan = RelayScan(replica_server_id(replica))
+        truncate_tail(copy, "relay log", relay=True, visit=scan.visit)
+        assert copy.stat().st_size == boundary, cut
+        assert scan.position == before.position, cut
+        assert scan.gtids == before.gtids, cut
+
+
+def replica_server_id(replica: ServerProcess) -> int:
+    """The replica's server_id (its relay log's own events carry it)."""
+    return int(replica.options[replica.options.index("--server-id") + 1])

@@ -9,7 +9,7 @@ in the replica's own binlog (``assert_same_data``), and every writer transaction
 a fresh primary key, so applying one twice fails with 1062 and stops the applier, which
 ``wait_caught_up`` reports.
 
-``RPL_FAULT_TRIALS`` (default 1) sets the trials per crash point; the ``faults`` tox
+``RPL_FAULT_TRIALS`` (default 3) sets the trials per crash point and mode; the ``faults`` tox
 environment runs many.
 """
 
@@ -31,7 +31,7 @@ from rpl.core.debug import APPLIER_CRASH_POINTS, RECEIVER_CRASH_POINTS
 from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.topology import gtid_executed, replicate, slave_status, wait_for
 
-TRIALS = int(os.environ.get("RPL_FAULT_TRIALS", "1"))
+TRIALS = int(os.environ.get("RPL_FAULT_TRIALS", "3"))
 SIGKILLED = -9
 
 

@@ -65,7 +65,7 @@ def recover_relay_log(channel: ReplicaChannel) -> None:
     if not present:
         return
     last = channel.relay_log.path(present[-1])
-    scans = [_RelayScan(channel.server.server_id)]
+    scans = [RelayScan(channel.server.server_id)]
     try:
         truncate_tail(last, "relay log", relay=True, visit=scans[0].visit)
     except LogCorrupt as exc:
@@ -130,7 +130,7 @@ def _clamp_applier_position(channel: ReplicaChannel, last: str) -> None:
             info.relay_log_pos = size
 
 
-class _RelayScan:
+class RelayScan:
     """Follows the events of one relay log file: the source position after its last
     complete transaction (its source file from the ROTATE before it: every relay file
     has one near its start) and the GTIDs of its complete transactions.
@@ -168,7 +168,7 @@ class _RelayScan:
 
 
 def _scan_older(channel: ReplicaChannel, names: list[str],
-                scans: list[_RelayScan]) -> None:
+                scans: list[RelayScan]) -> None:
     """Scan files before the newest, newest first, until one says where the source
     position is (the newest file may hold nothing complete yet).
     """
@@ -176,7 +176,7 @@ def _scan_older(channel: ReplicaChannel, names: list[str],
     for name in reversed(names):
         if scans[-1].position is not None:
             return
-        scan = _RelayScan(own_id)
+        scan = RelayScan(own_id)
         try:
             for entry in read_events(channel.relay_log.path(name), check_log_pos=False):
                 scan.visit(entry)
@@ -187,7 +187,7 @@ def _scan_older(channel: ReplicaChannel, names: list[str],
         scans.append(scan)
 
 
-def _source_position(scans: list[_RelayScan]) -> tuple[tuple[str, int], GtidSet] | None:
+def _source_position(scans: list[RelayScan]) -> tuple[tuple[str, int], GtidSet] | None:
     """The newest source position the scans found (newest file first) and the GTIDs the
     relay log holds: the oldest scanned file's PREVIOUS_GTIDS and every complete
     transaction scanned. None when no file says (nothing was ever received).
