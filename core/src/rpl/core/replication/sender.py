@@ -72,6 +72,10 @@ STATE_SENDING = "Sending binlog event to replica"
 STATE_SWITCHING = "Finished reading one binlog; switching to next binlog"
 
 
+_COM_QUIT_PACKET = b"\x01\x00\x00\x00\x01"
+"""A whole COM_QUIT packet: payload length 1, sequence 0, command 0x01."""
+
+
 @attrs.frozen
 class DumpRequest:
     """A COM_BINLOG_DUMP(_GTID) request; ``gtids`` is the replica's set for a GTID dump."""
@@ -397,7 +401,7 @@ class BinlogSender:
             raise DumpEnded()
         if self.heartbeat and time.monotonic() - self._last_sent >= self.heartbeat:
             self._send_heartbeat()
-        elif self.net.peer_closed or (not self.net.used_for_reading and self._replica_gone()):
+        elif self.net.peer_closed or self._replica_gone():
             raise DumpEnded()
 
     def _send_heartbeat(self) -> None:
@@ -409,12 +413,16 @@ class BinlogSender:
         self._last_sent = time.monotonic()
 
     def _replica_gone(self) -> bool:
+        """Whether the replica closed the connection or sent COM_QUIT (its client library
+        does as it closes). Only peeks: a plugin reading ACKs here loses nothing.
+        """
         sock = self.connection.sock
         try:
             readable, _, _ = select.select([sock], [], [], 0)
             if not readable:
                 return False
-            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            waiting = sock.recv(len(_COM_QUIT_PACKET), socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            return waiting in (b"", _COM_QUIT_PACKET)
         except BlockingIOError:
             return False
         except OSError as exc:

@@ -50,14 +50,11 @@ class DumpNet:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self._read_lock = threading.Lock()
-        self.used_for_reading = False
-        """Whether a plugin reads this connection (then the dump must not peek at it)."""
         self.peer_closed = False
         """A plugin's read found the connection closed or broken: the dump ends."""
 
     def read(self, timeout: float | None = None) -> bytes:
         """One whole packet payload from the replica."""
-        self.used_for_reading = True
         sock = self._connection.sock
         with self._read_lock:
             try:

@@ -378,6 +378,9 @@ class SemisyncSuite:
         assert source.query(query) == []
         source.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")
         wait_for(lambda: len(source.query(query)) == 1, 10, "the receiver to start again")
+        yes_tx = counter(source, "yes_tx")
+        Inserts(source).one()
+        assert counter(source, "yes_tx") == yes_tx + 1, "the replica list was kept while down"
 
     # 14
     def test_14_uninstall_refused_while_in_use(self, nodes: Nodes) -> None:
