@@ -112,6 +112,15 @@ class SemisyncMaster:
             self._switch_off_locked(log=False)
         self.log.note("Semi-sync replication disabled on the source.")
 
+    def shutdown(self) -> None:
+        """Server shutdown: release every waiter; nothing waits from now on."""
+        with self.lock:
+            if self.wait_sessions:
+                self.log.warning("SEMISYNC: Forced shutdown. Some updates might not be "
+                                 "replicated.")
+            self.state_on = False
+            self.active.release_all()
+
     def reset(self) -> None:
         """RESET MASTER: positions forgotten (waiters released), counters zeroed; the
         on/off state stays.

@@ -28,6 +28,7 @@ from rpl.observers import (
     ObserverError,
     ReplicationPlugin,
     ServerServices,
+    ServerStateParam,
     StatusVariable,
     SystemVariable,
     SysVarValue,
@@ -163,6 +164,12 @@ class SemisyncMasterPlugin(ReplicationPlugin):
             self.master.wait((param.log_file, param.log_pos))
 
     @hookimpl
+    def before_server_shutdown(self, param: ServerStateParam) -> None:
+        """Shutdown: no commit waits any longer (MySQL's "forced shutdown")."""
+        self.receiver.stop()
+        self.master.shutdown()
+
+    @hookimpl
     def after_reset_master(self, param: BinlogStorageParam) -> None:
         """RESET MASTER: positions start again; counters from zero."""
         self.master.reset()
@@ -231,5 +238,9 @@ class SemisyncMasterPlugin(ReplicationPlugin):
             counters.net_wait_time += int((time.monotonic() - started) * 1e6)
         self.master.report_ack(param.server_id, (ack.log_file, ack.log_pos))
 
-    if os.environ.get(ACK_IN_DUMP_THREAD_ENV) == "1":  # observed only in that mode: the
-        after_send_event = hookimpl(_ack_in_dump_thread)  # dump then flushes every event
+    if os.environ.get(ACK_IN_DUMP_THREAD_ENV) == "1":  # observed only in that mode: a dump
+        @hookimpl                                       # with an observer flushes each event
+        def after_send_event(self, param: TransmitParam, event: bytes,
+                             skipped_log_file: str | None, skipped_log_pos: int) -> None:
+            """Before WL#6630: the dump thread reads the ACK of a flagged event."""
+            self._ack_in_dump_thread(param, event, skipped_log_file, skipped_log_pos)
