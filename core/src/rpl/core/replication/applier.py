@@ -44,6 +44,7 @@ from rpl.core.errors import (
 )
 from rpl.core.replication.apply import RETRYABLE, Transaction, apply_transaction
 from rpl.core.replication.batch import BATCH_LOCK_WAIT, CommitBatch
+from rpl.core.replication.recovery import REMEDY
 from rpl.core.replication.worker import ChannelThread
 from rpl.observers import RelayIOParam
 
@@ -60,11 +61,7 @@ IDLE_CHECK = 0.5
 def _read_failure(what: str, name: str, position: int) -> MySQLError:
     """ER_SLAVE_RELAY_LOG_READ_FAILURE naming the relay log file and position."""
     return MySQLError.of(ER_SLAVE_RELAY_LOG_READ_FAILURE,
-                         f"{what} at relay log '{name}' position {position}. The relay log is "
-                         f"damaged: RESET SLAVE discards the relay logs; with "
-                         f"SOURCE_AUTO_POSITION=1 START SLAVE then fetches them again, "
-                         f"otherwise CHANGE MASTER TO the Relay_Master_Log_File and "
-                         f"Exec_Master_Log_Pos shown by SHOW SLAVE STATUS")
+                         f"{what} at relay log '{name}' position {position}. {REMEDY}")
 
 
 class ApplierStopped(Exception):

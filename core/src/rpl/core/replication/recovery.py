@@ -54,6 +54,10 @@ if TYPE_CHECKING:
     from rpl.core.replication.channel import ReplicaChannel
 
 _log = errorlog.logger("relay_log_recovery")
+REMEDY = ("RESET SLAVE discards the relay logs; START SLAVE then fetches again what was not "
+          "applied, from the executed GTIDs with SOURCE_AUTO_POSITION=1, otherwise from the "
+          "source's first binlog, skipping the GTIDs already executed")
+"""What to do about relay log damage recovery cannot repair (no loss either way)."""
 
 
 def recover_relay_log(channel: ReplicaChannel) -> None:
@@ -71,8 +75,7 @@ def recover_relay_log(channel: ReplicaChannel) -> None:
     except LogCorrupt as exc:
         errorlog.log(_log, logging.ERROR, f"Relay log {last.name} is damaged at position "
                      f"{exc.position}: {exc.reason}. It is left as it is; the applier stops "
-                     f"there (RESET SLAVE discards the relay logs, and with "
-                     f"SOURCE_AUTO_POSITION=1 START SLAVE fetches them again)", code=10000)
+                     f"there ({REMEDY})", code=10000)
     _clamp_applier_position(channel, present[-1])
     _scan_older(channel, present[:-1], scans)
     found = _source_position(scans)
@@ -109,9 +112,7 @@ def _fix_index(channel: ReplicaChannel) -> list[str]:
                      f"dropped from it: {dropped}", code=10000)
     if gaps:
         errorlog.log(_log, logging.ERROR, f"Relay log files not yet applied are missing: "
-                     f"{gaps}; the applier stops at the first of them (RESET SLAVE discards "
-                     f"the relay logs, and with SOURCE_AUTO_POSITION=1 START SLAVE fetches "
-                     f"them again)", code=10000)
+                     f"{gaps}; the applier stops at the first of them ({REMEDY})", code=10000)
     return present
 
 
