@@ -512,6 +512,19 @@ def test_to_sql_round_trips_structure() -> None:
         assert parse_expression(to_sql(expr)) == expr, text
 
 
+@pytest.mark.parametrize("text, value", [
+    ('\'a""b\'', 'a""b'),
+    ("'a''b'", "a'b"),
+    ('"a\'\'b"', "a''b"),
+    ('"a""b"', 'a"b'),
+    ('\'\\"\'', '"'),
+])
+def test_only_the_enclosing_quote_doubles(text: str, value: str) -> None:
+    """Inside '...' a doubled " is two characters (hypothesis found '""' read as '"')."""
+    parsed = parse_expression(text)
+    assert isinstance(parsed, Literal) and parsed.value == value
+
+
 @given(st.one_of(st.text(), st.integers(), st.binary()))
 def test_quote_literal_round_trip(value: str | int | bytes) -> None:
     parsed = parse_expression(quote_literal(value))

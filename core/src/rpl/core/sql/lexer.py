@@ -72,7 +72,11 @@ _TOKEN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 
-_STRING_ESCAPE = re.compile(r"\\(.)|''|\"\"", re.DOTALL)
+_STRING_ESCAPE: Final = {
+    "'": re.compile(r"\\(.)|''", re.DOTALL),
+    '"': re.compile(r"\\(.)|\"\"", re.DOTALL),
+}
+"""Escapes inside a string quoted with the key: only the enclosing quote doubles."""
 _BACKSLASH: Final = {
     "0": "\0", "'": "'", '"': '"', "b": "\b", "n": "\n", "r": "\r", "t": "\t",
     "Z": "\x1a", "\\": "\\", "%": "\\%", "_": "\\_",
@@ -86,20 +90,20 @@ def _unescape_match(match: re.Match[str]) -> str:
     return _BACKSLASH.get(char, char)
 
 
-def unescape_string(body: str) -> str:
-    """A string literal's value from the text between its quotes.
+def unescape_string(body: str, quote: str = "'") -> str:
+    """A string literal's value from the text between its quotes (``quote``).
 
     MySQL's rules: ``\\0 \\' \\" \\b \\n \\r \\t \\Z \\\\`` are escapes, ``\\%`` and ``\\_``
-    keep their backslash (they are LIKE escapes), any other ``\\x`` is ``x``; a doubled
-    quote is one quote.
+    keep their backslash (they are LIKE escapes), any other ``\\x`` is ``x``; the
+    enclosing quote doubled is one quote (the other quote doubled is two characters).
     """
-    if "\\" not in body and "''" not in body and '""' not in body:
+    if "\\" not in body and quote * 2 not in body:
         return body
-    return _STRING_ESCAPE.sub(_unescape_match, body)
+    return _STRING_ESCAPE[quote].sub(_unescape_match, body)
 
 
 def _string_value(text: str) -> str:
-    return unescape_string(text[1:-1])
+    return unescape_string(text[1:-1], text[0])
 
 
 def _quoted_value(text: str) -> str:
