@@ -686,3 +686,31 @@ def test_server_uuid_variable(server: Any) -> None:
     uuid = auto.split("=")[-1].strip()
     assert server.query("SELECT @@server_uuid") == [(uuid,)]
     assert server.query("SHOW VARIABLES LIKE 'server_uuid'") == [("server_uuid", uuid)]
+
+
+def test_gtid_set_functions(cur: Any) -> None:
+    uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    assert rows(cur, f"SELECT GTID_SUBSET('{uuid}:1-3', '{uuid}:1-5'), "
+                     f"GTID_SUBSET('{uuid}:1-6', '{uuid}:1-5'), GTID_SUBSET('', '{uuid}:1')") \
+        == [(1, 0, 1)]
+    assert rows(cur, f"SELECT GTID_SUBTRACT('{uuid}:1-10', '{uuid}:3-4'), "
+                     f"GTID_SUBTRACT('{uuid}:1-3', '{uuid}:1-5'), GTID_SUBSET(NULL, '')") \
+        == [(f"{uuid}:1-2:5-10", "", None)]
+    assert rows(cur, "SELECT GTID_SUBSET(@@global.gtid_executed, @@global.gtid_executed)") \
+        == [(1,)]
+    with pytest.raises(pymysql.MySQLError) as bad:
+        cur.execute("SELECT GTID_SUBSET('not a gtid set', '')")
+    assert bad.value.args == (1772, "Malformed GTID set specification 'not a gtid set'.")
+    _alive(cur)
+
+
+def test_super_read_only_implies_read_only(cur: Any) -> None:
+    try:
+        cur.execute("SET GLOBAL super_read_only = ON")
+        assert rows(cur, "SELECT @@global.read_only, @@global.super_read_only") == [(1, 1)]
+        cur.execute("SET GLOBAL read_only = OFF")
+        assert rows(cur, "SELECT @@global.read_only, @@global.super_read_only") == [(0, 0)]
+        cur.execute("SET GLOBAL read_only = ON")
+        assert rows(cur, "SELECT @@global.read_only, @@global.super_read_only") == [(1, 0)]
+    finally:
+        cur.execute("SET GLOBAL read_only = OFF")

@@ -234,6 +234,9 @@ ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG: Final = _code(
 ER_SLAVE_MASTER_COM_FAILURE: Final = _code(
     13120, "ER_SLAVE_MASTER_COM_FAILURE", "HY000",
     "Source command %s failed: %s (Errno: %d)")
+ER_MALFORMED_GTID_SET_SPECIFICATION: Final = _code(
+    1772, "ER_MALFORMED_GTID_SET_SPECIFICATION", "HY000",
+    "Malformed GTID set specification '%s'.")
 ER_SLAVE_RELAY_LOG_READ_FAILURE: Final = _code(
     1594, "ER_SLAVE_RELAY_LOG_READ_FAILURE", "HY000", "Relay log read failure: %s")
 ER_SLAVE_RELAY_LOG_WRITE_FAILURE: Final = _code(

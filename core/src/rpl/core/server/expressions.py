@@ -16,7 +16,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from rpl.core.errors import ER_BAD_FIELD_ERROR, ER_NOT_SUPPORTED_YET, MySQLError
+from rpl.core.binlog.gtid import GtidSet
+from rpl.core.errors import (
+    ER_BAD_FIELD_ERROR,
+    ER_MALFORMED_GTID_SET_SPECIFICATION,
+    ER_NOT_SUPPORTED_YET,
+    MySQLError,
+)
 from rpl.core.sql import ast
 from rpl.core.variables import like_pattern
 
@@ -319,7 +325,31 @@ def _if(args: list[object]) -> object:
     return args[1] if truth(args[0]) else args[2]
 
 
+def _gtid_set(value: object) -> GtidSet:
+    text = value.decode() if isinstance(value, bytes) else str(value)
+    try:
+        return GtidSet.parse(text)
+    except ValueError as exc:
+        raise MySQLError.of(ER_MALFORMED_GTID_SET_SPECIFICATION, text) from exc
+
+
+def _gtid_subset(args: list[object]) -> object:
+    """GTID_SUBSET(set1, set2): 1 when every GTID of set1 is in set2."""
+    if args[0] is None or args[1] is None:
+        return None
+    return int(_gtid_set(args[0]).is_subset(_gtid_set(args[1])))
+
+
+def _gtid_subtract(args: list[object]) -> object:
+    """GTID_SUBTRACT(set1, set2): the GTIDs of set1 that are not in set2."""
+    if args[0] is None or args[1] is None:
+        return None
+    return str(_gtid_set(args[0]).difference(_gtid_set(args[1])))
+
+
 SCALAR_FUNCTIONS: Mapping[str, Callable[[list[object]], object]] = {
+    "GTID_SUBSET": _gtid_subset,
+    "GTID_SUBTRACT": _gtid_subtract,
     "CONCAT": _concat,
     "COALESCE": _coalesce,
     "IFNULL": lambda a: a[1] if a[0] is None else a[0],

@@ -52,6 +52,7 @@ from rpl.observers import (
     StatusValue,
     StatusVariable,
     SystemVariable,
+    SysVarValue,
     VarType,
 )
 
@@ -160,11 +161,16 @@ class Server:
         self.variables = SystemVariables(config.options)
         self.status = StatusVariables()
         basename = str(config.datadir.resolve() / config.log_bin)
+        coupled = {"read_only": self._read_only_changed,
+                   "super_read_only": self._super_read_only_changed}
         for definition in server_variables(
                 str(config.datadir.resolve()), config.port, config.bind_address,
                 config.server_id, str(self.server_uuid), basename, socket.gethostname(),
                 "CRC32"):
+            if definition.name in coupled:
+                definition = attrs.evolve(definition, on_update=coupled[definition.name])
             self.variables.register(definition, "server")
+        self._super_read_only_changed(self.variables.get_global("super_read_only"))
         for old_name, name in ALIASES.items():
             self.variables.alias(old_name, name)
         self.variables.register(SystemVariable(
@@ -172,6 +178,16 @@ class Server:
             on_update=lambda v: self.crash.apply(str(v or ""))), "server")
         for name, getter in self._status_getters().items():
             self.status.register(StatusVariable(name, getter), "server")
+
+    def _read_only_changed(self, value: SysVarValue) -> None:
+        """read_only = OFF turns super_read_only OFF too (MySQL's rule)."""
+        if not value and self.variables.get_global("super_read_only"):
+            self.variables.set_global("super_read_only", False)
+
+    def _super_read_only_changed(self, value: SysVarValue) -> None:
+        """super_read_only = ON turns read_only ON too (MySQL's rule), also at start."""
+        if value and not self.variables.get_global("read_only"):
+            self.variables.set_global("read_only", True)
 
     def _status_getters(self) -> dict[str, Callable[[], StatusValue]]:
         getters: dict[str, Callable[[], StatusValue]] = {
