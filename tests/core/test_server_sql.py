@@ -7,6 +7,7 @@ import itertools
 import threading
 import time
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 import pymysql
@@ -233,6 +234,18 @@ def test_select_shapes(people: Any) -> None:
     assert rows(cur, "SELECT COUNT(*), COUNT(age), SUM(age), MIN(age), MAX(age) FROM p") == [
         (5, 4, 115, 25, 35)]
     assert rows(cur, "SELECT COUNT(DISTINCT age) FROM p") == [(3,)]
+    assert rows(cur, "SELECT AVG(age), AVG(id), AVG(1.5) FROM p") == [
+        (Decimal("28.7500"), Decimal("3.0000"), Decimal("1.50000"))]
+    with pytest.raises(pymysql.MySQLError) as mixed:
+        cur.execute("SELECT id, COUNT(*) FROM p")
+    assert mixed.value.args == (1140, "In aggregated query without GROUP BY, expression #1 "
+                                      f"of SELECT list contains nonaggregated column "
+                                      f"'{cur.db}.p.id'; this is incompatible with "
+                                      "sql_mode=only_full_group_by")
+    cur.execute("SET SESSION sql_mode = ''")
+    assert rows(cur, "SELECT COUNT(*), 'x', @nothing FROM p WHERE id = 1") == [(1, "x", None)]
+    assert len(rows(cur, "SELECT name, COUNT(*) FROM p")) == 1
+    cur.execute("SET SESSION sql_mode = DEFAULT")
     assert rows(cur, "SELECT COUNT(*), SUM(age), MAX(name) FROM p WHERE id > 100") == [
         (0, None, None)]
     assert rows(cur, "SELECT id AS k, name FROM p WHERE name = 'ann' AND age = 30") == [

@@ -234,6 +234,10 @@ ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG: Final = _code(
 ER_SLAVE_MASTER_COM_FAILURE: Final = _code(
     13120, "ER_SLAVE_MASTER_COM_FAILURE", "HY000",
     "Source command %s failed: %s (Errno: %d)")
+ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2: Final = _code(
+    1140, "ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2", "42000",
+    "In aggregated query without GROUP BY, expression #%s of SELECT list contains "
+    "nonaggregated column '%s'; this is incompatible with sql_mode=only_full_group_by")
 ER_MALFORMED_GTID_SET_SPECIFICATION: Final = _code(
     1772, "ER_MALFORMED_GTID_SET_SPECIFICATION", "HY000",
     "Malformed GTID set specification '%s'.")

@@ -17,12 +17,15 @@ import operator
 from collections.abc import Callable, Iterator, Sequence
 from typing import cast
 
+import attrs
+
 from rpl.core.engine import NO_DEFAULT, Table, TableSchema, Transaction
 from rpl.core.engine import Row as EngineRow
 from rpl.core.errors import (
     ER_BAD_FIELD_ERROR,
     ER_DUP_ENTRY,
     ER_FIELD_SPECIFIED_TWICE,
+    ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2,
     ER_NO_DB_ERROR,
     ER_NO_DEFAULT_FOR_FIELD,
     ER_NOT_SUPPORTED_YET,
@@ -171,6 +174,7 @@ def _select_from(session: Session, trx: Transaction, table: Table,
             row = current
         rows.append(row)
     if any(_is_aggregate(i) for i in stmt.items):
+        _check_full_group_by(session, stmt, schema)
         return _aggregate(stmt, rows, compiler)
     if stmt.order_by:
         rows = _ordered(rows, stmt.order_by, compiler)
@@ -183,6 +187,36 @@ def _select_from(session: Session, trx: Transaction, table: Table,
 
 def _is_aggregate(item: ast.SelectItem) -> bool:
     return isinstance(item.expr, ast.FuncCall) and item.expr.name in AGGREGATES
+
+
+def _check_full_group_by(session: Session, stmt: ast.Select, schema: TableSchema) -> None:
+    """ONLY_FULL_GROUP_BY (in the default sql_mode): an aggregate query without GROUP BY
+    may not select a column outside an aggregate (1140).
+    """
+    if "ONLY_FULL_GROUP_BY" not in str(session.variable("sql_mode", None)).upper():
+        return
+    for number, item in enumerate(stmt.items, 1):
+        column = _bare_column(item.expr)
+        if column is not None:
+            raise MySQLError.of(ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2, number,
+                                f"{schema.db}.{schema.name}.{column.name}")
+
+
+def _bare_column(expr: object) -> ast.Column | None:
+    """The first column ``expr`` reads outside an aggregate function."""
+    if isinstance(expr, ast.Column):
+        return expr
+    if isinstance(expr, ast.FuncCall) and expr.name in AGGREGATES:
+        return None
+    if not isinstance(expr, ast.Expression | ast.When):
+        return None
+    for field in attrs.fields(type(expr)):
+        value = getattr(expr, field.name)
+        for child in value if isinstance(value, tuple) else (value,):
+            found = _bare_column(child)
+            if found is not None:
+                return found
+    return None
 
 
 def _aggregate(stmt: ast.Select, rows: list[Row], compiler: Compiler) -> Result:

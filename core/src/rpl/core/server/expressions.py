@@ -382,5 +382,20 @@ def aggregate(name: str, values: list[object], star: bool, distinct: bool) -> ob
     total = sum(decimal.Decimal(n) if not isinstance(n, float) else n for n in numbers)
     if name == "SUM":
         return total
-    return decimal.Decimal(total) / len(numbers) if not isinstance(total, float) \
-        else total / len(numbers)
+    if isinstance(total, float):
+        return total / len(numbers)
+    # MySQL: an exact AVG has the argument's scale plus div_precision_increment (4) digits
+    scale = max(_scale(n) for n in numbers) + DIV_PRECISION_INCREMENT
+    return (decimal.Decimal(total) / len(numbers)).quantize(
+        decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+
+
+DIV_PRECISION_INCREMENT = 4
+"""MySQL's default div_precision_increment: digits an exact division adds to the scale."""
+
+
+def _scale(number: object) -> int:
+    if isinstance(number, decimal.Decimal):
+        exponent = number.as_tuple().exponent
+        return -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    return 0
