@@ -727,3 +727,23 @@ def test_super_read_only_implies_read_only(cur: Any) -> None:
         assert rows(cur, "SELECT @@global.read_only, @@global.super_read_only") == [(1, 0)]
     finally:
         cur.execute("SET GLOBAL read_only = OFF")
+
+
+def test_insert_ignore_adjusts_bad_values_with_warnings(cur: Any) -> None:
+    cur.execute("CREATE TABLE ig (id INT PRIMARY KEY, t TINYINT, u INT UNSIGNED, "
+                "d DECIMAL(5,2), s VARCHAR(3), n INT NOT NULL)")
+    with pytest.raises(pymysql.MySQLError) as strict:
+        cur.execute("INSERT INTO ig VALUES (1, 300, 1, 1, 'a', 1)")
+    assert strict.value.args[0] == 1264, "without IGNORE the value is refused"
+    cur.execute("INSERT IGNORE INTO ig VALUES (1, 300, -5, 12345.678, 'abcdef', NULL), "
+                "(2, -300, 'abc', -99999, 'xy', 7)")
+    warnings = rows(cur, "SHOW WARNINGS")
+    assert [(level, code) for level, code, _ in warnings] == [
+        ("Warning", 1264), ("Warning", 1264), ("Warning", 1264), ("Warning", 1265),
+        ("Warning", 1048), ("Warning", 1264), ("Warning", 1366), ("Warning", 1264)]
+    messages = [m for _, _, m in warnings]
+    assert "Data truncated for column 's' at row 1" in messages
+    assert "Out of range value for column 't' at row 2" in messages
+    assert rows(cur, "SELECT * FROM ig ORDER BY id") == [
+        (1, 127, 0, Decimal("999.99"), "abc", 0),
+        (2, -128, 0, Decimal("-999.99"), "xy", 7)]

@@ -164,6 +164,8 @@ ER_LOG_IN_USE: Final = _code(
     1378, "ER_LOG_IN_USE", "HY000", "A purgeable log is in use, will not purge")
 ER_CANNOT_USER: Final = _code(
     1396, "ER_CANNOT_USER", "HY000", "Operation %s failed for %s")
+WARN_DATA_TRUNCATED: Final = _code(
+    1265, "WARN_DATA_TRUNCATED", "01000", "Data truncated for column '%s' at row %d")
 ER_DATA_TOO_LONG: Final = _code(
     1406, "ER_DATA_TOO_LONG", "22001", "Data too long for column '%s' at row %d")
 ER_ERROR_WHEN_EXECUTING_COMMAND: Final = _code(

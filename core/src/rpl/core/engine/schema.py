@@ -49,6 +49,7 @@ from rpl.core.errors import (
     ER_WARN_DATA_OUT_OF_RANGE,
     ER_WRONG_AUTO_KEY,
     ER_WRONG_NAME_FOR_INDEX,
+    WARN_DATA_TRUNCATED,
     MySQLError,
 )
 
@@ -529,3 +530,57 @@ def coerce(column: ColumnSchema, value: object, row_number: int = 1) -> Value:
             raise MySQLError.of(ER_BAD_NULL_ERROR, column.name)
         return None
     return _COERCERS.get(column.type_name, _coerce_any)(column, value, row_number)
+
+
+def coerce_leniently(column: ColumnSchema, value: object,
+                     row_number: int = 1) -> tuple[Value, MySQLError | None]:
+    """``value`` for ``column`` as INSERT IGNORE stores it: what strict mode refuses is
+    adjusted, and the error comes back to be shown as a warning. A number out of range is
+    clamped to the type's nearest bound (1264); a value that is not a number becomes 0
+    (1366); a string too long is cut to the column's length (1265, "Data truncated"); NULL
+    for a NOT NULL column becomes the type's implicit default (1048). Anything else (a bad
+    date or time, a value of no known kind) is still raised.
+    """
+    try:
+        return coerce(column, value, row_number), None
+    except MySQLError as exc:
+        adjusted = _lenient_value(column, value, exc)
+        if adjusted is _NO_ADJUSTMENT:
+            raise
+        if exc.errno == ER_DATA_TOO_LONG.errno:
+            exc = MySQLError.of(WARN_DATA_TRUNCATED, column.name, row_number)
+        return coerce(column, adjusted, row_number), exc
+
+
+_NO_ADJUSTMENT: Final = object()
+
+
+def _lenient_value(column: ColumnSchema, value: object, error: MySQLError) -> object:
+    kind = column.type_name
+    numeric = kind in _INT_BITS or kind in ("DECIMAL", "NUMERIC", "DEC", "FIXED")
+    if error.errno == ER_BAD_NULL_ERROR.errno:
+        return 0 if numeric or kind in _FLOAT_MAX else ""
+    if error.errno == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD.errno and numeric:
+        return 0
+    if error.errno == ER_WARN_DATA_OUT_OF_RANGE.errno and numeric:
+        return _nearest_bound(column, value)
+    if error.errno == ER_DATA_TOO_LONG.errno and isinstance(value, str | bytes):
+        return value[:column.length] if column.length is not None else _NO_ADJUSTMENT
+    return _NO_ADJUSTMENT
+
+
+def _nearest_bound(column: ColumnSchema, value: object) -> int | decimal.Decimal:
+    try:
+        negative = decimal.Decimal(_shown(value).strip()) < 0
+    except decimal.InvalidOperation:
+        negative = False
+    if column.type_name in _INT_BITS:
+        bits = _INT_BITS[column.type_name]
+        if column.unsigned:
+            return 0 if negative else (1 << bits) - 1
+        return -(1 << (bits - 1)) if negative else (1 << (bits - 1)) - 1
+    precision, scale = column.length or 10, column.scale or 0
+    largest = decimal.Decimal(10) ** (precision - scale) - decimal.Decimal(1).scaleb(-scale)
+    if column.unsigned and negative:
+        return decimal.Decimal(0)
+    return -largest if negative else largest
