@@ -59,6 +59,7 @@ from replication_vs_mariadb import (  # type: ignore[import-not-found, unused-ig
     POLL_EVERY,
     STALL_SECONDS,
     ReplicationFailure,
+    cpu_model,
     mysql_gtid_counts,
 )
 
@@ -379,10 +380,7 @@ def rates(seconds: list[float], events: int, size: int) -> dict[str, Any]:
 
 
 def machine() -> dict[str, Any]:
-    model = next((line.split(":", 1)[1].strip()
-                  for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())
-    return {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({model}), "
+    return {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}), "
                        f"Python {platform.python_version()}, {platform.system()} "
                        f"{platform.release()}",
             "load_average_at_start": os.getloadavg()}

@@ -49,6 +49,14 @@ STALL_SECONDS = 180.0
 SERVERS = ("rpl", "MariaDB")
 
 
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), for the reports' machine facts."""
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    return next((line.split(":", 1)[1].strip() for line in lines
+                 if line.startswith("model name")), platform.processor())
+
+
 class ReplicationFailure(RuntimeError):
     """The replica stopped, reported an error, died or made no progress."""
 

@@ -66,6 +66,7 @@ from replication_vs_mariadb import (  # type: ignore[import-not-found, unused-ig
     Pair,
     ReplicationFailure,
     RplPair,
+    cpu_model,
 )
 from sysbench_vs_mariadb import (  # type: ignore[import-not-found, unused-ignore] # noqa: E402
     MariaDB,
@@ -492,12 +493,8 @@ def summarise(results: dict[str, Any]) -> None:
 
 
 def machine() -> dict[str, Any]:
-    cpuinfo = Path("/proc/cpuinfo")
-    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    model = next((line.split(":", 1)[1].strip() for line in lines
-                  if line.startswith("model name")), platform.processor())
     version = subprocess.run(["sysbench", "--version"], capture_output=True, text=True)
-    return {"arch": platform.machine(), "cpus": os.cpu_count(), "cpu_model": model,
+    return {"arch": platform.machine(), "cpus": os.cpu_count(), "cpu_model": cpu_model(),
             "kernel": platform.release(), "python": platform.python_version(),
             "sysbench": version.stdout.strip(),
             "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
