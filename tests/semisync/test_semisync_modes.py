@@ -28,8 +28,6 @@ def nodes(tmp_path: Path) -> Iterator[Nodes]:
     nodes = Nodes(tmp_path, SemisyncPlugins(timeout_ms=60_000))
     yield nodes
     nodes.kill_all()
-    for server in nodes.started:
-        print(f"--- {server.datadir.name} ---\n{server.error_log()[-2000:]}")
 
 
 def test_ack_in_dump_thread(nodes: Nodes, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from rpl.core.testing.process import ServerProcess
+from rpl.core.testing.suite.semisync import counter
 from rpl.core.testing.topology import create_replication_user, wait_for
 
 COM_BINLOG_DUMP = 0x12
@@ -47,10 +48,6 @@ def send_raw(connection: Any, payload: bytes) -> None:
     connection._sock.sendall(struct.pack("<I", len(payload))[:3] + b"\x00" + payload)
 
 
-def status(source: ServerProcess, name: str) -> str:
-    return str(source.query(f"SHOW STATUS LIKE 'Rpl_semi_sync_master_{name}'")[0][1])
-
-
 @pytest.mark.parametrize("payload, why", [
     (b"\xef\x01", "length error"),
     (b"\x42" + bytes(8) + b"binlog.000001", "magic number error"),
@@ -59,7 +56,7 @@ def status(source: ServerProcess, name: str) -> str:
 def test_malformed_ack_drops_the_replica_not_the_server(source: ServerProcess, payload: bytes,
                                                         why: str) -> None:
     bad = semisync_dump(source)
-    wait_for(lambda: status(source, "clients") == "1", 10, "the semisync dump")
+    wait_for(lambda: counter(source, "clients") == 1, 10, "the semisync dump")
     send_raw(bad, payload)
     wait_for(lambda: "malformed ACK from replica server_id 9" in source.error_log(), 10,
              "the malformed ACK to be logged")
@@ -68,10 +65,10 @@ def test_malformed_ack_drops_the_replica_not_the_server(source: ServerProcess, p
                            "WHERE NAME = 'thread/semisync/Ack_receiver'")
     assert len(threads) == 1, "the ACK receiver thread goes on"
     bad.close()
-    wait_for(lambda: status(source, "clients") == "0", 20, "the bad replica's dump to end")
+    wait_for(lambda: counter(source, "clients") == 0, 20, "the bad replica's dump to end")
 
     good = semisync_dump(source)
-    wait_for(lambda: status(source, "clients") == "1", 10, "a second semisync dump")
+    wait_for(lambda: counter(source, "clients") == 1, 10, "a second semisync dump")
     end: list[int] = []
 
     def commit() -> None:
@@ -86,5 +83,5 @@ def test_malformed_ack_drops_the_replica_not_the_server(source: ServerProcess, p
     send_raw(good, b"\xef" + struct.pack("<Q", int(position)) + str(name).encode())
     thread.join(10)
     assert end, "a good ACK released the commit"
-    assert status(source, "yes_tx") == "1" and status(source, "no_tx") == "0"
+    assert counter(source, "yes_tx") == 1 and counter(source, "no_tx") == 0
     good.close()

@@ -100,11 +100,31 @@ class Nodes:
         return server
 
     def kill_all(self) -> None:
-        """SIGKILL every server (SIGCONT first, for one a test stopped)."""
+        """SIGKILL every server (SIGCONT first, for one a test stopped) and print the
+        tail of each error log (pytest shows it when the test failed).
+        """
         for server in self.started:
             if server.process is not None and server.process.poll() is None:
                 os.kill(server.process.pid, signal.SIGCONT)
             server.kill()
+        for server in self.started:
+            print(f"--- {server.datadir.name} error log ---\n{server.error_log()[-2500:]}")
+
+
+class SemisyncFixtures:
+    """The fixtures every semisync suite class takes its servers from."""
+
+    @pytest.fixture
+    def semisync_plugins(self) -> SemisyncPlugins:
+        """The implementation under test (override to test another one)."""
+        return SemisyncPlugins()
+
+    @pytest.fixture
+    def nodes(self, tmp_path: Path, semisync_plugins: SemisyncPlugins) -> Iterator[Nodes]:
+        """A factory of server processes, all killed at the end."""
+        nodes = Nodes(tmp_path, semisync_plugins)
+        yield nodes
+        nodes.kill_all()
 
 
 def status(server: ServerProcess, name: str) -> str:
@@ -169,22 +189,8 @@ def in_background(action: Callable[[], Any]) -> tuple[threading.Thread, list[Bas
     return thread, errors
 
 
-class SemisyncSuite:
+class SemisyncSuite(SemisyncFixtures):
     """MySQL's semisync behaviours. Abstract: subclass it as ``Test...`` to run it."""
-
-    @pytest.fixture
-    def semisync_plugins(self) -> SemisyncPlugins:
-        """The implementation under test (override to test another one)."""
-        return SemisyncPlugins()
-
-    @pytest.fixture
-    def nodes(self, tmp_path: Path, semisync_plugins: SemisyncPlugins) -> Iterator[Nodes]:
-        """A factory of server processes, all killed at the end (error logs printed)."""
-        nodes = Nodes(tmp_path, semisync_plugins)
-        yield nodes
-        nodes.kill_all()
-        for server in nodes.started:
-            print(f"--- {server.datadir.name} error log ---\n{server.error_log()[-2500:]}")
 
     # 1
     def test_01_enabled_without_replica_is_on(self, nodes: Nodes) -> None:
@@ -585,7 +591,7 @@ def _applied_all(replica: ServerProcess) -> bool:
     return retrieved.is_subset(GtidSet.parse(gtid_executed(replica)))
 
 
-class FailoverHarness:
+class FailoverHarness(SemisyncFixtures):
     """One failover trial: a source (semisync, ``wait_point``, a timeout that never
     expires) and one semisync replica; 12 writers insert unique rows and 4 readers probe
     the rows being inserted; the source is killed per ``KILLS``; the replica applies what
@@ -596,15 +602,10 @@ class FailoverHarness:
 
     @pytest.fixture
     def semisync_plugins(self) -> SemisyncPlugins:
-        """The implementation under test (override to test another one)."""
+        """The implementation under test (override to test another one), with a timeout
+        that never expires during a trial.
+        """
         return SemisyncPlugins(timeout_ms=600_000)
-
-    @pytest.fixture
-    def nodes(self, tmp_path: Path, semisync_plugins: SemisyncPlugins) -> Iterator[Nodes]:
-        """A factory of server processes, all killed at the end."""
-        nodes = Nodes(tmp_path, semisync_plugins)
-        yield nodes
-        nodes.kill_all()
 
     def run_trial(self, nodes: Nodes, kill: str, seed: int) -> Verdict:
         """One trial; what the clients saw against what the promoted replica holds."""
