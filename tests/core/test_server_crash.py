@@ -73,7 +73,7 @@ def test_kill_at_crash_point_under_writers(tmp_path: Path, point: str) -> None:
     acked: list[set[int]] = [set() for _ in range(WRITERS)]
     threads = run_writers(server, stop, acked)
     time.sleep(0.5)
-    server.query(f"SET GLOBAL debug = '+d,{point}'")
+    server.arm_crash_point(point)
     code = server.wait_exit(30)
     stop.set()
     for thread in threads:

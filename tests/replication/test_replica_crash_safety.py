@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable
 
-import pymysql
 import pytest
 from conftest import ServerFactory, Writers
 from test_async_replication import assert_same_data
@@ -40,14 +39,6 @@ def relay_files(replica: ServerProcess) -> list[str]:
     return BinlogIndex(replica.datadir / "relay-bin.index").names()
 
 
-def arm(server: ServerProcess, point: str) -> None:
-    """Arm ``point``; the server may die before it answers."""
-    try:
-        server.query(f"SET GLOBAL debug = '+d,{point}'")
-    except pymysql.err.OperationalError as exc:
-        assert exc.args[0] in (2006, 2013), exc
-
-
 @pytest.mark.parametrize("trial", range(TRIALS))
 @pytest.mark.parametrize("auto_position", [True, False], ids=["gtid", "position"])
 @pytest.mark.parametrize("point", APPLIER_CRASH_POINTS + RECEIVER_CRASH_POINTS)
@@ -58,7 +49,7 @@ def test_crash_point_under_load(servers: ServerFactory, source: ServerProcess,
     replicate(replica, source, auto_position=auto_position)
     load = writers(3).start()
     time.sleep(0.3 + 0.2 * trial)
-    arm(replica, point)
+    replica.arm_crash_point(point)
     assert replica.wait_exit(30) == SIGKILLED, f"{point} was not reached"
     replica.start()
     time.sleep(0.5)

@@ -73,6 +73,17 @@ class ServerProcess:
         finally:
             connection.close()
 
+    def arm_crash_point(self, point: str) -> None:
+        """``SET GLOBAL debug = '+d,<point>'``. A busy server may reach the point and
+        kill itself before it answers; that lost connection (2006/2013) is expected.
+        """
+        import pymysql
+        try:
+            self.query(f"SET GLOBAL debug = '+d,{point}'")
+        except pymysql.err.OperationalError as exc:
+            if exc.args[0] not in (2006, 2013):
+                raise
+
     def kill(self) -> None:
         """SIGKILL, then reap."""
         if self.process is not None and self.process.poll() is None:

@@ -636,7 +636,7 @@ class FailoverHarness(SemisyncFixtures):
         elif kill == "random":
             source.kill()
         else:
-            source.query(f"SET GLOBAL debug = '+d,{kill}'")
+            source.arm_crash_point(kill)
             source.wait_exit(30)
         stop.set()
         for thread in threads:
