@@ -360,9 +360,7 @@ class _GtidEventBase(Event):
 
     @classmethod
     def _decode_gtid_body(cls, body: bytes) -> tuple[uuid.UUID, int, dict[str, object]]:
-        if len(body) < _GTID_V56.size:
-            raise EventError(f"GTID body of {len(body)} bytes is shorter than 25")
-        flags, sid_bytes, gno = _GTID_V56.unpack_from(body)
+        flags, sid_bytes, gno = gtid_fields(body, 0, len(body))
         sid = uuid.UUID(bytes=sid_bytes)
         fields: dict[str, object] = {"flags": flags}
         if len(body) == _GTID_V56.size:
@@ -397,6 +395,24 @@ class _GtidEventBase(Event):
 
 
 _G = TypeVar("_G", bound=_GtidEventBase)
+
+
+def gtid_fields(data: bytes | bytearray | memoryview, body_at: int,
+                body_end: int) -> tuple[int, bytes, int]:
+    """(flags, SID bytes, GNO) of the GTID body at ``data[body_at:body_end]``."""
+    if body_end - body_at < _GTID_V56.size:
+        raise EventError(f"GTID body of {body_end - body_at} bytes is shorter than 25")
+    flags, sid, gno = _GTID_V56.unpack_from(data, body_at)
+    return int(flags), bytes(sid), int(gno)
+
+
+def unpack_header(data: bytes | bytearray | memoryview,
+                  offset: int) -> tuple[int, int, int, int, int, int]:
+    """The common header at ``data[offset:]`` as a tuple (timestamp, type_code, server_id,
+    event_size, log_pos, flags), for readers that cannot afford an EventHeader per event;
+    struct.error if fewer than 19 bytes are left."""
+    fields: tuple[int, int, int, int, int, int] = _HEADER.unpack_from(data, offset)
+    return fields
 
 
 def gtid_transaction_length(event: _G, rest_length: int, checksum: bool = True) -> _G:
@@ -546,15 +562,7 @@ class QueryEvent(Event):
 
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
-        if len(body) < _QUERY_POST_HEADER.size:
-            raise EventError(f"QUERY body of {len(body)} bytes is shorter than the post header")
-        thread_id, exec_time, db_len, error_code, status_len = (
-            _QUERY_POST_HEADER.unpack_from(body))
-        db_start = _QUERY_POST_HEADER.size + status_len
-        if db_start + db_len + 1 > len(body):
-            raise EventError("QUERY: status variables and database name overrun the event")
-        if body[db_start + db_len] != 0:
-            raise EventError("QUERY: database name is not NUL-terminated")
+        thread_id, exec_time, error_code, db_start, db_len = query_layout(body, 0, len(body))
         return cls(
             thread_id=thread_id,
             exec_time=exec_time,
@@ -563,6 +571,25 @@ class QueryEvent(Event):
             db=_text(body[db_start:db_start + db_len]),
             query=_text(body[db_start + db_len + 1:]),
         )
+
+
+def query_layout(data: bytes | bytearray | memoryview, body_at: int,
+                 body_end: int) -> tuple[int, int, int, int, int]:
+    """(thread_id, exec_time, error_code, database offset, database length) of the QUERY
+    body at ``data[body_at:body_end]``; the statement starts after the database name and
+    its NUL. EventError if the layout overruns the body.
+    """
+    if body_end - body_at < _QUERY_POST_HEADER.size:
+        raise EventError(f"QUERY body of {body_end - body_at} bytes is shorter than the "
+                         f"post header")
+    thread_id, exec_time, db_len, error_code, status_len = (
+        _QUERY_POST_HEADER.unpack_from(data, body_at))
+    db_start = body_at + _QUERY_POST_HEADER.size + status_len
+    if db_start + db_len + 1 > body_end:
+        raise EventError("QUERY: status variables and database name overrun the event")
+    if data[db_start + db_len] != 0:
+        raise EventError("QUERY: database name is not NUL-terminated")
+    return thread_id, exec_time, error_code, db_start - body_at, db_len
 
 
 @attrs.frozen

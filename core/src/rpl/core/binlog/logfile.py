@@ -59,6 +59,8 @@ MAX_LOG_UNIQUE_FN_EXT: Final = 0x7FFFFFFF
 """The largest file number MySQL uses."""
 XA_PREPARE_LOG_EVENT: Final = 38
 READ_CHUNK: Final = 1 << 20
+_STATEMENT_HEAD: Final = 24
+"""Enough of a statement to tell BEGIN, COMMIT, ROLLBACK and XA START (after blanks)."""
 RESYNC_WINDOW: Final = 1 << 16
 """How far past a damaged event :func:`intact_event_after` looks for an intact one."""
 _LOGGED_TYPES: Final = frozenset((QUERY_EVENT, STOP_EVENT, ROTATE_EVENT, INTVAR_EVENT,
@@ -210,8 +212,10 @@ class LogEntry:
         return self.position + len(self.raw)
 
 
-class _ChunkReader:
-    """Byte ranges of a file, read ``READ_CHUNK`` bytes (or one big event) at a time."""
+class ChunkReader:
+    """Byte ranges of a file, read ``READ_CHUNK`` bytes (or one big event) at a time;
+    ``limit`` makes the file end there.
+    """
 
     def __init__(self, f: BinaryIO, limit: int | None) -> None:
         self._f = f
@@ -240,7 +244,7 @@ class _ChunkReader:
         return self._buf[offset:offset + length]
 
 
-def _read_header(reader: _ChunkReader, path: str, position: int) -> EventHeader | None:
+def _read_header(reader: ChunkReader, path: str, position: int) -> EventHeader | None:
     data = reader.get(position, HEADER_LEN)
     if not data:
         return None
@@ -249,7 +253,7 @@ def _read_header(reader: _ChunkReader, path: str, position: int) -> EventHeader 
     return EventHeader.unpack(data)
 
 
-def _read_event(reader: _ChunkReader, path: str, position: int, header: EventHeader, *,
+def _read_event(reader: ChunkReader, path: str, position: int, header: EventHeader, *,
                 checksum: bool, check_log_pos: bool) -> LogEntry:
     has_crc = checksum or header.type_code == FORMAT_DESCRIPTION_EVENT
     size = header.event_size
@@ -269,7 +273,7 @@ def _read_event(reader: _ChunkReader, path: str, position: int, header: EventHea
     return LogEntry(position, header, event, raw)
 
 
-def _read_format_description(reader: _ChunkReader, path: str,
+def _read_format_description(reader: ChunkReader, path: str,
                              check_log_pos: bool) -> LogEntry:
     magic = reader.get(0, len(BINLOG_MAGIC))
     if magic != BINLOG_MAGIC[:len(magic)]:
@@ -305,7 +309,7 @@ def read_events(path: StrPath, start: int = 4, *, stop_at: int | None = None,
     if start < len(BINLOG_MAGIC):
         raise ValueError(f"start {start} is before the first event")
     with open(name, "rb", buffering=0) as f:
-        reader = _ChunkReader(f, stop_at)
+        reader = ChunkReader(f, stop_at)
         fd = _read_format_description(reader, name, check_log_pos)
         assert isinstance(fd.event, FormatDescriptionEvent)
         checksum = fd.event.checksum_alg == BINLOG_CHECKSUM_ALG_CRC32
@@ -363,12 +367,19 @@ class TransactionTracker:
 
     def ends_group(self, header: EventHeader, event: Event) -> bool:
         """Feed the next event; True if the file may be cut after it."""
-        code = header.type_code
+        statement = event.query if isinstance(event, QueryEvent) else ""
+        return self.feed(header.type_code, statement)
+
+    def feed(self, code: int, statement: str | bytes = "") -> bool:
+        """:meth:`ends_group` from the type code and, for a QUERY, the statement (its
+        first bytes suffice)."""
         if code in (GTID_LOG_EVENT, ANONYMOUS_GTID_LOG_EVENT):
             self.state = "gtid"
             return False
-        if code == QUERY_EVENT and isinstance(event, QueryEvent):
-            return self._query(event.query.lstrip().upper())
+        if code == QUERY_EVENT:
+            head = statement[:_STATEMENT_HEAD].lstrip()
+            return self._query((head.decode("latin-1") if isinstance(head, bytes)
+                                else head).upper())
         if code in (XID_EVENT, XA_PREPARE_LOG_EVENT):
             self.state = "outside"
             return True
@@ -430,7 +441,7 @@ def intact_event_after(path: StrPath, position: int) -> int | None:
     """
     name = os.fspath(path)
     with open(name, "rb", buffering=0) as f:
-        reader = _ChunkReader(f, None)
+        reader = ChunkReader(f, None)
         try:
             fd = _read_format_description(reader, name, False)
         except LogError:
@@ -443,13 +454,17 @@ def intact_event_after(path: StrPath, position: int) -> int | None:
             if len(header) == HEADER_LEN else []
         resync = range(position + 1, min(size, position + RESYNC_WINDOW))
         for offset in itertools.chain(declared, resync):
-            if offset > position and _intact_at(reader, name, offset, size, checksum):
+            if offset > position and intact_at(reader, name, offset, size, checksum):
                 return int(offset)
     return None
 
 
-def _intact_at(reader: _ChunkReader, name: str, offset: int, size: int,
-               checksum: bool) -> bool:
+def intact_at(reader: ChunkReader, name: str, offset: int, size: int,
+              checksum: bool) -> bool:
+    """Whether an intact event starts at ``offset`` of a file of ``size`` bytes (see
+    :func:`intact_event_after`): how a reader that starts inside a file, or lost its way
+    at damage, finds an event boundary again.
+    """
     entry = _decodes_at(reader, name, offset, size, checksum)
     if entry is None:
         return False
@@ -457,7 +472,7 @@ def _intact_at(reader: _ChunkReader, name: str, offset: int, size: int,
         _decodes_at(reader, name, entry.end, size, checksum) is not None
 
 
-def _decodes_at(reader: _ChunkReader, name: str, offset: int, size: int,
+def _decodes_at(reader: ChunkReader, name: str, offset: int, size: int,
                 checksum: bool) -> LogEntry | None:
     data = reader.get(offset, HEADER_LEN)
     if len(data) < HEADER_LEN:
