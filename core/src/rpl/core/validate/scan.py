@@ -222,12 +222,15 @@ class SplitScanner:
                 with open(self.log.path, "rb") as g:
                     self.buffer = _Buffer(g, position, self.split.end, self.log.size)
                     self.rows.summary.next = self._scan(position)
+        return self.rows
+
+    def _boundary_state(self) -> None:
+        """What the next split inherits: the state after the last owned event."""
         summary = self.rows.summary
         summary.last_shift = self.shift
         summary.source_file = self.source_file
         summary.source_server_id = self.source_server_id
         summary.source_expected = self.expected
-        return self.rows
 
     def _intact(self, offset: int) -> bool:
         return intact_at(self.reader, self.log.path, offset, self.log.size, self.log.checksum)
@@ -262,7 +265,9 @@ class SplitScanner:
         while position < size:
             owned = position < end
             if not owned:
-                boundary = position if boundary is None else boundary
+                if boundary is None:
+                    boundary = position
+                    self._boundary_state()
                 if self.current is None or self.current.state != "open":
                     return boundary
             try:
@@ -274,6 +279,8 @@ class SplitScanner:
                 if found is None:
                     return None
                 position = found
+        if boundary is None:
+            self._boundary_state()
         self._file_end()
         return position if boundary is None else boundary
 
@@ -323,15 +330,17 @@ class SplitScanner:
             return self._bad_crc(position, header, owned)
         if owned:
             self.rows.summary.events += 1
+            self.rows.summary.last_type = code
             if not self.relay:
                 self._check_log_pos(position, size, log_pos)
-        source_pos = self._relay_event(position, header, data, at) if self.relay else None
+        source = self._relay_event(position, header, data, at) if self.relay and owned \
+            else None
         if code == GTID_LOG_EVENT:
             self._gtid(position, header, data, at, owned, digest)
         elif self.known_state:
             self._in_transaction(position, header, data, at, owned, digest)
         if owned and (self.every_event or code in _FILE_TYPES):
-            self._event_row(position, header, data, at, digest, source_pos)
+            self._event_row(position, header, data, at, digest, source)
         return position + size
 
     def _digest(self, data: bytes, at: int, size: int, code: int,
@@ -363,7 +372,8 @@ class SplitScanner:
             raise _Damage(position, f"{exc.reason} (event of type {header[1]})") from exc
 
     def _event_row(self, position: int, header: tuple[int, ...], data: bytes, at: int,
-                   digest: int, source_pos: int | None, *, crc_ok: bool = True) -> None:
+                   digest: int, source: tuple[str | None, int] | None, *,
+                   crc_ok: bool = True) -> None:
         columns = self.rows.events
         code = header[1]
         gtid = xid = None
@@ -374,8 +384,8 @@ class SplitScanner:
         for name, value in (("pos", position), ("size", header[3]), ("type", code),
                             ("server_id", header[2]), ("log_pos", header[4]), ("gtid", gtid),
                             ("xid", xid), ("crc_ok", crc_ok), ("digest", digest),
-                            ("source_file", self.source_file if source_pos is not None
-                             else None), ("source_pos", source_pos)):
+                            ("source_file", source[0] if source else None),
+                            ("source_pos", source[1] if source else None)):
             columns[name].append(value)
         if code in _FILE_TYPES and crc_ok:
             self._file_event(position, header, data, at)
@@ -383,7 +393,6 @@ class SplitScanner:
     def _file_event(self, position: int, header: tuple[int, ...], data: bytes,
                     at: int) -> None:
         summary = self.rows.summary
-        summary.last_type = header[1]
         event = self._decode(position, header, data, at)
         summary.last_rotate = event.next_file if isinstance(event, RotateEvent) else ""
         if isinstance(event, PreviousGtidsEvent) and summary.previous_gtids is None \
@@ -404,10 +413,10 @@ class SplitScanner:
 
     # ------------------------------------------------------------------ relay coordinates
     def _relay_event(self, position: int, header: tuple[int, ...], data: bytes,
-                     at: int) -> int | None:
-        """Follow the source coordinates; the event's source position (None: the relay
-        log's own event, an artificial one, or a FORMAT_DESCRIPTION, which the dump
-        thread rewrites)."""
+                     at: int) -> tuple[str | None, int] | None:
+        """Follow the source coordinates; the event's source file and position (None:
+        the relay log's own event, an artificial one, or a FORMAT_DESCRIPTION, which the
+        dump thread rewrites)."""
         code, server_id, size, log_pos, flags = header[1], header[2], header[3], header[4], \
             header[5]
         if server_id == self.log.server_id and code in _FILE_TYPES:
@@ -419,14 +428,14 @@ class SplitScanner:
                 self.source_server_id = server_id
                 self.marker_seen = True
             return None
-        source_pos = log_pos - size
-        self._check_contiguous(position, source_pos, code)
+        source = (self.source_file, log_pos - size)
+        self._check_contiguous(position, source[1], code)
         self.expected = log_pos
         if code == ROTATE_EVENT:
             event = self._decode(position, header, data, at)
             self.source_file, self.expected = event.next_file, event.position
             self.source_server_id = server_id
-        return None if code == FORMAT_DESCRIPTION_EVENT else source_pos
+        return None if code == FORMAT_DESCRIPTION_EVENT else source
 
     def _check_contiguous(self, position: int, source_pos: int, code: int) -> None:
         summary = self.rows.summary

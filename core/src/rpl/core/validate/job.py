@@ -1,0 +1,168 @@
+"""The Spark side of ``rpl validate``: the scan as Spark tasks, then the cross-node checks.
+
+The splits become a DataFrame of one row each, partitioned one split per partition, and
+``mapInArrow`` runs :func:`rpl.core.validate.scan.scan` on each in the executors'
+Python workers, so the parsing spreads over every core (``local[*]``) or every executor
+of a cluster (``--master spark://host:port``; the workers then need rpl-core installed
+and the data directories at the same paths). A task returns Arrow record batches of one
+wide schema (``rec`` says which kind of row: T transaction, E event, F finding,
+S summary, W written row); the driver caches that once and reads each kind from it.
+
+:func:`events_frame` gives the events DataFrame (one row per event, the columns of
+:data:`rpl.core.validate.scan.EVENT_COLUMNS`); the checks themselves run on transaction
+rows, whose digests fold every event's digest, which moves a quarter of the rows
+through the JVM.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from rpl.core.validate.layout import LogFile, Split
+from rpl.core.validate.scan import SplitRows, scan
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+_FIELDS: Final = (
+    ("rec", "string"), ("node", "string"), ("kind", "string"), ("file", "string"),
+    ("ordinal", "int"), ("split", "int"), ("pos", "long"), ("end", "long"), ("size", "long"),
+    ("type", "int"), ("server_id", "long"), ("log_pos", "long"), ("gtid", "string"),
+    ("xid", "long"), ("crc_ok", "boolean"), ("digest", "long"), ("state", "string"),
+    ("events", "long"), ("source_file", "string"), ("source_server_id", "long"),
+    ("source_pos", "long"), ("source_end", "long"), ("check", "string"),
+    ("severity", "string"), ("detail", "string"), ("tbl", "string"), ("key", "string"),
+    ("value", "string"))
+SCHEMA: Final = ", ".join(f"{name} {kind}" for name, kind in _FIELDS)
+"""The wide schema of the scan's rows, as a Spark DDL string."""
+_COLUMNS: Final = [name for name, _ in _FIELDS]
+_EVENT_SCHEMA: Final = (
+    "node string, kind string, file string, ordinal int, pos long, size long, type int, "
+    "server_id long, log_pos long, gtid string, xid long, crc_ok boolean, digest long, "
+    "source_file string, source_pos long")
+
+
+def spark_session(master: str | None = None, app: str = "rpl validate") -> SparkSession:
+    """A Spark session: ``local[*]`` unless ``master`` names another (the UI off, the
+    console progress bar on, the executors' Python the same as this one)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+    quiet = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
+    session = (SparkSession.builder.appName(app).master(master or "local[*]")
+               .config("spark.driver.extraJavaOptions", quiet)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "true")
+               .config("spark.sql.shuffle.partitions", "8")
+               .config("spark.driver.memory", "2g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _split_json(split: Split) -> str:
+    return json.dumps({"file": attrs.asdict(split.file), "number": split.number,
+                       "start": split.start, "end": split.end})
+
+
+def _split_from_json(text: str) -> Split:
+    record = json.loads(text)
+    return Split(LogFile(**record["file"]), record["number"], record["start"], record["end"])
+
+
+class _Columns:
+    """Columns of the wide schema, filled a kind of row at a time."""
+
+    def __init__(self, split: Split) -> None:
+        self.split = split
+        self.values: dict[str, list[Any]] = {name: [] for name in _COLUMNS}
+        self.rows = 0
+
+    def add(self, rec: str, count: int, columns: dict[str, list[Any]]) -> None:
+        """``count`` rows of kind ``rec``; columns not given are null, except the split's
+        own node, kind, file, ordinal and number."""
+        log = self.split.file
+        given = {"rec": [rec] * count, "node": [log.node] * count,
+                 "kind": [log.kind] * count, "file": [log.name] * count,
+                 "ordinal": [log.ordinal] * count, "split": [self.split.number] * count,
+                 **columns}
+        for name, values in self.values.items():
+            values += given.get(name) or [None] * count
+        self.rows += count
+
+
+def _optional(values: list[int], missing: int = -1) -> list[int | None]:
+    return [None if v == missing else v for v in values]
+
+
+def columns_of(rows: SplitRows) -> dict[str, list[Any]]:
+    """Every row of one split, as columns of the wide schema."""
+    out = _Columns(rows.split)
+    trx = rows.transactions
+    out.add("T", len(trx), {
+        "pos": [t.pos for t in trx], "end": [t.end for t in trx],
+        "gtid": [t.gtid for t in trx], "state": [t.state for t in trx],
+        "events": [t.events for t in trx], "digest": [t.digest for t in trx],
+        "source_file": [t.source_file for t in trx],
+        "source_server_id": [t.source_server_id for t in trx],
+        "source_pos": _optional([t.source_pos for t in trx]),
+        "source_end": _optional([t.source_end for t in trx])})
+    out.add("E", len(rows.events["pos"]), dict(rows.events))
+    found = rows.findings
+    out.add("F", len(found), {
+        "file": [f.file for f in found], "pos": [f.position for f in found],
+        "check": [f.check for f in found], "severity": [f.severity for f in found],
+        "detail": [f.detail for f in found], "gtid": [f.gtid or None for f in found],
+        "source_file": [f.source_file or None for f in found],
+        "source_pos": _optional([f.source_position for f in found])})
+    writes = rows.writes
+    out.add("W", len(writes), {"gtid": [w[0] for w in writes], "tbl": [w[1] for w in writes],
+                               "key": [w[2] for w in writes], "value": [w[3] for w in writes]})
+    out.add("S", 1, {"detail": [json.dumps(rows.summary.as_json())]})
+    return out.values
+
+
+def _arrow_schema() -> pa.Schema:
+    import pyarrow as pa
+    types = {"string": pa.string(), "int": pa.int32(), "long": pa.int64(),
+             "boolean": pa.bool_()}
+    return pa.schema([(name, types[kind]) for name, kind in _FIELDS])
+
+
+def _batch(columns: dict[str, list[Any]]) -> pa.RecordBatch:
+    import pyarrow as pa
+    return pa.RecordBatch.from_pydict(columns, schema=_arrow_schema())
+
+
+def _scan_partition(extract_writes: bool, every_event: bool) -> Any:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for text in batch.column("split").to_pylist():
+                rows = scan(_split_from_json(text), extract_writes=extract_writes,
+                            every_event=every_event)
+                yield _batch(columns_of(rows))
+    return run
+
+
+def scan_frame(spark: SparkSession, splits: list[Split], *, extract_writes: bool = False,
+               every_event: bool = False) -> DataFrame:
+    """The rows of every split (the wide schema), one Spark task per split."""
+    texts = [(_split_json(s),) for s in splits]
+    frame = spark.createDataFrame(texts, "split string").repartition(max(1, len(splits)))
+    return frame.mapInArrow(_scan_partition(extract_writes, every_event), SCHEMA)
+
+
+def events_frame(spark: SparkSession, splits: list[Split]) -> DataFrame:
+    """One row per event of every split (see the module docstring)."""
+    rows = scan_frame(spark, splits, every_event=True)
+    return rows.filter("rec = 'E'").selectExpr(*[c.strip().split(" ")[0]
+                                                 for c in _EVENT_SCHEMA.split(",")])
