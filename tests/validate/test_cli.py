@@ -33,7 +33,8 @@ def test_clean_run_exit_0_and_json_report(run: Path) -> None:
 def test_violation_exit_1(run: Path) -> None:
     path = run / "source" / "binlog.000003"
     target = find(path, lambda e: isinstance(e.event, XidEvent), nth=2)
-    rewrite(path, lambda data: data.__setitem__(target.position + 20, data[target.position + 20] ^ 1))
+    at = target.position + 20
+    rewrite(path, lambda data: data.__setitem__(at, data[at] ^ 1))
     report = run / "report.json"
     done = rpl_validate(str(run / "source"), "--report", str(report))
     assert done.returncode == 1, done.stdout + done.stderr

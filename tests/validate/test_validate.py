@@ -12,7 +12,6 @@ from faults import events, find, rewrite
 
 from rpl.core.binlog.events import (
     GTID_LOG_EVENT,
-    QUERY_EVENT,
     XID_EVENT,
     GtidEvent,
     QueryEvent,

@@ -410,7 +410,8 @@ def unpack_header(data: bytes | bytearray | memoryview,
                   offset: int) -> tuple[int, int, int, int, int, int]:
     """The common header at ``data[offset:]`` as a tuple (timestamp, type_code, server_id,
     event_size, log_pos, flags), for readers that cannot afford an EventHeader per event;
-    struct.error if fewer than 19 bytes are left."""
+    struct.error if fewer than 19 bytes are left.
+    """
     fields: tuple[int, int, int, int, int, int] = _HEADER.unpack_from(data, offset)
     return fields
 

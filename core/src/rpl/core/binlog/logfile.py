@@ -372,7 +372,8 @@ class TransactionTracker:
 
     def feed(self, code: int, statement: str | bytes = "") -> bool:
         """:meth:`ends_group` from the type code and, for a QUERY, the statement (its
-        first bytes suffice)."""
+        first bytes suffice).
+        """
         if code in (GTID_LOG_EVENT, ANONYMOUS_GTID_LOG_EVENT):
             self.state = "gtid"
             return False

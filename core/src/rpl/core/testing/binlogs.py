@@ -25,6 +25,7 @@ import attrs
 from rpl.core.binlog.events import (
     HEADER_LEN,
     LOG_EVENT_ARTIFICIAL_F,
+    Event,
     GtidEvent,
     QueryEvent,
     RotateEvent,
@@ -67,9 +68,10 @@ class _Template:
         digits = "0" * _KEY_DIGITS
         statement = f"INSERT INTO d.t VALUES ({digits}, 'v{digits}')"
         status = default_status_vars()
-        events = [
-            GtidEvent(sid, 1, last_committed=0, sequence_number=1,
-                      immediate_commit_timestamp=1_700_000_000_000_000),
+        gtid = GtidEvent(sid, 1, last_committed=0, sequence_number=1,
+                         immediate_commit_timestamp=1_700_000_000_000_000)
+        events: list[Event] = [
+            gtid,
             QueryEvent(1, 0, 0, status, "d", "BEGIN"),
             QueryEvent(1, 0, 0, status, "d", statement),
             XidEvent(1),
@@ -77,7 +79,7 @@ class _Template:
         raws = [encode_event(e, server_id=SOURCE_ID, timestamp=1_700_000_000)
                 for e in events]
         rest = sum(len(r) for r in raws[1:])
-        raws[0] = encode_event(events[0].with_transaction_length(rest), server_id=SOURCE_ID,
+        raws[0] = encode_event(gtid.with_transaction_length(rest), server_id=SOURCE_ID,
                                timestamp=1_700_000_000)
         self.raw = bytearray(b"".join(raws))
         self.gtid_size = len(raws[0])
@@ -124,7 +126,8 @@ class _LogWriter:
 
     def write(self, data: bytearray, *, events: int, relocate: bool = True) -> None:
         """Append whole events (their log_pos set to this file's positions if
-        ``relocate``)."""
+        ``relocate``).
+        """
         if relocate:
             relocate_events(data, self.position, checksum=True)
         os.write(self.handle, data)
@@ -134,7 +137,8 @@ class _LogWriter:
 
     def close(self, next_name: str | None) -> None:
         """End the file: a ROTATE to the next one (and the in-use flag cleared), or
-        nothing for the last file (left as a killed server leaves it)."""
+        nothing for the last file (left as a killed server leaves it).
+        """
         if next_name is not None:
             rotate = bytearray(encode_event(RotateEvent(4, next_name),
                                             server_id=self.server_id, timestamp=1_700_000_000))
@@ -157,7 +161,8 @@ def _datadir(path: Path, server_uuid: uuid.UUID) -> None:
 def write_topology(root: Path, transactions: int, *, max_file_bytes: int = 64 << 20,
                    progress: Callable[[int], None] | None = None) -> SyntheticRun:
     """A source and a replica under ``root`` (``source/``, ``replica/``) after
-    ``transactions`` transactions were replicated and applied."""
+    ``transactions`` transactions were replicated and applied.
+    """
     sid = uuid.UUID(int=0x5EED)
     source_dir, replica_dir = root / "source", root / "replica"
     _datadir(source_dir, sid)

@@ -1,5 +1,6 @@
 """``rpl validate DATADIR... [--history FILE] [--node NAME] [--master URL]
-[--report FILE.json] [--split-mb N]``: exit 0 clean, 1 violations, 2 usage errors."""
+[--report FILE.json] [--split-mb N]``: exit 0 clean, 1 violations, 2 usage errors.
+"""
 
 from __future__ import annotations
 

@@ -143,7 +143,8 @@ def _update_rows(statement: ast.Update, db: str) -> Iterator[tuple[str, str, str
 
 def written_rows(statements: Iterable[tuple[str, str]]) -> list[tuple[str, str, str]]:
     """(table, key, value) of the rows the statements (``(db, sql)`` pairs of one
-    committed transaction) wrote, as far as a history can name them."""
+    committed transaction) wrote, as far as a history can name them.
+    """
     rows: list[tuple[str, str, str]] = []
     for db, sql in statements:
         head = sql.lstrip()[:7].upper()

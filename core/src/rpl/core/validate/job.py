@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -52,7 +52,8 @@ _EVENT_SCHEMA: Final = (
 
 def spark_session(master: str | None = None, app: str = "rpl validate") -> SparkSession:
     """A Spark session: ``local[*]`` unless ``master`` names another (the UI off, the
-    console progress bar on, the executors' Python the same as this one)."""
+    console progress bar on, the executors' Python the same as this one).
+    """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -89,9 +90,10 @@ class _Columns:
 
     def add(self, rec: str, count: int, columns: dict[str, list[Any]]) -> None:
         """``count`` rows of kind ``rec``; columns not given are null, except the split's
-        own node, kind, file, ordinal and number."""
+        own node, kind, file, ordinal and number.
+        """
         log = self.split.file
-        given = {"rec": [rec] * count, "node": [log.node] * count,
+        given: dict[str, list[Any]] = {"rec": [rec] * count, "node": [log.node] * count,
                  "kind": [log.kind] * count, "file": [log.name] * count,
                  "ordinal": [log.ordinal] * count, "split": [self.split.number] * count,
                  **columns}

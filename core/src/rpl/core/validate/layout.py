@@ -98,7 +98,8 @@ class LayoutError(ValueError):
 
 def _peek_format_description(path: Path) -> tuple[bool, int]:
     """(events carry a CRC32, server_id) from the file's FORMAT_DESCRIPTION; (True, -1)
-    when it cannot be read (the scan reports why)."""
+    when it cannot be read (the scan reports why).
+    """
     with path.open("rb") as f:
         head = f.read(_FD_PEEK)
     if len(head) < len(BINLOG_MAGIC) + HEADER_LEN or not head.startswith(BINLOG_MAGIC):
@@ -172,5 +173,5 @@ def plan_splits(nodes: list[Node], split_bytes: int = DEFAULT_SPLIT_BYTES) -> li
             edges = [0] if whole else list(range(0, max(log.size, 1), split_bytes))
             ends = edges[1:] + [max(log.size, 1)]
             splits += [Split(log, number, start, end)
-                       for number, (start, end) in enumerate(zip(edges, ends))]
+                       for number, (start, end) in enumerate(zip(edges, ends, strict=True))]
     return splits

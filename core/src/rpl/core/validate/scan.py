@@ -95,7 +95,8 @@ def fold(accumulated: int, digest: int) -> int:
 @attrs.define
 class Transaction:
     """A GTID group as one task saw it; ``state``: complete, partial (the file ends inside
-    it), interrupted (another GTID came first) or damaged."""
+    it), interrupted (another GTID came first) or damaged.
+    """
 
     gtid: str
     pos: int
@@ -152,7 +153,8 @@ class SplitRows:
 
 class _Damage(Exception):
     """The event at ``position`` cannot be read: ``reason``; ``tail`` when the file ends
-    inside it (nothing after it to resynchronize on)."""
+    inside it (nothing after it to resynchronize on).
+    """
 
     def __init__(self, position: int, reason: str, tail: bool = False) -> None:
         super().__init__(reason)
@@ -259,7 +261,8 @@ class SplitScanner:
 
     def _scan(self, position: int) -> int | None:
         """Scan from ``position``; the first event boundary at or after the split's end
-        (None: lost in damage). Past the end only an owned transaction is finished."""
+        (None: lost in damage). Past the end only an owned transaction is finished.
+        """
         end, size = self.split.end, self.log.size
         boundary: int | None = None
         while position < size:
@@ -416,7 +419,8 @@ class SplitScanner:
                      at: int) -> tuple[str | None, int] | None:
         """Follow the source coordinates; the event's source file and position (None:
         the relay log's own event, an artificial one, or a FORMAT_DESCRIPTION, which the
-        dump thread rewrites)."""
+        dump thread rewrites).
+        """
         code, server_id, size, log_pos, flags = header[1], header[2], header[3], header[4], \
             header[5]
         if server_id == self.log.server_id and code in _FILE_TYPES:

@@ -146,5 +146,5 @@ def stitch(nodes: list[Node], summaries: Iterable[tuple[Split, Summary]]) -> \
             else:
                 carried = _relay_carry(pairs, state, findings)
             carries += [Carry(s.file.node, s.file.kind, s.file.name, s.number, v, *c)
-                        for (s, _), v, c in zip(pairs, valid, carried)]
+                        for (s, _), v, c in zip(pairs, valid, carried, strict=True)]
     return findings, carries
