@@ -20,6 +20,7 @@ from rpl.core.binlog.events import QueryEvent
 from rpl.core.binlog.logfile import BinlogIndex, read_events
 from rpl.core.debug import CRASH_POINTS
 from rpl.core.testing.process import ServerProcess
+from rpl.core.validate.stitch import violations_in
 
 WRITERS = 4
 
@@ -89,6 +90,7 @@ def test_kill_at_crash_point_under_writers(tmp_path: Path, point: str) -> None:
     in_binlog = binlog_ids(tmp_path / "data")
     assert rows == in_binlog, (f"data differs from the binlog: extra {sorted(rows - in_binlog)[:5]}"
                                f", missing {sorted(in_binlog - rows)[:5]}")
+    assert violations_in([str(tmp_path / "data")]) == []
     pairs = {r for r in rows if r % 1_000_000 >= 500_000}
     assert all(p - 500_000 in rows for p in pairs), "half of a transaction survived"
     if point == "half_binlogged_transaction":

@@ -29,6 +29,7 @@ from rpl.core.binlog.logfile import BinlogIndex, LogError, read_events
 from rpl.core.debug import APPLIER_CRASH_POINTS, RECEIVER_CRASH_POINTS
 from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.topology import gtid_executed, replicate, slave_status, wait_for
+from rpl.core.validate.stitch import violations_in
 
 TRIALS = int(os.environ.get("RPL_FAULT_TRIALS", "3"))
 SIGKILLED = -9
@@ -55,6 +56,7 @@ def test_crash_point_under_load(servers: ServerFactory, source: ServerProcess,
     time.sleep(0.5)
     load.join()
     assert_same_data(source, replica)
+    assert violations_in([str(source.datadir), str(replica.datadir)]) == []
     log = replica.error_log()
     assert "Relay log recovery: the receiver restarts at source log" in log
     if point == "crash_in_relay_log_event_write":

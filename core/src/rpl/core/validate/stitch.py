@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from rpl.core.binlog.events import GTID_LOG_EVENT, ROTATE_EVENT
-from rpl.core.validate.findings import Finding
+from rpl.core.validate.findings import NOTICE, VIOLATION, Finding
 from rpl.core.validate.layout import BINLOG, Node, Split
 from rpl.core.validate.scan import Summary
 
@@ -94,7 +94,8 @@ def _rotate_check(splits: list[tuple[Split, Summary]], findings: list[Finding]) 
     if summary.last_type != ROTATE_EVENT:
         findings.append(_finding(split, log.size, f"the file does not end with a ROTATE to "
                                  f"{log.next_name}, the next file of the index (its last "
-                                 f"event is of type {summary.last_type})"))
+                                 f"event is of type {summary.last_type}): the server "
+                                 f"stopped without closing it, a crash", severity=NOTICE))
     elif summary.last_rotate != log.next_name:
         findings.append(_finding(split, log.size, f"the last ROTATE names "
                                  f"{summary.last_rotate!r}, but the index's next file is "
@@ -148,3 +149,20 @@ def stitch(nodes: list[Node], summaries: Iterable[tuple[Split, Summary]]) -> \
             carries += [Carry(s.file.node, s.file.kind, s.file.name, s.number, v, *c)
                         for (s, _), v, c in zip(pairs, valid, carried, strict=True)]
     return findings, carries
+
+
+def check_files(datadirs: list[str], split_bytes: int = 1 << 20) -> list[Finding]:
+    """The structure and transaction findings of the nodes' logs, in this process (no
+    Spark, no cross-node checks): what a fault test adds after a crash and recovery.
+    """
+    from rpl.core.validate.layout import discover_all, plan_splits
+    from rpl.core.validate.scan import scan_all
+    nodes = discover_all(datadirs)
+    rows = scan_all(plan_splits(nodes, split_bytes))
+    findings, _ = stitch(nodes, [(r.split, r.summary) for r in rows])
+    return findings + [f for r in rows for f in r.findings]
+
+
+def violations_in(datadirs: list[str]) -> list[str]:
+    """:func:`check_files`' violations, one line each (empty: the logs are sound)."""
+    return [f.line() for f in check_files(datadirs) if f.severity == VIOLATION]
