@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rpl.core.binlog.gtid import Gtid, GtidSet
-from rpl.core.binlog.logfile import LogError, read_events
+from rpl.core.binlog.logfile import LogError, previous_gtids, read_events
 from rpl.core.validate.findings import NOTICE, VIOLATION, Finding
 from rpl.core.validate.history import READ, WRITE, Operation, read_history
 from rpl.core.validate.layout import (
@@ -253,13 +253,8 @@ class _Run:
     def _relay_previous(self, node: str) -> GtidSet:
         """The GTIDs the node's oldest relay file says were retrieved before it."""
         relays = self.by_name[node].relay_logs
-        if not relays:
-            return GtidSet()
-        for entry in read_events(relays[0].path, check_log_pos=False):
-            gtids = getattr(entry.event, "gtids", None)
-            if gtids is not None:
-                return GtidSet.parse(str(gtids))
-        return GtidSet()
+        return (previous_gtids(relays[0].path, check_log_pos=False) if relays else None) \
+            or GtidSet()
 
     def _relay_difference(self, row: Any) -> None:
         where = f"{row.p_source} {row.source_file}:{row.source_pos}"
@@ -352,13 +347,7 @@ class _Run:
     def _purged(self, node: str) -> GtidSet:
         """The GTIDs the node's oldest binlog file says came before it."""
         binlogs = self.by_name[node].binlogs
-        if not binlogs:
-            return GtidSet()
-        for entry in read_events(binlogs[0].path):
-            gtids = getattr(entry.event, "gtids", None)
-            if gtids is not None:
-                return GtidSet.parse(str(gtids))
-        return GtidSet()
+        return (previous_gtids(binlogs[0].path) if binlogs else None) or GtidSet()
 
     def _history(self, rows: DataFrame) -> None:
         self.report.checks.append("history")

@@ -159,7 +159,8 @@ def scan_frame(spark: SparkSession, splits: list[Split], *, extract_writes: bool
                every_event: bool = False) -> DataFrame:
     """The rows of every split (the wide schema), one Spark task per split."""
     texts = [(_split_json(s),) for s in splits]
-    frame = spark.createDataFrame(texts, "split string").repartition(max(1, len(splits)))
+    one_each = spark.sparkContext.parallelize(texts, max(1, len(texts)))
+    frame = spark.createDataFrame(one_each, "split string")
     return frame.mapInArrow(_scan_partition(extract_writes, every_event), SCHEMA)
 
 
