@@ -38,6 +38,7 @@ from rpl.core.testing.topology import (
     wait_caught_up,
     wait_for,
 )
+from rpl.core.validate.stitch import violations_in
 
 ACK_RECEIVER = "thread/semisync/Ack_receiver"
 ACK_RECEIVER_STATES = ("Waiting for semi-sync slave connection",
@@ -595,7 +596,8 @@ class FailoverHarness(SemisyncFixtures):
     """One failover trial: a source (semisync, ``wait_point``, a timeout that never
     expires) and one semisync replica; 12 writers insert unique rows and 4 readers probe
     the rows being inserted; the source is killed per ``KILLS``; the replica applies what
-    it received and is promoted; the :class:`Verdict` compares what the clients saw.
+    it received and is promoted (its binlog and relay logs must pass the validator's
+    structure and transaction checks); the :class:`Verdict` compares what the clients saw.
     """
 
     wait_point = "AFTER_SYNC"
@@ -642,6 +644,8 @@ class FailoverHarness(SemisyncFixtures):
         for thread in threads:
             thread.join(30)
         held = _promote(replica)
+        unsound = violations_in([str(replica.datadir)])
+        assert not unsound, "the promoted replica's logs: " + "; ".join(unsound)
         return Verdict(len(history.acknowledged), len(history.read),
                        frozenset(history.acknowledged - held), frozenset(history.read - held))
 
