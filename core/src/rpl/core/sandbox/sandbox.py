@@ -1,0 +1,350 @@
+"""The sandbox model and its operations (see the package docstring).
+
+What holds:
+
+* ports: a deployment takes the first block of consecutive free loopback ports at or
+  above ``--base-port``, one per node, and refuses a directory that already holds a
+  sandbox, so two sandboxes never collide;
+* a node's pid is recorded when it starts and checked against the process's command line
+  before any signal is sent, so a reused pid is never signalled;
+* every operation waits until what it promises is true: deploy until the replicas have
+  connected (and, with semisync, the source counts them as semisync clients), stop until
+  every process is gone and its port free, start until every node accepts connections.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+
+from rpl.core.testing.process import ServerProcess
+from rpl.core.testing.topology import (
+    create_replication_user,
+    gtid_executed,
+    replicate,
+    slave_status,
+    wait_for,
+)
+
+DESCRIPTION: Final = "sandbox.json"
+SEMISYNC_MODES: Final = ("after_sync", "after_commit", "off")
+SEMISYNC_TIMEOUT_MS: Final = 10_000
+DEFAULT_BASE_PORT: Final = 23306
+DEFAULT_DIR: Final = Path.home() / "sandboxes" / "rpl"
+SOURCE: Final = "source"
+REPLICA: Final = "replica"
+
+
+class SandboxError(RuntimeError):
+    """What went wrong, for the user (exit code 1)."""
+
+
+@attrs.define
+class NodeSpec:
+    """One node of a sandbox."""
+
+    name: str
+    role: str
+    port: int
+    server_id: int
+    options: list[str]
+    pid: int = 0
+
+
+@attrs.define
+class Sandbox:
+    """A sandbox directory and its nodes."""
+
+    directory: Path
+    topology: str
+    semisync: str
+    nodes: list[NodeSpec]
+
+    # ---------------------------------------------------------------- files
+    @classmethod
+    def load(cls, directory: Path) -> Sandbox:
+        """The sandbox in ``directory``; SandboxError if there is none."""
+        path = directory / DESCRIPTION
+        if not path.exists():
+            raise SandboxError(f"no sandbox in {directory} (no {DESCRIPTION})")
+        data = json.loads(path.read_text())
+        return cls(directory, data["topology"], data["semisync"],
+                   [NodeSpec(**n) for n in data["nodes"]])
+
+    def save(self) -> None:
+        """Write ``sandbox.json``."""
+        data = {"topology": self.topology, "semisync": self.semisync,
+                "nodes": [attrs.asdict(n) for n in self.nodes]}
+        (self.directory / DESCRIPTION).write_text(json.dumps(data, indent=2) + "\n")
+
+    def node(self, name: str) -> NodeSpec:
+        """The node called ``name``."""
+        for spec in self.nodes:
+            if spec.name == name:
+                return spec
+        raise SandboxError(f"no node {name!r} in {self.directory}")
+
+    def server(self, spec: NodeSpec) -> ServerProcess:
+        """A handle to query the node (and to start it)."""
+        return ServerProcess(self.directory / spec.name, spec.port, spec.options)
+
+    @property
+    def source(self) -> NodeSpec:
+        """The node whose role is source."""
+        return next(n for n in self.nodes if n.role == SOURCE)
+
+    # ---------------------------------------------------------------- processes
+    def running(self, spec: NodeSpec) -> bool:
+        """Whether the node's recorded process is alive (and is that node's server)."""
+        return _is_our_server(spec.pid, self.directory / spec.name)
+
+    def start_node(self, spec: NodeSpec, timeout: float = 30.0) -> None:
+        """Start one node detached; wait until it accepts connections."""
+        if self.running(spec):
+            return
+        if not port_free(spec.port):
+            raise SandboxError(f"port {spec.port} of {spec.name} is taken by another process")
+        datadir = self.directory / spec.name
+        datadir.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-m", "rpl.core.cli", "server", "--datadir", str(datadir),
+                   "--port", str(spec.port), "--server-id", str(spec.server_id), *spec.options]
+        with (self.directory / f"{spec.name}.out").open("ab") as out:
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+        spec.pid = process.pid
+        self.save()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise SandboxError(f"{spec.name} exited with {process.returncode}; see "
+                                   f"{datadir / 'error.log'}")
+            if not port_free(spec.port):
+                return
+            time.sleep(0.05)
+        raise SandboxError(f"{spec.name} did not listen on port {spec.port}")
+
+    def stop_node(self, spec: NodeSpec, timeout: float = 30.0) -> None:
+        """SIGTERM (a clean shutdown), SIGKILL after ``timeout``; wait until it is gone."""
+        if not self.running(spec):
+            return
+        os.kill(spec.pid, signal.SIGTERM)
+        if not _wait_gone(spec.pid, timeout):
+            os.kill(spec.pid, signal.SIGKILL)
+            _wait_gone(spec.pid, 10)
+        wait_for(lambda: port_free(spec.port), 10, f"port {spec.port} to be free")
+
+    def kill_node(self, spec: NodeSpec) -> None:
+        """SIGKILL, as a crash; wait until it is gone."""
+        if self.running(spec):
+            os.kill(spec.pid, signal.SIGKILL)
+            _wait_gone(spec.pid, 10)
+
+
+def _is_our_server(pid: int, datadir: Path) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False  # our own child, now reaped
+    except ChildProcessError:
+        pass
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if stat.rsplit(")", 1)[-1].split()[0] == "Z":
+        return False
+    return b"rpl.core.cli" in command and str(datadir).encode() in command
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            pass
+        if not Path(f"/proc/{pid}").exists() or \
+                Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def port_free(port: int) -> bool:
+    """Whether nothing listens on 127.0.0.1:``port`` and a server could bind it (with
+    SO_REUSEADDR, as servers do: connections in TIME_WAIT do not count)."""
+    with socket.socket() as probe:
+        probe.settimeout(0.2)
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            return False
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_block(base: int, count: int) -> int:
+    """The first port at or above ``base`` starting ``count`` consecutive free ports."""
+    port = base
+    while port + count < 65536:
+        taken = [p for p in range(port, port + count) if not port_free(p)]
+        if not taken:
+            return port
+        port = taken[-1] + 1
+    raise SandboxError(f"no {count} consecutive free ports at or above {base}")
+
+
+# -------------------------------------------------------------------- deploy
+def _options(role: str, semisync: str) -> list[str]:
+    if semisync == "off":
+        return []
+    plugins = "--plugin-load=rpl_semi_sync_master;rpl_semi_sync_slave"
+    if role == SOURCE:
+        return [plugins, "--rpl-semi-sync-master-enabled=ON",
+                f"--rpl-semi-sync-master-wait-point={semisync.upper()}",
+                f"--rpl-semi-sync-master-timeout={SEMISYNC_TIMEOUT_MS}"]
+    return [plugins, "--rpl-semi-sync-slave-enabled=ON"]
+
+
+def deploy(directory: Path, *, replicas: int = 2, semisync: str = "after_sync",
+           base_port: int = DEFAULT_BASE_PORT,
+           say: Callable[[str], None] = lambda _: None) -> Sandbox:
+    """A source and ``replicas`` replicas in ``directory``, replicating; see the module
+    docstring for what holds when it returns."""
+    if semisync not in SEMISYNC_MODES:
+        raise SandboxError(f"--semisync must be one of {', '.join(SEMISYNC_MODES)}")
+    if not 0 <= replicas <= 9:
+        raise SandboxError("--replicas must be between 0 and 9")
+    if (directory / DESCRIPTION).exists():
+        raise SandboxError(f"{directory} already holds a sandbox: `rpl sandbox destroy "
+                           f"--dir {directory}` first")
+    directory.mkdir(parents=True, exist_ok=True)
+    port = free_block(base_port, replicas + 1)
+    names = [SOURCE] + [f"replica{i}" for i in range(1, replicas + 1)]
+    sandbox = Sandbox(directory, "replication", semisync, [
+        NodeSpec(name, SOURCE if name == SOURCE else REPLICA, port + i, i + 1,
+                 _options(SOURCE if name == SOURCE else REPLICA, semisync))
+        for i, name in enumerate(names)])
+    sandbox.save()
+    try:
+        for spec in sandbox.nodes:
+            say(f"starting {spec.name} on port {spec.port}")
+            sandbox.start_node(spec)
+            _client_script(sandbox, spec)
+        _attach(sandbox, say)
+    except BaseException:
+        stop(sandbox)
+        raise
+    return sandbox
+
+
+def _attach(sandbox: Sandbox, say: Callable[[str], None]) -> None:
+    source = sandbox.server(sandbox.source)
+    semisync = sandbox.semisync != "off"
+    if semisync:  # no replica to acknowledge the account's creation yet
+        source.query("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+    create_replication_user(source)
+    for spec in sandbox.nodes:
+        if spec.role == REPLICA:
+            say(f"attaching {spec.name} to the source")
+            replicate(sandbox.server(spec), source)
+    replicas = [sandbox.server(s) for s in sandbox.nodes if s.role == REPLICA]
+    wait_for(lambda: all(slave_status(r).get("Slave_IO_Running") == "Yes" for r in replicas),
+             30, "the replicas to connect")
+    if semisync:
+        source.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")
+        wait_for(lambda: _status(source, "Rpl_semi_sync_master_clients") == str(len(replicas)),
+                 30, "the source to count its semisync replicas")
+
+
+def _client_script(sandbox: Sandbox, spec: NodeSpec) -> None:
+    path = sandbox.directory / spec.name
+    script = path.with_name(f"{spec.name}.sh")
+    script.write_text(f"#!/bin/sh\n# the mariadb client on {spec.name} ({spec.role}, port "
+                      f"{spec.port})\nexec mariadb -h127.0.0.1 -P{spec.port} -uroot "
+                      f"--prompt='{spec.name} [\\d]> ' \"$@\"\n")
+    script.chmod(0o755)
+
+
+# -------------------------------------------------------------------- the others
+def stop(sandbox: Sandbox) -> None:
+    """Stop every node (replicas first, then the source)."""
+    for spec in sorted(sandbox.nodes, key=lambda n: n.role == SOURCE):
+        sandbox.stop_node(spec)
+
+
+def start(sandbox: Sandbox) -> None:
+    """Start every node that is not running (the source first)."""
+    for spec in sorted(sandbox.nodes, key=lambda n: n.role != SOURCE):
+        sandbox.start_node(spec)
+
+
+def destroy(sandbox: Sandbox) -> None:
+    """Stop every node and remove the directory."""
+    stop(sandbox)
+    shutil.rmtree(sandbox.directory)
+
+
+def _status(server: ServerProcess, name: str) -> str:
+    rows = server.query(f"SHOW GLOBAL STATUS LIKE '{name}'")
+    return str(rows[0][1]) if rows else ""
+
+
+def node_status(sandbox: Sandbox, spec: NodeSpec) -> dict[str, Any]:
+    """What ``rpl sandbox status`` shows of one node."""
+    row: dict[str, Any] = {"node": spec.name, "role": spec.role, "port": spec.port,
+                           "state": "stopped", "gtid_executed": "", "lag": "",
+                           "semisync": ""}
+    if not sandbox.running(spec):
+        return row
+    server = sandbox.server(spec)
+    try:
+        row["gtid_executed"] = gtid_executed(server)
+        replica = slave_status(server)
+    except Exception as exc:  # noqa: BLE001 - any client error: show it, go on
+        row["state"] = f"running, not answering ({exc})"
+        return row
+    row["state"] = "running"
+    if replica:
+        row["role"] = REPLICA
+        io, sql = replica["Slave_IO_Running"], replica["Slave_SQL_Running"]
+        row["state"] = f"running, IO {io}, SQL {sql}"
+        lag = replica.get("Seconds_Behind_Master")
+        row["lag"] = "" if lag is None else f"{lag} s"
+    row["semisync"] = _semisync_counters(server, bool(replica))
+    return row
+
+
+def _semisync_counters(server: ServerProcess, replica: bool) -> str:
+    values = dict((str(k), str(v)) for k, v in server.query(
+        "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'"))
+    if not values:
+        return "-"
+    if replica:
+        return f"slave {values.get('Rpl_semi_sync_slave_status', '?')}"
+    return (f"master {values.get('Rpl_semi_sync_master_status', '?')}, clients "
+            f"{values.get('Rpl_semi_sync_master_clients', '?')}, yes_tx "
+            f"{values.get('Rpl_semi_sync_master_yes_tx', '?')}, no_tx "
+            f"{values.get('Rpl_semi_sync_master_no_tx', '?')}")
+
+
+def status(sandbox: Sandbox) -> list[dict[str, Any]]:
+    """Every node's status row."""
+    return [node_status(sandbox, spec) for spec in sandbox.nodes]
