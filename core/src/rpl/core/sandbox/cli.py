@@ -1,5 +1,6 @@
 """``rpl sandbox deploy replication [--replicas N] [--semisync after_sync|after_commit|off]
-[--base-port P] [--dir D]``, ``rpl sandbox status|stop|start|destroy [--dir D]``."""
+[--base-port P] [--dir D]``, ``rpl sandbox status|stop|start|destroy [--dir D]``.
+"""
 
 from __future__ import annotations
 

@@ -186,7 +186,8 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 
 def port_free(port: int) -> bool:
     """Whether nothing listens on 127.0.0.1:``port`` and a server could bind it (with
-    SO_REUSEADDR, as servers do: connections in TIME_WAIT do not count)."""
+    SO_REUSEADDR, as servers do: connections in TIME_WAIT do not count).
+    """
     with socket.socket() as probe:
         probe.settimeout(0.2)
         if probe.connect_ex(("127.0.0.1", port)) == 0:
@@ -227,7 +228,8 @@ def deploy(directory: Path, *, replicas: int = 2, semisync: str = "after_sync",
            base_port: int = DEFAULT_BASE_PORT,
            say: Callable[[str], None] = lambda _: None) -> Sandbox:
     """A source and ``replicas`` replicas in ``directory``, replicating; see the module
-    docstring for what holds when it returns."""
+    docstring for what holds when it returns.
+    """
     if semisync not in SEMISYNC_MODES:
         raise SandboxError(f"--semisync must be one of {', '.join(SEMISYNC_MODES)}")
     if not 0 <= replicas <= 9:

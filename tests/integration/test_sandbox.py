@@ -1,0 +1,110 @@
+"""``rpl sandbox`` end to end, as a user types it: deploy, status, stop, start, destroy;
+no process or port left behind."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rpl.core.sandbox.sandbox import Sandbox, port_free
+
+
+def rpl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rpl.core.cli", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def status(directory: Path) -> list[dict[str, Any]]:
+    done = rpl("sandbox", "status", "--dir", str(directory), "--json")
+    assert done.returncode == 0, done.stderr
+    rows: list[dict[str, Any]] = json.loads(done.stdout)
+    return rows
+
+
+def client(directory: Path, node: str, sql: str) -> str:
+    done = subprocess.run([str(directory / f"{node}.sh"), "-N", "-e", sql],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie whose parent has not reaped it does not count)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+@pytest.fixture
+def base_port() -> int:
+    return random.randrange(30000, 60000, 10)
+
+
+def test_sandbox_lifecycle(tmp_path: Path, base_port: int) -> None:
+    directory = tmp_path / "sbx"
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", base_port))
+    blocker.listen()
+    try:
+        done = rpl("sandbox", "deploy", "replication", "--replicas", "2", "--semisync",
+                   "after_sync", "--base-port", str(base_port), "--dir", str(directory))
+    finally:
+        blocker.close()
+    assert done.returncode == 0, done.stderr
+    sandbox = Sandbox.load(directory)
+    ports = [n.port for n in sandbox.nodes]
+    assert ports == [base_port + 1, base_port + 2, base_port + 3], "the taken port is skipped"
+    try:
+        client(directory, "source", "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY);"
+                                    "INSERT INTO d.t VALUES (1)")
+        rows = status(directory)
+        assert [(r["node"], r["role"]) for r in rows] == [
+            ("source", "source"), ("replica1", "replica"), ("replica2", "replica")]
+        assert rows[0]["state"] == "running"
+        assert "clients 2" in rows[0]["semisync"] and "yes_tx 3" in rows[0]["semisync"]
+        deadline = time.monotonic() + 20
+        while len({r["gtid_executed"] for r in status(directory)}) != 1:
+            assert time.monotonic() < deadline, "replicas did not catch up"
+            time.sleep(0.2)
+        assert all(r["state"] == "running, IO Yes, SQL Yes" for r in status(directory)[1:])
+
+        again = rpl("sandbox", "deploy", "replication", "--dir", str(directory))
+        assert again.returncode == 1 and "already holds a sandbox" in again.stderr
+
+        pids = [n.pid for n in sandbox.nodes]
+        assert rpl("sandbox", "stop", "--dir", str(directory)).returncode == 0
+        assert not any(alive(p) for p in pids)
+        assert all(port_free(p) for p in ports)
+        assert {r["state"] for r in status(directory)} == {"stopped"}
+
+        assert rpl("sandbox", "start", "--dir", str(directory)).returncode == 0
+        client(directory, "source", "INSERT INTO d.t VALUES (2)")
+        deadline = time.monotonic() + 20
+        while client(directory, "replica2", "SELECT COUNT(*) FROM d.t") != "2":
+            assert time.monotonic() < deadline, "replication did not resume after start"
+            time.sleep(0.2)
+    finally:
+        pids = [n.pid for n in Sandbox.load(directory).nodes]
+        destroyed = rpl("sandbox", "destroy", "--dir", str(directory))
+    assert destroyed.returncode == 0, destroyed.stderr
+    assert not directory.exists()
+    assert not any(alive(p) for p in pids)
+    assert all(port_free(p) for p in ports)
+
+
+def test_sandbox_errors(tmp_path: Path) -> None:
+    done = rpl("sandbox", "status", "--dir", str(tmp_path / "none"))
+    assert done.returncode == 1 and "no sandbox in" in done.stderr
+    done = rpl("sandbox", "deploy", "replication", "--replicas", "12", "--dir",
+               str(tmp_path / "x"))
+    assert done.returncode == 1 and "between 0 and 9" in done.stderr
