@@ -211,7 +211,7 @@ def test_history(check: Check, run: Path) -> None:
     ])
     report = check(history=history, expect_on="replica")
     found = sorted((f.position, f.node) for f in _only(report, "history"))
-    assert found == [(2, "replica"), (5, "")], report.summary()
+    assert found == [(2, "replica"), (5, "replica")], report.summary()
     assert "acknowledged write lost" in report.summary()
     assert "read of a value never committed" in report.summary()
 
@@ -223,3 +223,17 @@ def test_history_clean(check: Check, run: Path) -> None:
     report = check(history=history)
     assert report.violations == [], report.summary()
     assert report.history_operations == 39
+
+
+def test_history_read_lost_on_the_named_node(check: Check, run: Path) -> None:
+    path = run / "replica" / "binlog.000001"
+    last = _transactions(path)[-1]
+    rewrite(path, lambda data: data.__delitem__(slice(last[0].position, None)))
+    history = _history(run / "history.jsonl", [
+        {"client": "r1", "op": "read", "key": 100, "value": "v100", "node": "replica"},
+        {"client": "r1", "op": "read", "key": 100, "value": "v100", "node": "source"},
+    ])
+    report = check(history=history)
+    lost = _only(report, "history")
+    assert [(f.node, f.position) for f in lost] == [("replica", 1)], report.summary()
+    assert "read lost" in lost[0].detail

@@ -63,6 +63,7 @@ def validate(datadirs: list[str], *, history: str | None = None, expect_on: str 
         from rpl.core.validate.job import spark_session
         spark = spark_session(master)
     run = _Run(spark, nodes, splits, operations, expect_on, progress)
+    run.history_name = Path(history).name if history else ""
     report = run.execute()
     report.master = spark.sparkContext.master
     report.seconds = time.perf_counter() - started
@@ -78,6 +79,7 @@ class _Run:
         self.spark, self.nodes, self.splits = spark, nodes, splits
         self.operations, self.expect_on, self.progress = operations, expect_on, progress
         self.by_name = {n.name: n for n in nodes}
+        self.history_name = ""
         self.findings: list[Finding] = []
         self.report = Report(master="", splits=len(splits))
 
@@ -353,15 +355,16 @@ class _Run:
         self.report.checks.append("history")
         writes = rows.filter("rec = 'W'").select("node", "tbl", "key", "value").distinct()
         everywhere = [n.name for n in self.nodes if n.binlogs]
-        targets = []
+        targets, reads = [], []
         for op in self.operations:
-            if op.op == WRITE and op.outcome == "ok":
-                names = [op.node or self.expect_on] if (op.node or self.expect_on) \
-                    else everywhere
+            if op.outcome != "ok":
+                continue
+            named = op.node or self.expect_on
+            if op.op == WRITE:
                 targets += [(name, op.table, op.key, op.value, op.line, op.client)
-                            for name in names]
-        reads = [(op.table, op.key, op.value, op.line, op.client) for op in self.operations
-                 if op.op == READ and op.outcome == "ok" and op.value is not None]
+                            for name in ([named] if named else everywhere)]
+            elif op.op == READ and op.value is not None:
+                reads.append((named or "", op.table, op.key, op.value, op.line, op.client))
         if targets:
             self._acknowledged(writes, targets)
         if reads:
@@ -374,19 +377,29 @@ class _Run:
         missing = wanted.join(writes, ["node", "tbl", "key", "value"], "left_anti")
         for row in missing.limit(_MAX_LISTED).collect():
             self.findings.append(Finding(
-                "history", row.node, "history", "", int(row.line),
+                "history", row.node, "history", self.history_name, int(row.line),
                 f"acknowledged write lost: {row.client} wrote {row.tbl} key {row.key} = "
                 f"{row.value!r} and saw OK, but the node's binlog has no committed "
                 f"transaction writing it"))
 
     def _reads(self, writes: DataFrame, reads: list[tuple[Any, ...]]) -> None:
+        """A read's value must have been committed somewhere, and be on the node the
+        record names (a read the promoted replica lacks: lost after a client saw it)."""
         seen = self.spark.createDataFrame(
-            reads, "tbl string, key string, value string, line long, client string")
+            reads, "node string, tbl string, key string, value string, line long, "
+                   "client string")
         committed = writes.select("tbl", "key", "value").distinct()
         phantom = seen.join(committed, ["tbl", "key", "value"], "left_anti")
         for row in phantom.limit(_MAX_LISTED).collect():
             self.findings.append(Finding(
-                "history", "", "history", "", int(row.line),
+                "history", row.node, "history", self.history_name, int(row.line),
                 f"read of a value never committed: {row.client} read {row.tbl} key "
                 f"{row.key} = {row.value!r}, which no node's binlog holds a committed "
                 f"write of"))
+        named = seen.filter("node != ''").join(committed, ["tbl", "key", "value"], "left_semi")
+        lost = named.join(writes, ["node", "tbl", "key", "value"], "left_anti")
+        for row in lost.limit(_MAX_LISTED).collect():
+            self.findings.append(Finding(
+                "history", row.node, "history", self.history_name, int(row.line),
+                f"read lost: {row.client} read {row.tbl} key {row.key} = {row.value!r}, "
+                f"committed elsewhere, but the node's binlog does not hold it"))

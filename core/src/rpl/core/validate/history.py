@@ -9,9 +9,11 @@ A history is JSON lines, one operation each, as a test or benchmark records them
 
 ``op`` is ``write`` or ``read``; ``outcome`` is ``ok`` (the client saw success), ``fail``
 (it saw an error) or ``unknown`` (the connection broke before the answer); ``value`` of a
-read is null when the read found no row. ``node`` names the node an acknowledged write
-must be on (optional; ``--node`` names it for every record without one; with neither,
-every node given must hold it). Keys and values are compared as text.
+read is null when the read found no row. ``node`` names the node an acknowledged write, or
+the value an ``ok`` read returned, must be on (optional; ``--node`` names it for every
+record without one; with neither, every node given must hold an acknowledged write, and
+a read's value must have been committed on some node). Keys and values are compared as
+text.
 
 A row's key is its first column and its value its second, in the order the statement
 names them (its column list, or the table's order when it has none): what the logs hold
