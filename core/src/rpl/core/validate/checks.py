@@ -384,7 +384,8 @@ class _Run:
 
     def _reads(self, writes: DataFrame, reads: list[tuple[Any, ...]]) -> None:
         """A read's value must have been committed somewhere, and be on the node the
-        record names (a read the promoted replica lacks: lost after a client saw it)."""
+        record names (a read the promoted replica lacks: lost after a client saw it).
+        """
         seen = self.spark.createDataFrame(
             reads, "node string, tbl string, key string, value string, line long, "
                    "client string")
