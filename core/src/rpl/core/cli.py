@@ -113,10 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     plugins = commands.add_parser("plugins", help="list the installable replication plugins")
     plugins.add_argument("--json", action="store_true", help="print JSON")
     plugins.set_defaults(run=_plugins)
+    from rpl.core.demo.cli import add_parser as add_demo
     from rpl.core.sandbox.cli import add_parser as add_sandbox
     from rpl.core.validate.cli import add_parser as add_validate
     add_validate(commands)
     add_sandbox(commands)
+    add_demo(commands)
     return parser
 
 

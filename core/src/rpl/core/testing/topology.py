@@ -91,3 +91,24 @@ def wait_caught_up(source: ServerProcess, *replicas: ServerProcess,
         return True
     wait_for(done, timeout, f"replicas to reach {target}", interval=0.1)
     return target
+
+
+def drain(replica: ServerProcess) -> dict[str, Any]:
+    """After its source died: wait until the receiver noticed, stop it, wait until the
+    applier has applied everything received (Retrieved_Gtid_Set within gtid_executed);
+    SHOW SLAVE STATUS as it was when the receiver stopped.
+    """
+    from rpl.core.binlog.gtid import GtidSet
+
+    def receiver_down() -> bool:
+        return str(slave_status(replica)["Slave_IO_Running"]) != "Yes"
+
+    def applied_everything() -> bool:
+        retrieved = GtidSet.parse(str(slave_status(replica)["Retrieved_Gtid_Set"]))
+        return retrieved.is_subset(GtidSet.parse(gtid_executed(replica)))
+
+    wait_for(receiver_down, 30, "the receiver to notice the source is gone")
+    replica.query("STOP SLAVE IO_THREAD")
+    status = slave_status(replica)
+    wait_for(applied_everything, 60, "the applier to apply what it received")
+    return status

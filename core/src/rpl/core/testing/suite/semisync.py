@@ -27,14 +27,13 @@ import attrs
 import pymysql
 import pytest
 
-from rpl.core.binlog.gtid import GtidSet
 from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.proxy import TcpProxy
 from rpl.core.testing.topology import (
     create_replication_user,
+    drain,
     gtid_executed,
     replicate,
-    slave_status,
     wait_caught_up,
     wait_for,
 )
@@ -576,20 +575,10 @@ def _reader(source: ServerProcess, history: History, stop: threading.Event) -> N
 
 def _promote(replica: ServerProcess) -> set[int]:
     """Apply everything the replica received, stop replication; the ids it holds."""
-    wait_for(lambda: str(slave_status(replica)["Slave_IO_Running"]) != "Yes", 30,
-             "the receiver to notice the source is gone")
-    replica.query("STOP SLAVE IO_THREAD")
-    status = slave_status(replica)
-    wait_for(lambda: _applied_all(replica), 60, "the applier to apply the relay log")
+    status = drain(replica)
     replica.query("STOP SLAVE")
     assert not status["Last_SQL_Errno"], status["Last_SQL_Error"]
     return {int(row[0]) for row in replica.query("SELECT id FROM d.t")}
-
-
-def _applied_all(replica: ServerProcess) -> bool:
-    status = slave_status(replica)
-    retrieved = GtidSet.parse(str(status["Retrieved_Gtid_Set"]))
-    return retrieved.is_subset(GtidSet.parse(gtid_executed(replica)))
 
 
 class FailoverHarness(SemisyncFixtures):

@@ -1,0 +1,1 @@
+"""Demonstrations on local sandboxes: ``rpl demo failover``."""
