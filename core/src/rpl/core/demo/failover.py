@@ -1,13 +1,14 @@
 """``rpl demo failover``: what AFTER_SYNC prevents, shown on real processes.
 
 For each wait point (AFTER_SYNC, then AFTER_COMMIT): a sandbox of a source and two
-semisync replicas (the replicas reach the source through a TCP forwarder the demo can
-cut, as a network partition does); writers and readers run against the source, every
-operation recorded; mid-run the network to the replicas is cut and the source SIGKILLed
-(a host failure); the most advanced replica is promoted, the other repointed to it; then
-the client history is checked against the new source, directly and with ``rpl
-validate``. AFTER_SYNC must lose nothing a client saw; AFTER_COMMIT lets readers see rows
-that no replica has yet, which the failover then loses (a phantom read).
+semisync replicas (the replicas reach the source through a TCP forwarder that delays the
+source's events by 50 ms, and that the demo can cut, as a network partition does);
+writers and readers run against the source, every operation recorded; mid-run the
+network to the replicas is cut and the source SIGKILLed (a host failure); the most
+advanced replica is promoted, the other repointed to it; then the client history is
+checked against the new source, directly and with ``rpl validate``. AFTER_SYNC must lose
+nothing a client saw; AFTER_COMMIT lets readers see rows that no replica has yet, which
+the failover then loses (a phantom read).
 
 What holds when the command returns, or is interrupted: no server process of the demo is
 left running (their data directories stay, for ``rpl validate`` or ``mariadb-binlog``).
@@ -41,6 +42,9 @@ from rpl.core.testing.topology import (
 from rpl.core.validate.history import READ, WRITE, write_history
 
 WAIT_POINTS: Final = ("after_sync", "after_commit")
+LATENCY: Final = 0.05
+"""Seconds the source's events take to reach its replicas (a slow link shows AFTER_COMMIT's
+window: a committed row is readable on the source while its events are still in flight)."""
 FAILED: Final = "failed"
 
 
@@ -73,14 +77,16 @@ def _mark(trial: Trial, origin: float, what: str, say: Callable[[str], None]) ->
     say(f"[{trial.wait_point}] {time.time() - origin:5.1f} s  {what}")
 
 
-def _route_through_proxies(sandbox: Sandbox) -> list[TcpProxy]:
-    """Point each replica at a forwarder to the source (semisync clients reconnect)."""
+def _route_through_proxies(sandbox: Sandbox, latency: float) -> list[TcpProxy]:
+    """Point each replica at a forwarder that delays the source's events by ``latency``
+    seconds (a replica in another data centre); wait until they are semisync clients again.
+    """
     source = sandbox.server(sandbox.source)
     proxies = []
     for spec in sandbox.nodes:
         if spec.role == SOURCE:
             continue
-        proxy = TcpProxy(sandbox.source.port)
+        proxy = TcpProxy(sandbox.source.port, delay=latency)
         proxies.append(proxy)
         replica = sandbox.server(spec)
         replica.query("STOP SLAVE")
@@ -166,7 +172,6 @@ def _verdict(trial: Trial, recorder: Recorder, new_source: ServerProcess) -> Non
 def _validate(trial: Trial, sandbox: Sandbox, recorder: Recorder, spark: Any,
               say: Callable[[str], None]) -> None:
     history = trial.directory / "history.jsonl"
-    write_history(history, recorder.operations)
     from rpl.core.validate.checks import validate
     report = validate([str(sandbox.directory / n.name) for n in sandbox.nodes],
                       history=str(history), expect_on=trial.promoted, spark=spark,
@@ -178,7 +183,7 @@ def _validate(trial: Trial, sandbox: Sandbox, recorder: Recorder, spark: Any,
 
 
 def run_trial(directory: Path, wait_point: str, *, duration: float, writers: int, readers: int,
-              spark: Any, break_wait_point: bool = False,
+              spark: Any, latency: float = LATENCY, break_wait_point: bool = False,
               say: Callable[[str], None] = print) -> Trial:
     """One wait point's run (see the module docstring)."""
     trial = Trial(wait_point, directory)
@@ -188,10 +193,11 @@ def run_trial(directory: Path, wait_point: str, *, duration: float, writers: int
         if break_wait_point:  # the deliberately broken variant: acknowledge without waiting
             sandbox.server(sandbox.source).query(
                 "SET GLOBAL rpl_semi_sync_master_enabled = OFF")
-        proxies = _route_through_proxies(sandbox)
+        proxies = _route_through_proxies(sandbox, latency)
         recorder = _run_load(trial, sandbox, proxies, duration, writers, readers, say)
         new_source = _promote(trial, sandbox, recorder.origin, say)
         _verdict(trial, recorder, new_source)
+        write_history(trial.directory / "history.jsonl", recorder.operations)
         stop(sandbox)
         if spark is not None:
             _validate(trial, sandbox, recorder, spark, say)

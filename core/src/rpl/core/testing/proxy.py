@@ -3,7 +3,10 @@
 A replica points at the proxy's port instead of its source's. Until :meth:`TcpProxy.cut`
 every byte is forwarded both ways; after it, every byte that arrives is read and dropped
 (the connections stay open, as a partition leaves them): what was in flight never arrives,
-unlike a stopped process, whose kernel still receives into its socket buffers.
+unlike a stopped process, whose kernel still receives into its socket buffers. ``delay``
+makes the link from the target (a source) to the client (its replica) slow: each piece of
+data the target sends waits that long before it is forwarded, so it is in flight, and
+lost at a cut, for at least that long.
 
 Written by hand: a few dozen lines over ``socket`` with a thread per direction.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 
 CHUNK = 65536
 
@@ -20,8 +24,10 @@ CHUNK = 65536
 class TcpProxy:
     """Forwards 127.0.0.1:``port`` to 127.0.0.1:``target_port`` until cut."""
 
-    def __init__(self, target_port: int) -> None:
+    def __init__(self, target_port: int, delay: float = 0.0) -> None:
         self.target_port = target_port
+        self.delay = delay
+        """Seconds each piece of data from the target waits before it is forwarded."""
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port: int = self._listener.getsockname()[1]
         self._cut = threading.Event()
@@ -59,10 +65,12 @@ class TcpProxy:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._sockets += [client, upstream]
-            for source, target in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+            for source, target, delay in ((client, upstream, 0.0),
+                                          (upstream, client, self.delay)):
+                threading.Thread(target=self._pump, args=(source, target, delay),
+                                 daemon=True).start()
 
-    def _pump(self, source: socket.socket, target: socket.socket) -> None:
+    def _pump(self, source: socket.socket, target: socket.socket, delay: float) -> None:
         while True:
             try:
                 data = source.recv(CHUNK)
@@ -73,6 +81,8 @@ class TcpProxy:
                     with contextlib.suppress(OSError):
                         target.shutdown(socket.SHUT_WR)
                 return
+            if delay:
+                time.sleep(delay)
             if self._cut.is_set():
                 continue
             try:
