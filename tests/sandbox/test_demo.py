@@ -3,6 +3,7 @@ report, nothing left running; and a loud failure when AFTER_SYNC is deliberately
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -57,4 +58,21 @@ def test_broken_after_sync_fails_loudly(tmp_path: Path) -> None:
     lost = int(verdict(done.stdout, "AFTER_SYNC")[2])
     assert lost > 0
     assert "FAILED: AFTER_SYNC lost what a client saw" in done.stderr
+    assert servers_left(directory) == []
+
+
+def test_ctrl_c_leaves_nothing_running(tmp_path: Path) -> None:
+    directory = tmp_path / "interrupted"
+    command = [sys.executable, "-m", "rpl.core.cli", "demo", "failover", "--dir",
+               str(directory), "--duration", "30", "--no-validate"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as run:
+        assert run.stderr is not None
+        for line in run.stderr:
+            if "writers and" in line:
+                break
+        assert servers_left(directory), "the demo's servers are running"
+        run.send_signal(signal.SIGINT)
+        code = run.wait(60)
+    assert code == 130
     assert servers_left(directory) == []
