@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rpl.core.sandbox.sandbox import Sandbox, port_free
+from rpl.core.sandbox.sandbox import Sandbox, free_block, port_free
 
 
 def rpl(*args: str) -> subprocess.CompletedProcess[str]:
@@ -47,12 +47,15 @@ def alive(pid: int) -> bool:
 
 @pytest.fixture
 def base_port() -> int:
-    return random.randrange(30000, 60000, 10)
+    """The start of 4 free consecutive ports below the kernel's ephemeral range (so no
+    client connection takes one meanwhile)."""
+    return free_block(random.randrange(20000, 32000, 10), 4)
 
 
 def test_sandbox_lifecycle(tmp_path: Path, base_port: int) -> None:
     directory = tmp_path / "sbx"
     blocker = socket.socket()
+    blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     blocker.bind(("127.0.0.1", base_port))
     blocker.listen()
     try:
