@@ -76,6 +76,15 @@ def test_flipped_byte(check: Check, run: Path) -> None:
     assert report.exit_code == 1
 
 
+def test_bad_magic(check: Check, run: Path) -> None:
+    path = run / "source" / "binlog.000002"
+    rewrite(path, lambda data: data.__setitem__(1, ord("B")))
+    report = check("source")
+    structure = _only(report, "structure")
+    assert [(f.file, f.position) for f in structure] == [("binlog.000002", 0)]
+    assert "bad magic number" in structure[0].detail
+
+
 def test_truncated_file(check: Check, run: Path) -> None:
     path = run / "source" / "binlog.000002"
     target = find(path, _insert, nth=4)

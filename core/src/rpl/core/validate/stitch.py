@@ -61,7 +61,8 @@ def _file_chain(splits: list[tuple[Split, Summary]], findings: list[Finding]) ->
     pending: int | None = None  # where the previous split's chain said the next event is
     for split, summary in splits:
         first = summary.first
-        valid.append(max(first or split.start, pending or 0))
+        false_start = pending is not None and first is not None and pending > first
+        valid.append(pending if false_start and pending is not None else split.start)
         if first is None:
             continue  # no event starts here; pending carries on
         if pending is not None and first > pending:
