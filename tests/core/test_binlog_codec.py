@@ -8,7 +8,7 @@ import zlib
 
 import attrs
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from rpl.core.binlog import events as ev
@@ -417,7 +417,12 @@ def test_length_mismatches_are_rejected() -> None:
 def test_any_flipped_byte_is_detected(event: ev.Event, data: st.DataObject) -> None:
     raw = bytearray(encode(event, log_pos=1000))
     index = data.draw(st.integers(0, len(raw) - 1))
-    raw[index] ^= data.draw(st.integers(1, 255))
+    flip = data.draw(st.integers(1, 255))
+    # The one flip a CRC must not see: an FD's LOG_EVENT_BINLOG_IN_USE_F (the server
+    # clears it in place; the FD's CRC counts it as clear).
+    assume(not (isinstance(event, ev.FormatDescriptionEvent) and index == 17
+                and flip == ev.LOG_EVENT_BINLOG_IN_USE_F))
+    raw[index] ^= flip
     with pytest.raises(ev.EventError):
         ev.decode_event(bytes(raw), checksum=True)
 
