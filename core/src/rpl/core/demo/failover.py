@@ -36,6 +36,7 @@ from rpl.core.testing.topology import (
     drain,
     gtid_executed,
     replicate,
+    status,
     wait_caught_up,
     wait_for,
 )
@@ -91,8 +92,8 @@ def _route_through_proxies(sandbox: Sandbox, latency: float) -> list[TcpProxy]:
         replica = sandbox.server(spec)
         replica.query("STOP SLAVE")
         replicate(replica, source, master_port=proxy.port)
-    wait_for(lambda: str(source.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")
-                         [0][1]) == str(len(proxies)), 30, "the replicas to reconnect")
+    wait_for(lambda: status(source, "Rpl_semi_sync_master_clients") == str(len(proxies)), 30,
+             "the replicas to reconnect")
     return proxies
 
 

@@ -36,6 +36,7 @@ from rpl.core.testing.topology import (
     slave_status,
     wait_for,
 )
+from rpl.core.testing.topology import status as global_status
 
 DESCRIPTION: Final = "sandbox.json"
 SEMISYNC_MODES: Final = ("after_sync", "after_commit", "off")
@@ -151,20 +152,31 @@ class Sandbox:
             _wait_gone(spec.pid, 10)
 
 
-def _is_our_server(pid: int, datadir: Path) -> bool:
-    if pid <= 0:
-        return False
+def _reap(pid: int) -> bool:
+    """Reap ``pid`` if it is our own child and has ended; whether it was."""
     try:
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False  # our own child, now reaped
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
     except ChildProcessError:
-        pass
+        return False  # not our child (the command that started it has exited)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie nobody reaps is not)."""
+    if pid <= 0 or _reap(pid):
+        return False
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    if stat.rsplit(")", 1)[-1].split()[0] == "Z":
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _is_our_server(pid: int, datadir: Path) -> bool:
+    if not _running(pid):
+        return False
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
         return False
     return b"rpl.core.cli" in command and str(datadir).encode() in command
 
@@ -172,13 +184,7 @@ def _is_our_server(pid: int, datadir: Path) -> bool:
 def _wait_gone(pid: int, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return True
-        except ChildProcessError:
-            pass
-        if not Path(f"/proc/{pid}").exists() or \
-                Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z":
+        if not _running(pid):
             return True
         time.sleep(0.05)
     return False
@@ -272,8 +278,9 @@ def _attach(sandbox: Sandbox, say: Callable[[str], None]) -> None:
              30, "the replicas to connect")
     if semisync:
         source.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")
-        wait_for(lambda: _status(source, "Rpl_semi_sync_master_clients") == str(len(replicas)),
-                 30, "the source to count its semisync replicas")
+        clients = str(len(replicas))
+        wait_for(lambda: global_status(source, "Rpl_semi_sync_master_clients") == clients, 30,
+                 "the source to count its semisync replicas")
 
 
 def _client_script(sandbox: Sandbox, spec: NodeSpec) -> None:
@@ -302,11 +309,6 @@ def destroy(sandbox: Sandbox) -> None:
     """Stop every node and remove the directory."""
     stop(sandbox)
     shutil.rmtree(sandbox.directory)
-
-
-def _status(server: ServerProcess, name: str) -> str:
-    rows = server.query(f"SHOW GLOBAL STATUS LIKE '{name}'")
-    return str(rows[0][1]) if rows else ""
 
 
 def node_status(sandbox: Sandbox, spec: NodeSpec) -> dict[str, Any]:

@@ -53,6 +53,13 @@ def slave_status(server: ServerProcess) -> dict[str, Any]:
         connection.close()
 
 
+def status(server: ServerProcess, name: str) -> str:
+    """One global status variable's value as SHOW STATUS prints it."""
+    rows = server.query(f"SHOW GLOBAL STATUS LIKE '{name}'")
+    assert rows, f"{name} is not a status variable of {server.datadir.name}"
+    return str(rows[0][1])
+
+
 def gtid_executed(server: ServerProcess) -> str:
     """@@GLOBAL.gtid_executed."""
     return str(server.query("SELECT @@GLOBAL.gtid_executed")[0][0])

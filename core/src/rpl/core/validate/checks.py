@@ -31,6 +31,7 @@ from rpl.core.validate.layout import (
     BINLOG,
     DEFAULT_SPLIT_BYTES,
     RELAY,
+    LogFile,
     Node,
     Split,
     discover_all,
@@ -68,6 +69,13 @@ def validate(datadirs: list[str], *, history: str | None = None, expect_on: str 
     report.master = spark.sparkContext.master
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _oldest_previous(files: tuple[LogFile, ...]) -> GtidSet:
+    """The PREVIOUS_GTIDS of the oldest of ``files`` (empty if none is readable)."""
+    if not files:
+        return GtidSet()
+    return previous_gtids(files[0].path, check_log_pos=files[0].kind == BINLOG) or GtidSet()
 
 
 class _Run:
@@ -150,10 +158,11 @@ class _Run:
             c = carried[(row.node, row.kind, row.file, row.split)]
             if row.pos < c.valid_from:
                 continue
+            source_file = row.source_file or (c.source_file if row.source_pos is not None
+                                              else None)
             self.findings.append(Finding(
                 row.check, row.node, row.kind, row.file, row.pos, row.detail, row.severity,
-                row.gtid or "", row.source_file or (c.source_file or "" if row.source_pos
-                                                    is not None else ""),
+                row.gtid or "", source_file or "",
                 row.source_pos if row.source_pos is not None else -1))
 
     def _transactions(self, rows: DataFrame, carry: DataFrame) -> DataFrame:
@@ -254,9 +263,7 @@ class _Run:
 
     def _relay_previous(self, node: str) -> GtidSet:
         """The GTIDs the node's oldest relay file says were retrieved before it."""
-        relays = self.by_name[node].relay_logs
-        return (previous_gtids(relays[0].path, check_log_pos=False) if relays else None) \
-            or GtidSet()
+        return _oldest_previous(self.by_name[node].relay_logs)
 
     def _relay_difference(self, row: Any) -> None:
         where = f"{row.p_source} {row.source_file}:{row.source_pos}"
@@ -348,8 +355,7 @@ class _Run:
 
     def _purged(self, node: str) -> GtidSet:
         """The GTIDs the node's oldest binlog file says came before it."""
-        binlogs = self.by_name[node].binlogs
-        return (previous_gtids(binlogs[0].path) if binlogs else None) or GtidSet()
+        return _oldest_previous(self.by_name[node].binlogs)
 
     def _history(self, rows: DataFrame) -> None:
         self.report.checks.append("history")

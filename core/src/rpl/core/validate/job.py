@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from rpl.core.validate.layout import LogFile, Split
-from rpl.core.validate.scan import SplitRows, scan
+from rpl.core.validate.scan import EVENT_COLUMNS, SplitRows, scan
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -44,11 +44,6 @@ _FIELDS: Final = (
 SCHEMA: Final = ", ".join(f"{name} {kind}" for name, kind in _FIELDS)
 """The wide schema of the scan's rows, as a Spark DDL string."""
 _COLUMNS: Final = [name for name, _ in _FIELDS]
-_EVENT_SCHEMA: Final = (
-    "node string, kind string, file string, ordinal int, pos long, size long, type int, "
-    "server_id long, log_pos long, gtid string, xid long, crc_ok boolean, digest long, "
-    "source_file string, source_pos long")
-
 
 def spark_session(master: str | None = None, app: str = "rpl validate") -> SparkSession:
     """A Spark session: ``local[*]`` unless ``master`` names another (the UI off, the
@@ -167,5 +162,4 @@ def scan_frame(spark: SparkSession, splits: list[Split], *, extract_writes: bool
 def events_frame(spark: SparkSession, splits: list[Split]) -> DataFrame:
     """One row per event of every split (see the module docstring)."""
     rows = scan_frame(spark, splits, every_event=True)
-    return rows.filter("rec = 'E'").selectExpr(*[c.strip().split(" ")[0]
-                                                 for c in _EVENT_SCHEMA.split(",")])
+    return rows.filter("rec = 'E'").select("node", "kind", "file", "ordinal", *EVENT_COLUMNS)

@@ -25,8 +25,8 @@ import attrs
 
 from rpl.core.binlog.events import GTID_LOG_EVENT, ROTATE_EVENT
 from rpl.core.validate.findings import NOTICE, VIOLATION, Finding
-from rpl.core.validate.layout import BINLOG, Node, Split
-from rpl.core.validate.scan import Summary
+from rpl.core.validate.layout import BINLOG, Node, Split, discover_all, plan_splits
+from rpl.core.validate.scan import Summary, scan_all
 
 
 @attrs.frozen
@@ -156,8 +156,6 @@ def check_files(datadirs: list[str], split_bytes: int = 1 << 20) -> list[Finding
     """The structure and transaction findings of the nodes' logs, in this process (no
     Spark, no cross-node checks): what a fault test adds after a crash and recovery.
     """
-    from rpl.core.validate.layout import discover_all, plan_splits
-    from rpl.core.validate.scan import scan_all
     nodes = discover_all(datadirs)
     rows = scan_all(plan_splits(nodes, split_bytes))
     findings, _ = stitch(nodes, [(r.split, r.summary) for r in rows])

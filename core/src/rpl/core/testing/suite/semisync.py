@@ -34,6 +34,7 @@ from rpl.core.testing.topology import (
     drain,
     gtid_executed,
     replicate,
+    status,
     wait_caught_up,
     wait_for,
 )
@@ -125,13 +126,6 @@ class SemisyncFixtures:
         nodes = Nodes(tmp_path, semisync_plugins)
         yield nodes
         nodes.kill_all()
-
-
-def status(server: ServerProcess, name: str) -> str:
-    """One status variable's value as SHOW STATUS prints it."""
-    rows = server.query(f"SHOW GLOBAL STATUS LIKE '{name}'")
-    assert rows, f"{name} is not a status variable of {server.datadir.name}"
-    return str(rows[0][1])
 
 
 def counter(server: ServerProcess, short: str) -> int:
