@@ -24,9 +24,11 @@ def test_clean_run_exit_0_and_json_report(run: Path) -> None:
                         "--report", str(report))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "result: CLEAN" in done.stdout
-    assert "scanning" in done.stderr
+    assert "proven clean by split sketches" in done.stdout
+    assert "sketching splits" in done.stderr
     data = json.loads(report.read_text())
     assert data["result"] == "clean" and data["violations"] == []
+    assert data["method"] == "sketches"
     assert data["events"] > 500 and data["logs"]["replica"]["relay"]["files"] == 1
 
 
@@ -42,6 +44,7 @@ def test_violation_exit_1(run: Path) -> None:
     assert [(v["check"], v["file"], v["position"]) for v in data["violations"]] == \
         [("structure", "binlog.000003", target.position)]
     assert f"binlog.000003:{target.position}" in done.stdout
+    assert data["method"] == "exact" and "CRC32 mismatch" in data["unproven"]
 
 
 def test_usage_errors_exit_2(run: Path, tmp_path: Path) -> None:

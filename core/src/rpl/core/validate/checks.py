@@ -24,19 +24,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rpl.core.binlog.gtid import Gtid, GtidSet
-from rpl.core.binlog.logfile import LogError, previous_gtids, read_events
+from rpl.core.binlog.logfile import LogError, read_events
 from rpl.core.validate.findings import NOTICE, VIOLATION, Finding
 from rpl.core.validate.history import READ, WRITE, Operation, read_history
 from rpl.core.validate.layout import (
     BINLOG,
     DEFAULT_SPLIT_BYTES,
     RELAY,
-    LogFile,
     Node,
     Split,
     discover_all,
+    oldest_previous,
     plan_splits,
 )
+from rpl.core.validate.reconcile import Proof, reconcile
 from rpl.core.validate.report import LogCounts, Report
 from rpl.core.validate.scan import Summary
 from rpl.core.validate.stitch import Carry, stitch
@@ -50,9 +51,12 @@ _MAX_LISTED = 1000
 
 def validate(datadirs: list[str], *, history: str | None = None, expect_on: str | None = None,
              master: str | None = None, split_bytes: int = DEFAULT_SPLIT_BYTES,
-             spark: SparkSession | None = None,
+             spark: SparkSession | None = None, exact: bool = False,
              progress: Callable[[str], None] = lambda _: None) -> Report:
-    """Validate the nodes in ``datadirs`` (see the module docstring)."""
+    """Validate the nodes in ``datadirs`` (see the module docstring): first by split
+    sketches (:mod:`rpl.core.validate.reconcile`), which prove a clean run clean; row by
+    row when they do not (or ``exact``, or with a history).
+    """
     started = time.perf_counter()
     nodes = discover_all(datadirs)
     operations = list(read_history(history)) if history else []
@@ -63,19 +67,31 @@ def validate(datadirs: list[str], *, history: str | None = None, expect_on: str 
     if spark is None:
         from rpl.core.validate.job import spark_session
         spark = spark_session(master)
-    run = _Run(spark, nodes, splits, operations, expect_on, progress)
-    run.history_name = Path(history).name if history else ""
-    report = run.execute()
+    proof = Proof(unproven="") if exact or operations else _prove(spark, nodes, splits,
+                                                                    progress)
+    if proof.logs and not proof.unproven:
+        report = Report(master="", splits=len(splits), checks=proof.checks, logs=proof.logs,
+                        method="sketches")
+    else:
+        if proof.unproven:
+            progress(f"not proven clean by the sketches ({proof.unproven}): checking row "
+                     f"by row")
+        run = _Run(spark, nodes, splits, operations, expect_on, progress)
+        run.history_name = Path(history).name if history else ""
+        report = run.execute()
+        report.unproven = proof.unproven
     report.master = spark.sparkContext.master
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _oldest_previous(files: tuple[LogFile, ...]) -> GtidSet:
-    """The PREVIOUS_GTIDS of the oldest of ``files`` (empty if none is readable)."""
-    if not files:
-        return GtidSet()
-    return previous_gtids(files[0].path, check_log_pos=files[0].kind == BINLOG) or GtidSet()
+def _prove(spark: SparkSession, nodes: list[Node], splits: list[Split],
+           progress: Callable[[str], None]) -> Proof:
+    from rpl.core.validate.job import restricted_sums, sketches
+    progress("sketching splits (Spark tasks: one per split)")
+    made = sketches(spark, splits)
+    progress("reconciling the sketches")
+    return reconcile(nodes, made, lambda requests: restricted_sums(spark, requests))
 
 
 class _Run:
@@ -263,7 +279,7 @@ class _Run:
 
     def _relay_previous(self, node: str) -> GtidSet:
         """The GTIDs the node's oldest relay file says were retrieved before it."""
-        return _oldest_previous(self.by_name[node].relay_logs)
+        return oldest_previous(self.by_name[node].relay_logs)
 
     def _relay_difference(self, row: Any) -> None:
         where = f"{row.p_source} {row.source_file}:{row.source_pos}"
@@ -355,7 +371,7 @@ class _Run:
 
     def _purged(self, node: str) -> GtidSet:
         """The GTIDs the node's oldest binlog file says came before it."""
-        return _oldest_previous(self.by_name[node].binlogs)
+        return oldest_previous(self.by_name[node].binlogs)
 
     def _history(self, rows: DataFrame) -> None:
         self.report.checks.append("history")

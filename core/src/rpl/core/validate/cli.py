@@ -1,5 +1,5 @@
 """``rpl validate DATADIR... [--history FILE] [--node NAME] [--master URL]
-[--report FILE.json] [--split-mb N]``: exit 0 clean, 1 violations, 2 usage errors.
+[--report FILE.json] [--split-mb N] [--exact]``: exit 0 clean, 1 violations, 2 usage errors.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ def add_parser(commands: Any) -> None:
                                        "be on, for records that name none (default: all)")
     parser.add_argument("--master", help="Spark master URL (default local[*])")
     parser.add_argument("--report", help="write the JSON report here")
+    parser.add_argument("--exact", action="store_true",
+                        help="compare row by row even where the split sketches prove the run "
+                             "clean (slower; the same verdict)")
     parser.add_argument("--split-mb", type=float, default=DEFAULT_SPLIT_BYTES / (1 << 20),
                         help="bytes per Spark task, in MiB (default %(default)s)")
     parser.set_defaults(run=run)
@@ -47,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = validate(args.datadirs, history=args.history, expect_on=args.node,
                           master=args.master, split_bytes=max(1024, int(args.split_mb * (1 << 20))),
-                          progress=_progress)
+                          exact=args.exact, progress=_progress)
     except (LayoutError, HistoryError, OSError) as exc:
         print(f"rpl validate: {exc}", file=sys.stderr)
         return USAGE

@@ -27,6 +27,7 @@ import attrs
 
 from rpl.core.validate.layout import LogFile, Split
 from rpl.core.validate.scan import EVENT_COLUMNS, SplitRows, scan
+from rpl.core.validate.sketch import Sketch, restricted, sketch
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -163,3 +164,29 @@ def events_frame(spark: SparkSession, splits: list[Split]) -> DataFrame:
     """One row per event of every split (see the module docstring)."""
     rows = scan_frame(spark, splits, every_event=True)
     return rows.filter("rec = 'E'").select("node", "kind", "file", "ordinal", *EVENT_COLUMNS)
+
+
+def _sketch_task(text: str) -> str:
+    return json.dumps(sketch(_split_from_json(text)).as_json())
+
+
+def _restricted_task(request: tuple[str, list[int], list[int]]) -> tuple[int, int, int]:
+    text, lo, hi = request
+    return restricted(_split_from_json(text), (lo[0], lo[1]), (hi[0], hi[1]))
+
+
+def sketches(spark: SparkSession, splits: list[Split]) -> list[tuple[Split, Sketch]]:
+    """The sketch of every split (:mod:`rpl.core.validate.sketch`), one Spark task each."""
+    texts = [_split_json(s) for s in splits]
+    done = spark.sparkContext.parallelize(texts, max(1, len(texts))).map(_sketch_task)
+    return [(split, Sketch.from_json(json.loads(text)))
+            for split, text in zip(splits, done.collect(), strict=True)]
+
+
+def restricted_sums(spark: SparkSession, requests: list[tuple[Split, tuple[int, int],
+                                                              tuple[int, int]]]) \
+        -> list[tuple[int, int, int]]:
+    """(count, xor, total) of each requested binlog split over its span, one task each."""
+    payload = [(_split_json(s), list(lo), list(hi)) for s, lo, hi in requests]
+    done = spark.sparkContext.parallelize(payload, max(1, len(payload)))
+    return [(r[0], r[1], r[2]) for r in done.map(_restricted_task).collect()]

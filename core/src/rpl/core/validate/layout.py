@@ -32,7 +32,8 @@ from rpl.core.binlog.events import (
     EventHeader,
     event_checksum_alg,
 )
-from rpl.core.binlog.logfile import BinlogIndex
+from rpl.core.binlog.gtid import GtidSet
+from rpl.core.binlog.logfile import BinlogIndex, previous_gtids
 
 BINLOG: Final = "binlog"
 RELAY: Final = "relay"
@@ -175,3 +176,12 @@ def plan_splits(nodes: list[Node], split_bytes: int = DEFAULT_SPLIT_BYTES) -> li
             splits += [Split(log, number, start, end)
                        for number, (start, end) in enumerate(zip(edges, ends, strict=True))]
     return splits
+
+
+def oldest_previous(files: tuple[LogFile, ...]) -> GtidSet:
+    """The PREVIOUS_GTIDS of the oldest of ``files`` (empty if none is readable): what a
+    log says came before it (a binlog: the purged GTIDs).
+    """
+    if not files:
+        return GtidSet()
+    return previous_gtids(files[0].path, check_log_pos=files[0].kind == BINLOG) or GtidSet()

@@ -41,6 +41,10 @@ class Report:
     """node -> kind -> counts."""
     findings: list[Finding] = attrs.field(factory=list)
     history_operations: int = 0
+    method: str = "exact"
+    """"sketches" (the fast path proved the run clean) or "exact" (row by row)."""
+    unproven: str = ""
+    """Why the sketches did not prove the run clean (the exact checks then ran)."""
 
     @property
     def violations(self) -> list[Finding]:
@@ -78,7 +82,10 @@ class Report:
         lines.append(f"  {self.events:,} events, {self.transactions:,} transactions"
                      + (f", {self.history_operations:,} history operations"
                         if self.history_operations else ""))
-        lines.append("checks:")
+        lines.append("checks: " + ("proven clean by split sketches (counts and fingerprints)"
+                                   if self.method == "sketches" else "row by row" + (
+                                       f" (the sketches did not prove it clean: "
+                                       f"{self.unproven})" if self.unproven else "")))
         for name in self.checks:
             count = sum(1 for f in self.violations if f.check == name)
             lines.append(f"  {'FAIL' if count else 'ok':<4} {name:<18} {CHECKS[name]}"
@@ -99,6 +106,7 @@ class Report:
             "seconds": round(self.seconds, 3), "events": self.events,
             "transactions": self.transactions, "history_operations": self.history_operations,
             "checks": {name: CHECKS[name] for name in self.checks},
+            "method": self.method, "unproven": self.unproven,
             "logs": {node: {kind: attrs.asdict(c) for kind, c in kinds.items()}
                      for node, kinds in self.logs.items()},
             "violations": [f.as_json() for f in sorted(self.violations, key=sort_key)],

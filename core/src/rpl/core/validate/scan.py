@@ -83,13 +83,13 @@ OVERSHOOT: Final = 1 << 20
 _FILE_TYPES: Final = frozenset((FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT,
                                 ROTATE_EVENT, STOP_EVENT))
 _DIGEST_MASK: Final = (1 << 62) - 1
-_FOLD: Final = 0x100000001B3
+FOLD: Final = 0x100000001B3
 _CRC_AT: Final = CHECKSUM_LEN
 
 
 def fold(accumulated: int, digest: int) -> int:
     """A transaction's digest with one more event's digest folded in (order matters)."""
-    return ((accumulated * _FOLD) ^ digest) & _DIGEST_MASK
+    return ((accumulated * FOLD) ^ digest) & _DIGEST_MASK
 
 
 @attrs.define
@@ -151,7 +151,7 @@ class SplitRows:
     summary: Summary = attrs.field(factory=Summary)
 
 
-class _Damage(Exception):
+class Damage(Exception):
     """The event at ``position`` cannot be read: ``reason``; ``tail`` when the file ends
     inside it (nothing after it to resynchronize on).
     """
@@ -275,7 +275,7 @@ class SplitScanner:
                     return boundary
             try:
                 position = self._event(position, owned)
-            except _Damage as damage:
+            except Damage as damage:
                 if not owned:
                     return boundary  # the next task reports it
                 found = self._damaged(damage)
@@ -287,7 +287,7 @@ class SplitScanner:
         self._file_end()
         return position if boundary is None else boundary
 
-    def _damaged(self, damage: _Damage) -> int | None:
+    def _damaged(self, damage: Damage) -> int | None:
         self._lose_transaction()
         if damage.tail:
             last_file = self.log.next_name is None
@@ -316,16 +316,16 @@ class SplitScanner:
         buffer = self.buffer
         at = position - buffer.base
         if at + HEADER_LEN > len(buffer.data) and not buffer.extend(position + HEADER_LEN):
-            raise _Damage(position, "the file ends inside an event header", tail=True)
+            raise Damage(position, "the file ends inside an event header", tail=True)
         header = unpack_header(buffer.data, at)
         code, size, log_pos = header[1], header[3], header[4]
         has_crc = self.log.checksum or code == FORMAT_DESCRIPTION_EVENT
         if not HEADER_LEN + (CHECKSUM_LEN if has_crc else 0) <= size <= MAX_EVENT_SIZE:
-            raise _Damage(position, f"impossible event size {size}")
+            raise Damage(position, f"impossible event size {size}")
         if at + size > len(buffer.data) and not buffer.extend(position + size):
             if self._intact(position + 1):
-                raise _Damage(position, f"event size {size} runs past the end of the file")
-            raise _Damage(position, f"the file ends inside an event of {size} bytes "
+                raise Damage(position, f"event size {size} runs past the end of the file")
+            raise Damage(position, f"the file ends inside an event of {size} bytes "
                                     f"({self.log.size - position} present)", tail=True)
         data = buffer.data
         digest, crc_ok = self._digest(data, at, size, code, has_crc)
@@ -359,7 +359,7 @@ class SplitScanner:
         code, size = header[1], header[3]
         reason = f"CRC32 mismatch in an event of type {code}, {size} bytes"
         if not owned or not self._intact(position + size):
-            raise _Damage(position, reason)
+            raise Damage(position, reason)
         if self.every_event:
             self._event_row(position, header, b"", 0, 0, None, crc_ok=False)
         self.finding("structure", position, reason)
@@ -372,7 +372,7 @@ class SplitScanner:
             return decode_with_header(EventHeader(*header), data[at:at + header[3]],
                                       checksum=self.log.checksum)
         except EventError as exc:
-            raise _Damage(position, f"{exc.reason} (event of type {header[1]})") from exc
+            raise Damage(position, f"{exc.reason} (event of type {header[1]})") from exc
 
     def _event_row(self, position: int, header: tuple[int, ...], data: bytes, at: int,
                    digest: int, source: tuple[str | None, int] | None, *,
@@ -475,7 +475,7 @@ class SplitScanner:
         try:
             gtid = self._gtid_text(data, at, header[3])
         except EventError as exc:
-            raise _Damage(position, exc.reason) from exc
+            raise Damage(position, exc.reason) from exc
         self.current = Transaction(gtid, position, digest=fold(0, digest))
         if self.relay:
             self.current.source_file = self.source_file
@@ -492,7 +492,7 @@ class SplitScanner:
             try:
                 _, _, _, db_at, db_len = query_layout(data, at + HEADER_LEN, at + size)
             except EventError as exc:
-                raise _Damage(position, exc.reason) from exc
+                raise Damage(position, exc.reason) from exc
             start = at + HEADER_LEN + db_at + db_len + 1
             statement = data[start:start + 24]
         inside = self.tracker.state != "outside"
