@@ -32,6 +32,8 @@ def _insert(entry: LogEntry) -> bool:
 def _only(report: Report, check: str) -> list[Finding]:
     found = [f for f in report.violations if f.check == check]
     assert found, f"no {check} violation in:\n{report.summary()}"
+    assert report.method == "exact", "the sketches did not see it"
+    assert report.unproven or report.history_operations, "sketches run without a history"
     return found
 
 
@@ -61,6 +63,9 @@ def test_clean_run_validates_clean(check: Check, run: Path) -> None:
     assert counts["source"]["binlog"].files == 3
     assert counts["replica"]["relay"].transactions >= 41
     assert counts["replica"]["binlog"].transactions == counts["source"]["binlog"].transactions
+    assert report.method == "sketches", report.unproven
+    exact = check(exact=True)
+    assert (exact.method, exact.violations, exact.logs) == ("exact", [], report.logs)
 
 
 def test_flipped_byte(check: Check, run: Path) -> None:
@@ -143,6 +148,7 @@ def test_reordered_transaction(check: Check, run: Path) -> None:
     moved = str(first[0].event.gtid)  # type: ignore[attr-defined]
     assert [(f.node, f.gtid) for f in order] == [("replica", moved)], report.summary()
     assert "out of the source's order" in order[0].detail
+    assert "applied out of the source's order" in report.unproven
     assert not [f for f in report.violations if f.check == "structure"]
 
 
@@ -161,6 +167,7 @@ def test_errant_gtid(check: Check, run: Path) -> None:
     assert [(f.node, f.file, f.position, f.gtid) for f in errant_findings] == \
         [("replica", "binlog.000001", target.position,
           f"{errant}:{target.event.gno}")]  # type: ignore[attr-defined]
+    assert "never had" in report.unproven
 
 
 def test_relay_event_differs_from_source(check: Check, run: Path) -> None:
@@ -179,6 +186,7 @@ def test_relay_event_differs_from_source(check: Check, run: Path) -> None:
         [("replica", "relay-bin.000001", group[0].position)]
     assert f"event {group.index(target) + 1} of the transaction differs" in differs[0].detail
     assert differs[0].gtid == str(group[0].event.gtid)  # type: ignore[attr-defined]
+    assert "differ from the source's" in report.unproven
 
 
 def test_relay_misses_a_transaction(check: Check, run: Path) -> None:
@@ -190,6 +198,7 @@ def test_relay_misses_a_transaction(check: Check, run: Path) -> None:
     missing = _only(report, "relay_vs_source")
     assert [(f.node, f.gtid) for f in missing] == [("replica", gtid)], report.summary()
     assert "misses the source's transaction" in missing[0].detail
+    assert "differ from the source's" in report.unproven
 
 
 def test_relay_misses_an_event(check: Check, run: Path) -> None:

@@ -174,6 +174,17 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return mixed
 
 
+def fingerprints(pos: np.ndarray, sid: np.ndarray, gno: np.ndarray, events: np.ndarray,
+                 digest: np.ndarray) -> np.ndarray:
+    """The 64-bit hash of each transaction: its position (a relay log: its source
+    position), SID (two little-endian uint64 halves per row), GNO, event count and digest.
+    """
+    h = _mix(pos.astype(np.uint64) ^ np.uint64(0x5EED))
+    for part in (sid[:, 0], sid[:, 1], gno, events, digest):
+        h = _mix(h ^ part.astype(np.uint64))
+    return h
+
+
 @attrs.define
 class _Events:
     """Per-event columns of the events walked (offsets relative to the buffer)."""
@@ -452,9 +463,7 @@ class SketchScanner(SplitScanner):
             pos = (ev.log_pos[starts] - ev.size[starts]).astype(np.int64)
         else:
             pos = (self.buffer.base + gtid_at).astype(np.int64)
-        h = _mix(pos.astype(np.uint64) ^ np.uint64(0x5EED))
-        for part in (sid[:, 0], sid[:, 1], gno.astype(np.uint64), events, digest):
-            h = _mix(h ^ part)
+        h = fingerprints(pos, sid, gno, events, digest)
         self.trx_pos, self.trx_hash = pos, h
         names = self._sids(sid)
         keys = self._group_keys(starts)
