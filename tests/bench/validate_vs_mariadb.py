@@ -7,10 +7,12 @@ seconds), then, in one run, on the same files (in the page cache for every reade
 * ``mariadb-binlog --verify-binlog-checksum`` over every file, output to /dev/null (one C
   thread, decoding only);
 * one plain Python process reading every file with the project's codec (``read_events``);
-* the validator's own scanner in one Python process (no Spark, no cross-node checks);
+* the validator's two scanners in one Python process (no Spark, no cross-node checks):
+  the exact one (row by row) and the sketcher (the fast path);
 * ``rpl validate`` on Spark ``local[*]``: every check (structure, transactions, relay vs
   source, applied vs source), end to end (Spark start included) and from the start of
-  the scan (a warm session).
+  the scan (a warm session), as it runs by default (the sketches prove the run clean)
+  and with ``--exact`` (row by row).
 
 Reports events/s and events/s per core, and the ratios, in docs/bench/validate.md,
 validate.json and validate.png.
@@ -38,11 +40,13 @@ from rpl.core.binlog.logfile import read_events  # noqa: E402
 from rpl.core.testing.binlogs import write_topology  # noqa: E402
 from rpl.core.validate.layout import discover_all, plan_splits  # noqa: E402
 from rpl.core.validate.scan import scan_all  # noqa: E402
+from rpl.core.validate.sketch import sketch  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "bench"
 EVENTS_PER_TRANSACTION = 12
 """Four events per transaction, in each of the three logs."""
-READERS = ("mariadb-binlog", "codec pass", "scanner, 1 process", "rpl validate, scan+checks",
+READERS = ("mariadb-binlog", "codec pass", "exact scanner, 1 process", "sketcher, 1 process",
+           "rpl validate --exact, end to end", "rpl validate, scan+checks",
            "rpl validate, end to end")
 
 
@@ -84,27 +88,56 @@ def scanner_pass(root: Path, split_bytes: int) -> tuple[float, int]:
     return time.perf_counter() - started, sum(r.summary.events for r in rows)
 
 
-def spark_validate(root: Path, split_bytes: int) -> dict[str, Any]:
+def sketcher_pass(root: Path, split_bytes: int) -> tuple[float, int]:
+    started = time.perf_counter()
+    nodes = discover_all([str(root / "source"), str(root / "replica")])
+    made = [sketch(split) for split in plan_splits(nodes, split_bytes)]
+    assert not [s.irregular for s in made if s.irregular], "the synthetic run is irregular"
+    return time.perf_counter() - started, sum(s.summary.events for s in made)
+
+
+def cli_validate(root: Path, split_mb: int, exact: bool) -> dict[str, Any]:
+    """``rpl validate`` as a user runs it: a new process (Python, imports, the JVM and
+    the Spark session included); its wall time, its report and its phase lines.
+    """
+    report = root / "report.json"
+    command = [sys.executable, "-m", "rpl.core.cli", "validate", str(root / "source"),
+               str(root / "replica"), "--split-mb", str(split_mb), "--report", str(report),
+               *(["--exact"] if exact else [])]
+    started = time.perf_counter()
+    marks: dict[str, float] = {}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as child:
+        assert child.stderr is not None and child.stdout is not None
+        for line in child.stderr:
+            if line.startswith("rpl validate: "):
+                text = line.removeprefix("rpl validate: ").strip()
+                marks[text] = time.perf_counter() - started
+                say(f"  {text}")
+        summary = child.stdout.read()
+    seconds = time.perf_counter() - started
+    data = json.loads(report.read_text())
+    if child.returncode != 0 or data["method"] != ("exact" if exact else "sketches"):
+        raise SystemExit(f"the synthetic run did not validate clean ({data['method']}, "
+                         f"{data['unproven']}):\n{summary}")
+    return {"end_to_end_s": seconds, "events": data["events"], "marks": marks,
+            "checks": list(data["checks"])}
+
+
+def warm_validate(root: Path, split_bytes: int) -> tuple[float, int, int]:
+    """The default validation in a session already up: (seconds, events, cores)."""
     from rpl.core.validate.checks import validate
     from rpl.core.validate.job import spark_session
-    started = time.perf_counter()
     spark = spark_session()
-    session_s = time.perf_counter() - started
-    marks: dict[str, float] = {}
-
-    def progress(text: str) -> None:
-        marks[text] = time.perf_counter() - started
-        say(f"  validate: {text}")
+    spark.sparkContext.parallelize(range(4), 2).count()
+    started = time.perf_counter()
     report = validate([str(root / "source"), str(root / "replica")], spark=spark,
-                      split_bytes=split_bytes, progress=progress)
-    total = time.perf_counter() - started
+                      split_bytes=split_bytes)
+    seconds = time.perf_counter() - started
     cores = spark.sparkContext.defaultParallelism
     spark.stop()
-    if report.findings:
-        raise SystemExit(f"the synthetic run did not validate clean:\n{report.summary()}")
-    return {"end_to_end_s": total, "session_s": session_s, "checks_s": total - session_s,
-            "events": report.events, "cores": cores, "marks": marks,
-            "checks": report.checks}
+    assert report.method == "sketches" and not report.findings, report.summary()
+    return seconds, report.events, cores
 
 
 def rate(events: int, seconds: float, cores: int) -> dict[str, float]:
@@ -130,9 +163,16 @@ def table(results: dict[str, Any]) -> str:
     what = {
         "mariadb-binlog": "`--verify-binlog-checksum`, output to /dev/null (one C thread)",
         "codec pass": "one Python process, `read_events` over every file",
-        "scanner, 1 process": "the validator's scanner, no Spark, no cross-node checks",
-        "rpl validate, scan+checks": "every check, Spark session already up",
-        "rpl validate, end to end": "every check, Spark session start included",
+        "exact scanner, 1 process": "the validator's row-by-row scanner, no Spark, no "
+                                    "cross-node checks",
+        "sketcher, 1 process": "the validator's fast-path scanner (split sketches), no Spark, "
+                               "no cross-node checks",
+        "rpl validate --exact, end to end": "every check row by row on Spark: the command's "
+                                            "wall time",
+        "rpl validate, scan+checks": "every check (split sketches reconciled), Spark session "
+                                     "already up",
+        "rpl validate, end to end": "every check (split sketches reconciled): the command's "
+                                    "wall time (Python, the JVM, Spark's start included)",
     }
     for name in READERS:
         r = readers[name]
@@ -143,11 +183,19 @@ def table(results: dict[str, Any]) -> str:
         f"Ratios (events/s): rpl validate end to end / mariadb-binlog "
         f"**{ratios['validate_over_mariadb_binlog']:.2f}**; scan+checks / mariadb-binlog "
         f"**{ratios['checks_over_mariadb_binlog']:.2f}**; rpl validate end to end / codec pass "
-        f"{ratios['validate_over_codec_pass']:.2f}; scanner / codec pass "
+        f"{ratios['validate_over_codec_pass']:.2f}; rpl validate / rpl validate --exact "
+        f"{ratios['sketches_over_exact']:.2f}; sketcher / codec pass "
+        f"{ratios['sketcher_over_codec_pass']:.2f}; exact scanner / codec pass "
         f"{ratios['scanner_over_codec_pass']:.2f}.",
         "",
-        "Phases of the validate run (seconds from the session start): " + ", ".join(
-            f"{name} {at:.1f}" for name, at in results["marks"].items()),
+        f"Target (rpl validate end to end, every check, >= mariadb-binlog's events/s): "
+        f"**{'met' if ratios['validate_over_mariadb_binlog'] >= 1 else 'not met'}**.",
+        "",
+        "Phases of the `rpl validate` run (seconds from the command's start): " + ", ".join(
+            f"{name} {at:.1f}" for name, at in results["marks"].items()) + ".",
+        "",
+        "Phases of the `--exact` run: " + ", ".join(
+            f"{name} {at:.1f}" for name, at in results["exact_marks"].items()) + ".",
         "",
         "![events/s](validate.png)",
         "",
@@ -159,11 +207,12 @@ def plot(results: dict[str, Any], path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    figure, axis = plt.subplots(figsize=(9, 4.8))
+    figure, axis = plt.subplots(figsize=(12, 5))
     readers = results["readers"]
     values = [readers[n]["events_per_s"] for n in READERS]
     drawn = axis.bar([n.replace(", ", ",\n") for n in READERS], values,
-                     color=["tab:gray", "tab:orange", "tab:green", "tab:blue", "tab:purple"])
+                     color=["tab:gray", "tab:orange", "tab:green", "tab:olive", "tab:cyan",
+                            "tab:blue", "tab:purple"])
     axis.bar_label(drawn, labels=[f"{v:,.0f}" for v in values])
     axis.set_ylabel("events/s")
     axis.set_ylim(0, max(values) * 1.2)
@@ -195,18 +244,26 @@ def main() -> int:
         say("codec pass")
         codec_s, codec_events = codec_pass(files)
         assert codec_events == run.events, (codec_events, run.events)
-        say("scanner, one process")
+        say("exact scanner, one process")
         scanner_s, scanner_events = scanner_pass(root, args.split_mb << 20)
         assert scanner_events == run.events
-        say("rpl validate on Spark")
-        spark = spark_validate(root, args.split_mb << 20)
-        assert spark["events"] == run.events
-        cores = spark["cores"]
+        say("sketcher, one process")
+        sketcher_s, sketcher_events = sketcher_pass(root, args.split_mb << 20)
+        assert sketcher_events == run.events
+        say("rpl validate (a new process)")
+        spark = cli_validate(root, args.split_mb, exact=False)
+        say("rpl validate --exact (a new process)")
+        exact = cli_validate(root, args.split_mb, exact=True)
+        say("rpl validate in a Spark session already up")
+        warm_s, warm_events, cores = warm_validate(root, args.split_mb << 20)
+        assert spark["events"] == exact["events"] == warm_events == run.events
         readers = {
             "mariadb-binlog": rate(run.events, maria_s, 1),
             "codec pass": rate(run.events, codec_s, 1),
-            "scanner, 1 process": rate(run.events, scanner_s, 1),
-            "rpl validate, scan+checks": rate(run.events, spark["checks_s"], cores),
+            "exact scanner, 1 process": rate(run.events, scanner_s, 1),
+            "sketcher, 1 process": rate(run.events, sketcher_s, 1),
+            "rpl validate --exact, end to end": rate(run.events, exact["end_to_end_s"], cores),
+            "rpl validate, scan+checks": rate(run.events, warm_s, cores),
             "rpl validate, end to end": rate(run.events, spark["end_to_end_s"], cores),
         }
         e2e = readers["rpl validate, end to end"]["events_per_s"]
@@ -217,14 +274,19 @@ def main() -> int:
                            "split_mb": args.split_mb},
             "readers": readers,
             "marks": spark["marks"],
+            "exact_marks": exact["marks"],
             "ratios": {
                 "validate_over_mariadb_binlog": e2e / readers["mariadb-binlog"]["events_per_s"],
                 "checks_over_mariadb_binlog":
                     readers["rpl validate, scan+checks"]["events_per_s"]
                     / readers["mariadb-binlog"]["events_per_s"],
                 "validate_over_codec_pass": e2e / readers["codec pass"]["events_per_s"],
-                "scanner_over_codec_pass": readers["scanner, 1 process"]["events_per_s"]
+                "scanner_over_codec_pass": readers["exact scanner, 1 process"]["events_per_s"]
                 / readers["codec pass"]["events_per_s"],
+                "sketcher_over_codec_pass": readers["sketcher, 1 process"]["events_per_s"]
+                / readers["codec pass"]["events_per_s"],
+                "sketches_over_exact": e2e
+                / readers["rpl validate --exact, end to end"]["events_per_s"],
             },
         }
     finally:

@@ -1,8 +1,10 @@
 """The fast path of ``rpl validate``'s scan: one split proven regular and folded into a
 sketch of a few numbers, or found irregular.
 
-Written by hand (no library reads MySQL binlogs). :class:`SketchScanner` is the exact
-scanner (:class:`rpl.core.validate.scan.SplitScanner`) with its per-event loop replaced:
+Written by hand (no library reads MySQL binlogs); the byte layout comes from the codec
+(:data:`rpl.core.binlog.events.HEADER_AT`, ``GTID_AT``, ``QUERY_AT``), so there is still
+one description of every field. :class:`SketchScanner` is the exact scanner
+(:class:`rpl.core.validate.scan.SplitScanner`) with its per-event loop replaced:
 
 * one tight loop walks the event chain of the split and checks every event's CRC32
   (``zlib``); every other per-event fact is read for all events at once with numpy
@@ -44,12 +46,17 @@ import numpy as np
 from rpl.core.binlog.events import (
     CHECKSUM_LEN,
     FORMAT_DESCRIPTION_EVENT,
+    GTID_AT,
+    GTID_BODY_MIN,
     GTID_LOG_EVENT,
+    HEADER_AT,
     HEADER_LEN,
     LOG_EVENT_ARTIFICIAL_F,
     MAX_EVENT_SIZE,
     PREVIOUS_GTIDS_LOG_EVENT,
+    QUERY_AT,
     QUERY_EVENT,
+    QUERY_POST_HEADER_LEN,
     ROTATE_EVENT,
     STOP_EVENT,
     XID_EVENT,
@@ -63,8 +70,9 @@ _U32: Final = struct.Struct("<I").unpack_from
 _MIN_SIZE: Final = HEADER_LEN + CHECKSUM_LEN
 _FILE_TYPES: Final = (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, ROTATE_EVENT,
                       STOP_EVENT)
-_GTID_MIN_SIZE: Final = HEADER_LEN + 25
-_QUERY_POST_HEADER: Final = 13
+_GTID_MIN_SIZE: Final = HEADER_LEN + GTID_BODY_MIN
+_TYPE: Final = HEADER_AT["type_code"]
+_SIZE: Final = HEADER_AT["event_size"]
 _HEAD: Final = 8
 _PAD: Final = 64
 _GRAMMAR: Final = re.compile(rb"(?:F*(?:GBM*C|GM))*F*")
@@ -132,7 +140,7 @@ def _walk(data: bytes, p: int, stop: int, offsets: list[int], crcs: list[int]) -
     append, append_crc = offsets.append, crcs.append
     try:
         while p < stop:
-            q = p + _U32(data, p + 9)[0]
+            q = p + _U32(data, p + _SIZE)[0]
             if q > n or q < p + _MIN_SIZE:
                 return p
             append_crc(crc(view[p:q - CHECKSUM_LEN]))
@@ -205,7 +213,7 @@ def _tokens(b: _Bytes, at: np.ndarray, size: np.ndarray, code: np.ndarray) -> by
     out[np.isin(code, _FILE_TYPES)] = ord("F")
     out[(code == GTID_LOG_EVENT) & (size >= _GTID_MIN_SIZE)] = ord("G")
     out[code == XID_EVENT] = ord("C")
-    query = np.flatnonzero((code == QUERY_EVENT) & (size >= HEADER_LEN + _QUERY_POST_HEADER))
+    query = np.flatnonzero((code == QUERY_EVENT) & (size >= HEADER_LEN + QUERY_POST_HEADER_LEN))
     if len(query):
         out[query] = _query_tokens(b, at[query], size[query])
     return out.tobytes()
@@ -217,9 +225,9 @@ def _query_tokens(b: _Bytes, at: np.ndarray, size: np.ndarray) -> np.ndarray:
     does not start with a letter (the tracker strips spaces) is X.
     """
     body = at + HEADER_LEN
-    db_len = b.a[body + 8].astype(np.int64)
-    status_len = b.uint(body + 11, 2).astype(np.int64)
-    nul = body + _QUERY_POST_HEADER + status_len + db_len
+    db_len = b.a[body + QUERY_AT["db_len"]].astype(np.int64)
+    status_len = b.uint(body + QUERY_AT["status_len"], 2).astype(np.int64)
+    nul = body + QUERY_POST_HEADER_LEN + status_len + db_len
     laid_out = nul + 1 <= at + size
     nul = np.where(laid_out, nul, at)
     laid_out &= b.a[nul] == 0
@@ -283,7 +291,7 @@ class SketchScanner(SplitScanner):
 
     def _size_at(self, p: int) -> int:
         data = self.buffer.data
-        return _U32(data, p + 9)[0] if p + HEADER_LEN <= len(data) else 0
+        return _U32(data, p + _SIZE)[0] if p + HEADER_LEN <= len(data) else 0
 
     def _make_room(self, p: int) -> None:
         """Read on until the event at ``p`` is in the buffer (Irregular: the file ends
@@ -303,18 +311,18 @@ class SketchScanner(SplitScanner):
         walked = offsets[-1] + self._size_at(offsets[-1]) + _HEAD if offsets else 0
         b = self.bytes = _Bytes(data[:walked])
         at = np.array(offsets, dtype=np.int64)
-        size = b.uint(at + 9, 4).astype(np.int64)
-        code = b.a[at + 4]
+        size = b.uint(at + _SIZE, 4).astype(np.int64)
+        code = b.a[at + _TYPE]
         if len(at) and size.max() > MAX_EVENT_SIZE:
             raise Irregular("an impossible event size")
         stored = b.uint(at + size - CHECKSUM_LEN, 4).astype(np.int64)
         for p in at[np.array(crcs, dtype=np.int64) != stored].tolist():
-            if data[p + 4] != FORMAT_DESCRIPTION_EVENT or not verify_checksum(
-                    memoryview(data)[p:p + _U32(data, p + 9)[0]]):
+            if data[p + _TYPE] != FORMAT_DESCRIPTION_EVENT or not verify_checksum(
+                    memoryview(data)[p:p + self._size_at(p)]):
                 raise Irregular(f"CRC32 mismatch at {self.buffer.base + p}")
-        return _Events(at, code, b.uint(at + 5, 4).astype(np.int64), size,
-                       b.uint(at + 13, 4).astype(np.int64),
-                       b.uint(at + 17, 2).astype(np.int64), stored,
+        return _Events(at, code, b.uint(at + HEADER_AT["server_id"], 4).astype(np.int64), size,
+                       b.uint(at + HEADER_AT["log_pos"], 4).astype(np.int64),
+                       b.uint(at + HEADER_AT["flags"], 2).astype(np.int64), stored,
                        _tokens(b, at, size, code))
 
     def _token_of(self, p: int) -> bytes:
@@ -329,7 +337,7 @@ class SketchScanner(SplitScanner):
         """
         data = self.buffer.data
         last = len(offsets) - 1
-        while last >= 0 and data[offsets[last] + 4] != GTID_LOG_EVENT:
+        while last >= 0 and data[offsets[last] + _TYPE] != GTID_LOG_EVENT:
             last -= 1
         if last < 0:
             return
@@ -454,9 +462,9 @@ class SketchScanner(SplitScanner):
     def _sketch(self, ev: _Events, starts: np.ndarray, ends: np.ndarray) -> None:
         b = self.bytes
         gtid_at = ev.at[starts]
-        sid = np.stack([b.uint(gtid_at + HEADER_LEN + 1, 8),
-                        b.uint(gtid_at + HEADER_LEN + 9, 8)], axis=1)
-        gno = b.uint(gtid_at + HEADER_LEN + 17, 8).view(np.int64)
+        sid_at = gtid_at + HEADER_LEN + GTID_AT["sid"]
+        sid = np.stack([b.uint(sid_at, 8), b.uint(sid_at + 8, 8)], axis=1)
+        gno = b.uint(gtid_at + HEADER_LEN + GTID_AT["gno"], 8).view(np.int64)
         events = (ends - starts + 1).astype(np.uint64)
         digest = self._digests(ev, starts, ends)
         if self.relay:
