@@ -38,7 +38,8 @@ import re
 import struct
 import uuid
 import zlib
-from typing import Any, Final
+from array import array
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import numpy as np
@@ -66,6 +67,9 @@ from rpl.core.binlog.events import (
 from rpl.core.validate.layout import BINLOG, Split
 from rpl.core.validate.scan import FOLD, Damage, SplitScanner, Summary
 
+if TYPE_CHECKING:
+    Offsets = array[int]
+    """array("q"): appended to in the walk, read by numpy without a copy."""
 _U32: Final = struct.Struct("<I").unpack_from
 _MIN_SIZE: Final = HEADER_LEN + CHECKSUM_LEN
 _FILE_TYPES: Final = (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, ROTATE_EVENT,
@@ -74,7 +78,7 @@ _GTID_MIN_SIZE: Final = HEADER_LEN + GTID_BODY_MIN
 _TYPE: Final = HEADER_AT["type_code"]
 _SIZE: Final = HEADER_AT["event_size"]
 _HEAD: Final = 8
-_PAD: Final = 64
+_FOLD_CASE: Final = 0x2020202020202020
 _GRAMMAR: Final = re.compile(rb"(?:F*(?:GBM*C|GM))*F*")
 _OPEN: Final = re.compile(rb"G(?:BM*)?")
 _CLOSED: Final = re.compile(rb"G(?:BM*C|M)")
@@ -131,19 +135,19 @@ class Sketch:
                    [Group(**g) for g in record["groups"]], record["file_events"])
 
 
-def _walk(data: bytes, p: int, stop: int, offsets: list[int], crcs: list[int]) -> int:
+def _walk(data: bytes, p: int, stop: int, offsets: Offsets, crcs: Offsets) -> int:
     """Append the offset and computed CRC32 of each event from ``p`` on while
     ``p < stop``; where it stopped: at ``stop`` or past, or at an event whose header or
     body does not fit in ``data``, or whose size is impossible (the caller tells which).
     """
-    view, crc, n = memoryview(data), zlib.crc32, len(data)
+    crc, n = zlib.crc32, len(data)
     append, append_crc = offsets.append, crcs.append
     try:
         while p < stop:
             q = p + _U32(data, p + _SIZE)[0]
             if q > n or q < p + _MIN_SIZE:
                 return p
-            append_crc(crc(view[p:q - CHECKSUM_LEN]))
+            append_crc(crc(data[p:q - CHECKSUM_LEN]))  # a copy: faster than a view here
             append(p)
             p = q
     except struct.error:
@@ -152,26 +156,32 @@ def _walk(data: bytes, p: int, stop: int, offsets: list[int], crcs: list[int]) -
 
 
 class _Bytes:
-    """A buffer, padded, with an unaligned integer view per width (a stride of one
-    byte), so gathering little-endian integers at arbitrary offsets is one gather.
+    """A buffer with an unaligned integer view per width (a stride of one byte), so
+    gathering little-endian integers at arbitrary offsets is one gather, and no copy.
     """
 
     def __init__(self, data: bytes) -> None:
-        padded = data + bytes(_PAD)
-        self.a = np.frombuffer(padded, np.uint8)
-        count = len(data) + _PAD - 8
-        self.views = {width: np.ndarray(shape=(count,), dtype=f"<u{width}", buffer=padded,
-                                        strides=(1,)) for width in (2, 4, 8)}
+        self.data = data
+        self.a = np.frombuffer(data, np.uint8)
+        self.views = {width: np.ndarray(shape=(max(0, len(data) - width + 1),),
+                                        dtype=f"<u{width}", buffer=data, strides=(1,))
+                      for width in (2, 4, 8)}
 
     def uint(self, at: np.ndarray, width: int) -> np.ndarray:
-        """The ``width``-byte little-endian unsigned integer at each offset."""
+        """The ``width``-byte little-endian unsigned integer at each offset (inside)."""
         values: np.ndarray = self.views[width][at]
         return values
 
-    def bytes8(self, at: np.ndarray) -> np.ndarray:
-        """The 8 bytes at each offset, one row each."""
-        rows: np.ndarray = np.ascontiguousarray(self.uint(at, 8)).view(np.uint8)
-        return rows.reshape(-1, 8)
+    def head(self, at: np.ndarray) -> np.ndarray:
+        """The 8 bytes at each offset as a little-endian uint64, zeros past the end (as
+        a statement's head read there is shorter: no keyword matches either way).
+        """
+        inside = at <= len(self.data) - 8
+        out = np.zeros(len(at), np.uint64)
+        out[inside] = self.views[8][at[inside]]
+        for i in np.flatnonzero(~inside).tolist():
+            out[i] = int.from_bytes(self.data[at[i]:at[i] + 8].ljust(8, b"\0"), "little")
+        return out
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -199,10 +209,11 @@ class _Events:
 
     at: np.ndarray
     type: np.ndarray
-    server_id: np.ndarray
+    server_id: np.ndarray | None
+    """Read for relay logs only (as ``flags``)."""
     size: np.ndarray
     log_pos: np.ndarray
-    flags: np.ndarray
+    flags: np.ndarray | None
     crc: np.ndarray
     tokens: bytes
 
@@ -231,13 +242,15 @@ def _query_tokens(b: _Bytes, at: np.ndarray, size: np.ndarray) -> np.ndarray:
     laid_out = nul + 1 <= at + size
     nul = np.where(laid_out, nul, at)
     laid_out &= b.a[nul] == 0
-    head = b.bytes8(np.where(laid_out, nul + 1, at))
-    upper = np.where((head >= ord("a")) & (head <= ord("z")), head - 32, head)
+    # ORing 0x20 into every byte folds ASCII case; other bytes may fold onto a keyword's
+    # space only from NUL, which makes the statement X (irregular): never a wrong letter
+    head = b.head(np.where(laid_out, nul + 1, at)) | np.uint64(_FOLD_CASE)
     out = np.full(len(at), ord("M"), dtype=np.uint8)
     for word, code in _KEYWORDS:
-        hit = (upper[:, :len(word)] == np.frombuffer(word, np.uint8)).all(axis=1)
-        out[hit] = code
-    letter = (upper[:, 0] >= ord("A")) & (upper[:, 0] <= ord("Z"))
+        mask = np.uint64((1 << (8 * len(word))) - 1)
+        out[(head & mask) == np.uint64(int.from_bytes(word.lower(), "little"))] = code
+    first = head & np.uint64(0xFF)
+    letter = (first >= np.uint64(ord("a"))) & (first <= np.uint64(ord("z")))
     out[~laid_out | ~letter] = ord("X")
     return out
 
@@ -274,8 +287,7 @@ class SketchScanner(SplitScanner):
         if not self.log.checksum:
             raise Irregular("events without CRC32")
         buffer, end = self.buffer, min(self.split.end, self.log.size)
-        offsets: list[int] = []
-        crcs: list[int] = []
+        offsets, crcs = array("q"), array("q")
         p = 0
         while buffer.base + p < end:
             p = _walk(buffer.data, p, end - buffer.base, offsets, crcs)
@@ -306,23 +318,23 @@ class SketchScanner(SplitScanner):
             if not self.buffer.extend(self.buffer.base + p + max(HEADER_LEN, size)):
                 raise Irregular(f"the file ends inside the event at {self.buffer.base + p}")
 
-    def _columns(self, offsets: list[int], crcs: list[int]) -> _Events:
+    def _columns(self, offsets: Offsets, crcs: Offsets) -> _Events:
         data = self.buffer.data
-        walked = offsets[-1] + self._size_at(offsets[-1]) + _HEAD if offsets else 0
-        b = self.bytes = _Bytes(data[:walked])
-        at = np.array(offsets, dtype=np.int64)
+        b = self.bytes = _Bytes(data)
+        at = np.frombuffer(offsets, dtype=np.int64)
         size = b.uint(at + _SIZE, 4).astype(np.int64)
         code = b.a[at + _TYPE]
         if len(at) and size.max() > MAX_EVENT_SIZE:
             raise Irregular("an impossible event size")
         stored = b.uint(at + size - CHECKSUM_LEN, 4).astype(np.int64)
-        for p in at[np.array(crcs, dtype=np.int64) != stored].tolist():
+        for p in at[np.frombuffer(crcs, dtype=np.int64) != stored].tolist():
             if data[p + _TYPE] != FORMAT_DESCRIPTION_EVENT or not verify_checksum(
                     memoryview(data)[p:p + self._size_at(p)]):
                 raise Irregular(f"CRC32 mismatch at {self.buffer.base + p}")
-        return _Events(at, code, b.uint(at + HEADER_AT["server_id"], 4).astype(np.int64), size,
-                       b.uint(at + HEADER_AT["log_pos"], 4).astype(np.int64),
-                       b.uint(at + HEADER_AT["flags"], 2).astype(np.int64), stored,
+        relay = self.relay or None  # a binlog's sketch needs no server_id or flags
+        return _Events(at, code, relay and b.uint(at + HEADER_AT["server_id"], 4),
+                       size, b.uint(at + HEADER_AT["log_pos"], 4).astype(np.int64),
+                       relay and b.uint(at + HEADER_AT["flags"], 2), stored,
                        _tokens(b, at, size, code))
 
     def _token_of(self, p: int) -> bytes:
@@ -331,7 +343,7 @@ class SketchScanner(SplitScanner):
         b = _Bytes(self.buffer.data[p:p + size + _HEAD])
         return _tokens(b, np.zeros(1, np.int64), np.array([size], np.int64), b.a[4:5])
 
-    def _finish_last(self, offsets: list[int], crcs: list[int], p: int) -> None:
+    def _finish_last(self, offsets: Offsets, crcs: Offsets, p: int) -> None:
         """Walk past the split's end, one event at a time, until the last owned
         transaction ends, as the exact scanner does.
         """
@@ -366,6 +378,7 @@ class SketchScanner(SplitScanner):
         file_event = np.isin(ev.type[:owned], _FILE_TYPES)
         special = file_event
         if self.relay:
+            assert ev.flags is not None
             artificial = ((ev.flags[:owned] & LOG_EVENT_ARTIFICIAL_F) != 0) | \
                 (ev.log_pos[:owned] == 0)
             if (artificial & ~file_event).any():
