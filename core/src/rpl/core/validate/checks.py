@@ -38,7 +38,7 @@ from rpl.core.validate.layout import (
     plan_splits,
 )
 from rpl.core.validate.reconcile import Proof, reconcile
-from rpl.core.validate.report import LogCounts, Report
+from rpl.core.validate.report import Report, log_counts
 from rpl.core.validate.scan import Summary
 from rpl.core.validate.stitch import Carry, stitch
 
@@ -188,14 +188,7 @@ class _Run:
                           "source_end")
 
     def _count(self, summaries: list[tuple[Split, Summary]], trx: DataFrame) -> None:
-        logs: dict[str, dict[str, LogCounts]] = {}
-        for node in self.nodes:
-            for log in node.files:
-                counts = logs.setdefault(node.name, {}).setdefault(log.kind, LogCounts())
-                counts.files += 1
-                counts.bytes += log.size
-        for split, summary in summaries:
-            logs[split.file.node][split.file.kind].events += summary.events
+        logs = log_counts(self.nodes, summaries)
         for row in trx.filter("state = 'complete'").groupBy("node", "kind").count().collect():
             logs[row.node][row.kind].transactions = row["count"]
         self.report.logs = logs

@@ -32,7 +32,7 @@ import attrs
 
 from rpl.core.binlog.gtid import GtidSet
 from rpl.core.validate.layout import BINLOG, RELAY, Node, Split, oldest_previous
-from rpl.core.validate.report import LogCounts
+from rpl.core.validate.report import LogCounts, log_counts
 from rpl.core.validate.sketch import Group, Sketch
 from rpl.core.validate.stitch import Carry, stitch
 
@@ -133,16 +133,10 @@ class _Reconcile:
         return [g for _, k in self._log(node, kind) for g in k.groups]
 
     def _counts(self) -> dict[str, dict[str, LogCounts]]:
-        logs: dict[str, dict[str, LogCounts]] = {}
-        for node in self.nodes:
-            for log in node.files:
-                counts = logs.setdefault(node.name, {}).setdefault(log.kind, LogCounts())
-                counts.files += 1
-                counts.bytes += log.size
+        logs = log_counts(self.nodes, [(s, k.summary) for s, k in self.sketches])
         for split, sketch in self.sketches:
-            counts = logs[split.file.node][split.file.kind]
-            counts.events += sketch.summary.events
-            counts.transactions += sum(g.count for g in sketch.groups)
+            logs[split.file.node][split.file.kind].transactions += sum(
+                g.count for g in sketch.groups)
         return logs
 
     # ------------------------------------------------------------------ checks

@@ -7,12 +7,15 @@ errors (a path that is not a data directory, a malformed history, pyspark missin
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
 import attrs
 
 from rpl.core.validate.findings import CHECKS, NOTICE, VIOLATION, Finding, sort_key
+from rpl.core.validate.layout import Node, Split
+from rpl.core.validate.scan import Summary
 
 CLEAN: Final = 0
 VIOLATIONS: Final = 1
@@ -27,6 +30,20 @@ class LogCounts:
     bytes: int = 0
     events: int = 0
     transactions: int = 0
+
+
+def log_counts(nodes: list[Node], splits: Iterable[tuple[Split, Summary]]) -> \
+        dict[str, dict[str, LogCounts]]:
+    """Files, bytes and events read, by node and kind (transactions: the caller counts)."""
+    logs: dict[str, dict[str, LogCounts]] = {}
+    for node in nodes:
+        for log in node.files:
+            counts = logs.setdefault(node.name, {}).setdefault(log.kind, LogCounts())
+            counts.files += 1
+            counts.bytes += log.size
+    for split, summary in splits:
+        logs[split.file.node][split.file.kind].events += summary.events
+    return logs
 
 
 @attrs.define
