@@ -537,3 +537,20 @@ def test_quote_literal_round_trip(value: str | int | bytes) -> None:
 def test_quote_float_round_trip(value: float) -> None:
     parsed = parse_expression(quote_literal(value))
     assert parsed == Literal(value) and isinstance(parsed.value, float)
+
+
+_TEXTBOOK = {"_SQ": r"'(?:[^'\\]|\\.|'')*'", "_DQ": r'"(?:[^"\\]|\\.|"")*"',
+             "_BQ": r"`(?:[^`]|``)*`"}
+
+
+@given(st.sampled_from(sorted(_TEXTBOOK)), st.text(alphabet="a'\"`\\ \n", max_size=12))
+def test_quoted_text_patterns_match_as_the_textbook_ones(name: str, rest: str) -> None:
+    """The lexer's unrolled patterns for '...', "..." and `...` take exactly what the
+    character-at-a-time patterns take, from any start."""
+    import re
+
+    from rpl.core.sql import lexer
+    text = {"_SQ": "'", "_DQ": '"', "_BQ": "`"}[name] + rest
+    fast = re.compile(getattr(lexer, name), re.DOTALL).match(text)
+    slow = re.compile(_TEXTBOOK[name], re.DOTALL).match(text)
+    assert (fast and fast.group()) == (slow and slow.group())

@@ -45,14 +45,18 @@ SERVER_VERSION_ID: Final = 80036
 """Versioned comments for versions up to this one are executed."""
 
 _IDENT_CHARS = r"0-9A-Za-z_$\u0080-\U0010ffff"
-_SQ = r"'(?:[^'\\]|\\.|'')*'"
-_DQ = r'"(?:[^"\\]|\\.|"")*"'
-_BQ = r"`(?:[^`]|``)*`"
+# quoted text as "unrolled loops" (a run of plain characters, then an escape and another
+# run, ...): the same strings as (?:[^'\\]|\\.|'')*, matched a run at a time, not a character
+_SQ = r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'"
+_DQ = r'"[^"\\]*(?:(?:\\.|"")[^"\\]*)*"'
+_BQ = r"`[^`]*(?:``[^`]*)*`"
 
 _TOKEN = re.compile(
     rf"""
     \s*(?:
-    (?P<vopen>/\*!(?P<ver>\d{{5}})?)
+    (?P<punct>[(),=;])
+    |(?P<name>(?![xXbB]')[A-Za-z_$\u0080-\U0010ffff][{_IDENT_CHARS}]*)
+    |(?P<vopen>/\*!(?P<ver>\d{{5}})?)
     |(?P<vclose>\*/)
     |(?P<comment>/\*.*?\*/|--(?:[\s]|$)[^\n]*|\#[^\n]*)
     |(?P<hexstr>[xX]'[0-9a-fA-F]*')
@@ -138,9 +142,9 @@ def tokenize(sql: str) -> list[Token]:
         group = m.lastgroup
         pos, stop = m.span(m.lastindex or 0)
         text = sql[pos:stop]
-        if group == "word":
+        if group == "name" or group == "word":
             append((K_WORD, text.upper(), text, pos, stop))
-        elif group == "op":
+        elif group == "punct" or group == "op":
             append((K_OP, text, text, pos, stop))
         elif group == "int":
             append((K_NUMBER, "", int(text), pos, stop))
