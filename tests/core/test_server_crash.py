@@ -158,3 +158,26 @@ def test_damaged_closed_binlog_stops_the_start(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError) as info:
         server.start(timeout=20)
     assert "binlog.000001" in str(info.value)
+
+
+def test_a_second_server_on_a_live_data_directory_is_refused(tmp_path: Path) -> None:
+    """Two servers on one data directory would each replay, truncate and append to the
+    same binlog: the second refuses to start, as mysqld does, and the first loses
+    nothing. After the first is killed (-9), the lock is gone with it."""
+    first = ServerProcess(tmp_path / "data").start()
+    first.query("CREATE DATABASE d")
+    first.query("CREATE TABLE d.t (id INT NOT NULL PRIMARY KEY)")
+    first.query("INSERT INTO d.t VALUES (1)")
+    size = (tmp_path / "data" / "binlog.000001").stat().st_size
+    second = ServerProcess(tmp_path / "data")
+    with pytest.raises(RuntimeError) as info:
+        second.start(timeout=20)
+    assert re.search(r"\[ERROR\] \[MY-012574\] \[Server\] Unable to lock ./rpl.lock error: 11",
+                     str(info.value)), info.value
+    assert (tmp_path / "data" / "binlog.000001").stat().st_size == size
+    first.query("INSERT INTO d.t VALUES (2)")
+    assert first.query("SELECT id FROM d.t") == [(1,), (2,)]
+    first.kill()
+    second.start()
+    assert second.query("SELECT id FROM d.t") == [(1,), (2,)]
+    second.stop()

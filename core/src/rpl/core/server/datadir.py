@@ -16,7 +16,9 @@ Files (besides the binlogs, their index and ``error.log``):
 from __future__ import annotations
 
 import configparser
+import fcntl
 import io
+import os
 import pickle
 import uuid
 from pathlib import Path
@@ -40,11 +42,40 @@ class Checkpoint:
     accounts: list[dict[str, object]]
 
 
+LOCK_FILE = "rpl.lock"
+
+
+class DataDirectoryInUse(OSError):
+    """Another live process holds the data directory's lock."""
+
+
 class DataDirectory:
     """Paths and small files of one server's data directory."""
 
     def __init__(self, path: Path) -> None:
         self.path = path.resolve()
+        self._lock_fd: int | None = None
+
+    def lock(self) -> None:
+        """Hold an exclusive lock on the directory until :meth:`unlock` or this process
+        ends (the kernel releases it even after kill -9). A second server on the same
+        directory would replay, truncate and append to the live binlog under the first:
+        DataDirectoryInUse instead, before anything is read or written.
+        """
+        fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o640)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            os.close(fd)
+            raise DataDirectoryInUse(exc.errno, f"Unable to lock ./{LOCK_FILE} error: "
+                                                f"{exc.errno}") from exc
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        """Release the lock (clean shutdown)."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     @property
     def initialized(self) -> bool:

@@ -13,6 +13,7 @@ event, checkpoint, deinitialise the plugins, ``after_server_shutdown``.
 
 from __future__ import annotations
 
+import errno
 import io
 import logging
 import socket
@@ -40,7 +41,7 @@ from rpl.core.replication.source import ReplicaHosts
 from rpl.core.server import recovery
 from rpl.core.server.binlogging import EventEncoder
 from rpl.core.server.connection import Connection
-from rpl.core.server.datadir import Checkpoint, DataDirectory
+from rpl.core.server.datadir import LOCK_FILE, Checkpoint, DataDirectory, DataDirectoryInUse
 from rpl.core.server.execute import SessionContext
 from rpl.core.server.expressions import Context
 from rpl.core.server.session import Session, statement_timeouts
@@ -115,6 +116,7 @@ class Server:
         self._log_handler = errorlog.open_error_log(config.datadir / "error.log")
         errorlog.log(_log, logging.INFO, f"{SERVER_VERSION} starting as process "
                      f"{__import__('os').getpid()}", code=10116)
+        self._lock_datadir()
         first_start = not self.datadir.initialized
         if first_start:
             self.datadir.write_server_uuid(uuid.uuid4())
@@ -152,6 +154,16 @@ class Server:
         errorlog.log(_log, logging.INFO, f"ready for connections. Version: '{SERVER_VERSION}'"
                      f"  socket: ''  port: {self.port}", code=10931)
         self.replica.start_at_boot()
+
+    def _lock_datadir(self) -> None:
+        try:
+            self.datadir.lock()
+        except DataDirectoryInUse:
+            errorlog.log(_log, logging.ERROR, f"Unable to lock ./{LOCK_FILE} error: "
+                         f"{errno.EAGAIN}", code=12574)
+            errorlog.log(_log, logging.INFO, "Check that you do not already have another "
+                         "rpl server process using the same data directory.", code=12575)
+            raise
 
     def _checksum(self) -> bool:
         return self.variables.get_global("binlog_checksum") == "CRC32"
@@ -396,6 +408,7 @@ class Server:
         self.plugins.shutdown()
         self.delegates.server_state.after_server_shutdown(param)
         errorlog.log(_log, logging.INFO, f"{SERVER_VERSION}  Shutdown complete", code=10910)
+        self.datadir.unlock()
         self._stopped.set()
 
     @property
