@@ -181,3 +181,28 @@ def test_a_second_server_on_a_live_data_directory_is_refused(tmp_path: Path) -> 
     second.start()
     assert second.query("SELECT id FROM d.t") == [(1,), (2,)]
     second.stop()
+
+
+@pytest.mark.parametrize("every", [0, 65536])
+def test_checkpoints_between_rotations_bound_the_replay(tmp_path: Path, every: int) -> None:
+    """rpl_checkpoint_binlog_bytes: the engine is checkpointed each time that much binlog
+    has grown, so a kill -9 replays at most about that much, not the whole file (0: only
+    rotations checkpoint, and the restart replays everything since the start)."""
+    server = ServerProcess(tmp_path / "data",
+                           options=[f"--rpl-checkpoint-binlog-bytes={every}"]).start()
+    server.query("CREATE DATABASE c")
+    server.query("CREATE TABLE c.t (id INT NOT NULL PRIMARY KEY, v VARCHAR(2000))")
+    for key in range(200):
+        server.query(f"INSERT INTO c.t VALUES ({key}, '{'x' * 1000}')")
+    time.sleep(1)  # the checkpoint thread catches up
+    assert server.query("SHOW BINARY LOGS")[-1][0] == "binlog.000001", "no rotation"
+    server.kill()
+    server.start()
+    assert server.query("SELECT COUNT(*) FROM c.t") == [(200,)]
+    replays = re.findall(r"Crash recovery finished: (\d+) transaction", server.error_log())
+    replayed = int(replays[-1]) if replays else 0
+    if every:
+        assert 0 < replayed <= 2 * (every // 1000), replayed
+    else:
+        assert replayed == 202
+    server.stop()

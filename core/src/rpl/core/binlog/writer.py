@@ -198,6 +198,9 @@ class Binlog:
         self.fsyncs = 0
         self.on_rotate: Callable[[], None] | None = None
         """Called (outside every binlog lock) after each rotation: the server checkpoints."""
+        self.on_group: Callable[[BinlogPosition], None] | None = None
+        """Called (outside every binlog lock) with each committed group's end: the server
+        checkpoints when enough binlog has grown since the last checkpoint."""
 
     # ---------------------------------------------------------------- files
     @property
@@ -331,6 +334,8 @@ class Binlog:
         finally:
             for ticket in group:
                 ticket.done.set()
+        if end is not None and self.on_group is not None:
+            self.on_group(end)
         if end is not None and self._end.pos >= self.options.max_binlog_size():
             self.rotate()
 

@@ -29,7 +29,7 @@ from rpl.core import errorlog
 from rpl.core.accounts import STATIC_PRIVILEGES, Accounts
 from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import previous_gtids
-from rpl.core.binlog.writer import Binlog, BinlogOptions
+from rpl.core.binlog.writer import Binlog, BinlogOptions, BinlogPosition
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import Delegates
 from rpl.core.engine import Engine
@@ -97,6 +97,9 @@ class Server:
         self._stopped = threading.Event()
         self._listener: socket.socket | None = None
         self._checkpoint_file = ""
+        self._checkpoint_pos = 0
+        self._checkpoint_lock = threading.Lock()
+        self._checkpoint_due = threading.Event()
         self._log_handler: logging.Handler | None = None
         self.computed_variables: dict[str, Callable[[Session], object]] = {
             "gtid_executed": lambda s: str(self.binlog.gtid_executed),
@@ -146,7 +149,10 @@ class Server:
                          f"transaction(s) replayed from the binary log", code=13030)
         self.binlog.open(gtids)
         self.binlog.on_rotate = self.checkpoint
+        self.binlog.on_group = self._binlog_grew
         self.checkpoint()
+        threading.Thread(target=self._checkpointer, name="rpl-checkpointer",
+                         daemon=True).start()
         self.delegates.server_state.after_recovery(param)
         self.replica_hosts = ReplicaHosts()
         self.replica = ReplicaChannel(self)  # relay log recovery, before any client
@@ -332,15 +338,39 @@ class Server:
 
     # ------------------------------------------------------- durable state
     def checkpoint(self) -> None:
-        """Write the engine, accounts and GTIDs as of the last committed binlog group."""
-        with self.ddl_lock, self.binlog.commit_stage_lock:
-            buffer = io.BytesIO()
-            self.engine.snapshot(buffer)
-            end = self.binlog.committed_end
-            checkpoint = Checkpoint(end.file, end.pos, str(self.binlog.gtid_executed),
-                                    buffer.getvalue(), self.accounts.export())
-        self.datadir.write_checkpoint(checkpoint)
-        self._checkpoint_file = end.file
+        """Write the engine, accounts and GTIDs as of the last committed binlog group
+        (commits wait while the engine is copied; the file is written after).
+        """
+        with self._checkpoint_lock:
+            with self.ddl_lock, self.binlog.commit_stage_lock:
+                buffer = io.BytesIO()
+                self.engine.snapshot(buffer)
+                end = self.binlog.committed_end
+                checkpoint = Checkpoint(end.file, end.pos, str(self.binlog.gtid_executed),
+                                        buffer.getvalue(), self.accounts.export())
+            self.datadir.write_checkpoint(checkpoint)
+            self._checkpoint_file, self._checkpoint_pos = end.file, end.pos
+
+    def _binlog_grew(self, end: BinlogPosition) -> None:
+        """After each group: a checkpoint is due once rpl_checkpoint_binlog_bytes more
+        of the binlog would have to be replayed (a rotation checkpoints anyway).
+        """
+        limit = self.variables.get_global("rpl_checkpoint_binlog_bytes")
+        if limit and end.file == self._checkpoint_file and \
+                end.pos - self._checkpoint_pos >= int(limit):
+            self._checkpoint_due.set()
+
+    def _checkpointer(self) -> None:
+        """The checkpoint thread: checkpoints when one is due, off the commit path."""
+        while not self._stopping.is_set():
+            if not self._checkpoint_due.wait(0.5):
+                continue
+            self._checkpoint_due.clear()
+            try:
+                if not self._stopping.is_set():
+                    self.checkpoint()
+            except OSError as exc:
+                errorlog.log(_log, logging.ERROR, f"Checkpoint failed: {exc}", code=10000)
 
     def recovery_start_file(self) -> str:
         """The binlog file the next recovery would start from (PURGE keeps it)."""

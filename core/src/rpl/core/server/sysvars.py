@@ -160,6 +160,10 @@ def replication_variables(datadir: str, port: int) -> list[SystemVariable]:
         _int("replica_transaction_retries", 10, 0, U32,
              description="times the applier retries a transaction after a lock wait "
                          "timeout or deadlock"),
+        _int("rpl_checkpoint_binlog_bytes", 128 << 20, 0, 1 << 62,
+             description="binlog bytes written after which the engine is checkpointed "
+                         "again between rotations (0: only at rotation, start and "
+                         "shutdown): bounds what the next start replays"),
         _int("rpl_applier_batch_size", 64, 1, 1024,
              description="independent replicated transactions (same logical-clock window "
                          "on the source) the applier commits as one binlog group"),
