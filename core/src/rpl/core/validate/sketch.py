@@ -341,7 +341,8 @@ class SketchScanner(SplitScanner):
         """The letter of the one event at ``p`` (in the buffer)."""
         size = self._size_at(p)
         b = _Bytes(self.buffer.data[p:p + size + _HEAD])
-        return _tokens(b, np.zeros(1, np.int64), np.array([size], np.int64), b.a[4:5])
+        return _tokens(b, np.zeros(1, np.int64), np.array([size], np.int64),
+                       b.a[_TYPE:_TYPE + 1])
 
     def _finish_last(self, offsets: Offsets, crcs: Offsets, p: int) -> None:
         """Walk past the split's end, one event at a time, until the last owned
@@ -372,20 +373,17 @@ class SketchScanner(SplitScanner):
             shift = ev.log_pos[:owned] - (base + ev.at[:owned] + ev.size[:owned])
             if (shift != shift[0]).any():
                 raise Irregular("end log_pos shifts")
-            summary.first_shift = summary.first_shift if summary.first_shift is not None \
-                else int(shift[0])
-            self.shift = int(shift[0])
+            summary.first_shift = self.shift = int(shift[0])
         file_event = np.isin(ev.type[:owned], _FILE_TYPES)
-        special = file_event
         if self.relay:
             assert ev.flags is not None
             artificial = ((ev.flags[:owned] & LOG_EVENT_ARTIFICIAL_F) != 0) | \
                 (ev.log_pos[:owned] == 0)
             if (artificial & ~file_event).any():
                 raise Irregular("an artificial event that is not a file event")
-            self._relay_walk(ev, owned, np.flatnonzero(special))
+            self._relay_walk(ev, owned, np.flatnonzero(file_event))
         else:
-            for i in np.flatnonzero(special).tolist():
+            for i in np.flatnonzero(file_event).tolist():
                 self._special(ev, i, None)
 
     def _special(self, ev: _Events, i: int, source: tuple[str | None, int] | None) -> None:
