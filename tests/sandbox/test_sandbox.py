@@ -111,3 +111,28 @@ def test_sandbox_errors(tmp_path: Path) -> None:
     done = rpl("sandbox", "deploy", "replication", "--replicas", "12", "--dir",
                str(tmp_path / "x"))
     assert done.returncode == 1 and "between 0 and 9" in done.stderr
+
+
+def test_stop_with_the_port_taken_over_says_so(tmp_path: Path) -> None:
+    """A node that stops while another process holds its port (a listener that took it
+    over): stop reports that, by name and port, instead of a traceback."""
+    from rpl.core.sandbox.sandbox import NodeSpec, SandboxError
+    datadir = tmp_path / "source"
+    datadir.mkdir()
+    node = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                             "rpl.core.cli", str(datadir)])
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    try:
+        spec = NodeSpec("source", "source", holder.getsockname()[1], 1, [], node.pid)
+        sandbox = Sandbox(tmp_path, "replication", "off", [spec])
+        assert sandbox.running(spec)
+        with pytest.raises(SandboxError, match=rf"source stopped, but port {spec.port} is "
+                                               r"still in use by another process"):
+            sandbox.stop_node(spec, port_timeout=0.5)
+        assert node.wait(timeout=10) is not None
+    finally:
+        holder.close()
+        node.kill()
+        node.wait()

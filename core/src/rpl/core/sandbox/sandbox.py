@@ -135,15 +135,23 @@ class Sandbox:
             time.sleep(0.05)
         raise SandboxError(f"{spec.name} did not listen on port {spec.port}")
 
-    def stop_node(self, spec: NodeSpec, timeout: float = 30.0) -> None:
-        """SIGTERM (a clean shutdown), SIGKILL after ``timeout``; wait until it is gone."""
+    def stop_node(self, spec: NodeSpec, timeout: float = 30.0,
+                  port_timeout: float = 10.0) -> None:
+        """SIGTERM (a clean shutdown), SIGKILL after ``timeout``; wait until it is gone
+        and its port is free (SandboxError if another process holds the port then).
+        """
         if not self.running(spec):
             return
         os.kill(spec.pid, signal.SIGTERM)
         if not _wait_gone(spec.pid, timeout):
             os.kill(spec.pid, signal.SIGKILL)
             _wait_gone(spec.pid, 10)
-        wait_for(lambda: port_free(spec.port), 10, f"port {spec.port} to be free")
+        try:
+            wait_for(lambda: port_free(spec.port), port_timeout,
+                     f"port {spec.port} to be free")
+        except AssertionError:
+            raise SandboxError(f"{spec.name} stopped, but port {spec.port} is still in use "
+                               f"by another process after {port_timeout:g} s") from None
 
     def kill_node(self, spec: NodeSpec) -> None:
         """SIGKILL, as a crash; wait until it is gone."""
