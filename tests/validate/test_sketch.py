@@ -18,7 +18,14 @@ from rpl.core.testing.binlogs import write_topology
 from rpl.core.validate.layout import RELAY, Split, discover_all, plan_splits
 from rpl.core.validate.reconcile import Request, reconcile
 from rpl.core.validate.scan import SplitRows, scan
-from rpl.core.validate.sketch import Group, Sketch, fingerprints, restricted, sketch
+from rpl.core.validate.sketch import (
+    Group,
+    Sketch,
+    fingerprints,
+    folded,
+    restricted,
+    sketch,
+)
 
 
 def _expected_groups(rows: SplitRows) -> tuple[int, int, int]:
@@ -33,8 +40,7 @@ def _expected_groups(rows: SplitRows) -> tuple[int, int, int]:
     gno = np.array([int(t.gtid.split(":")[1]) for t in done], np.int64)
     events = np.array([t.events for t in done], np.uint64)
     digest = np.array([t.digest for t in done], np.uint64)
-    h = fingerprints(pos, sid, gno, events, digest)
-    return len(done), int(np.bitwise_xor.reduce(h)), int((h >> np.uint64(32)).sum()) % (1 << 64)
+    return folded(fingerprints(pos, sid, gno, events, digest))
 
 
 def _folded(groups: list[Group]) -> tuple[int, int, int]:

@@ -13,7 +13,6 @@ event, checkpoint, deinitialise the plugins, ``after_server_shutdown``.
 
 from __future__ import annotations
 
-import errno
 import io
 import logging
 import socket
@@ -41,7 +40,7 @@ from rpl.core.replication.source import ReplicaHosts
 from rpl.core.server import recovery
 from rpl.core.server.binlogging import EventEncoder
 from rpl.core.server.connection import Connection
-from rpl.core.server.datadir import LOCK_FILE, Checkpoint, DataDirectory, DataDirectoryInUse
+from rpl.core.server.datadir import Checkpoint, DataDirectory, DataDirectoryInUse
 from rpl.core.server.execute import SessionContext
 from rpl.core.server.expressions import Context
 from rpl.core.server.session import Session, statement_timeouts
@@ -164,9 +163,8 @@ class Server:
     def _lock_datadir(self) -> None:
         try:
             self.datadir.lock()
-        except DataDirectoryInUse:
-            errorlog.log(_log, logging.ERROR, f"Unable to lock ./{LOCK_FILE} error: "
-                         f"{errno.EAGAIN}", code=12574)
+        except DataDirectoryInUse as exc:
+            errorlog.log(_log, logging.ERROR, exc.strerror or str(exc), code=12574)
             errorlog.log(_log, logging.INFO, "Check that you do not already have another "
                          "rpl server process using the same data directory.", code=12575)
             raise

@@ -31,6 +31,7 @@ from rpl.core.validate.sketch import Sketch, restricted, sketch
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark import RDD
     from pyspark.sql import DataFrame, SparkSession
 
 _FIELDS: Final = (
@@ -64,6 +65,11 @@ def spark_session(master: str | None = None, app: str = "rpl validate") -> Spark
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def _one_task_each(spark: SparkSession, items: list[Any]) -> RDD[Any]:
+    """``items`` as an RDD of one partition each: one Spark task per split."""
+    return spark.sparkContext.parallelize(items, max(1, len(items)))
 
 
 def _split_json(split: Split) -> str:
@@ -154,9 +160,8 @@ def _scan_partition(extract_writes: bool, every_event: bool) -> Any:
 def scan_frame(spark: SparkSession, splits: list[Split], *, extract_writes: bool = False,
                every_event: bool = False) -> DataFrame:
     """The rows of every split (the wide schema), one Spark task per split."""
-    texts = [(_split_json(s),) for s in splits]
-    one_each = spark.sparkContext.parallelize(texts, max(1, len(texts)))
-    frame = spark.createDataFrame(one_each, "split string")
+    frame = spark.createDataFrame(_one_task_each(spark, [(_split_json(s),) for s in splits]),
+                                  "split string")
     return frame.mapInArrow(_scan_partition(extract_writes, every_event), SCHEMA)
 
 
@@ -177,8 +182,7 @@ def _restricted_task(request: tuple[str, list[int], list[int]]) -> tuple[int, in
 
 def sketches(spark: SparkSession, splits: list[Split]) -> list[tuple[Split, Sketch]]:
     """The sketch of every split (:mod:`rpl.core.validate.sketch`), one Spark task each."""
-    texts = [_split_json(s) for s in splits]
-    done = spark.sparkContext.parallelize(texts, max(1, len(texts))).map(_sketch_task)
+    done = _one_task_each(spark, [_split_json(s) for s in splits]).map(_sketch_task)
     return [(split, Sketch.from_json(json.loads(text)))
             for split, text in zip(splits, done.collect(), strict=True)]
 
@@ -187,6 +191,6 @@ def restricted_sums(spark: SparkSession, requests: list[tuple[Split, tuple[int, 
                                                               tuple[int, int]]]) \
         -> list[tuple[int, int, int]]:
     """(count, xor, total) of each requested binlog split over its span, one task each."""
-    payload = [(_split_json(s), list(lo), list(hi)) for s, lo, hi in requests]
-    done = spark.sparkContext.parallelize(payload, max(1, len(payload)))
-    return [(r[0], r[1], r[2]) for r in done.map(_restricted_task).collect()]
+    done = _one_task_each(spark, [(_split_json(s), list(lo), list(hi))
+                                  for s, lo, hi in requests]).map(_restricted_task)
+    return [(r[0], r[1], r[2]) for r in done.collect()]

@@ -203,6 +203,14 @@ def fingerprints(pos: np.ndarray, sid: np.ndarray, gno: np.ndarray, events: np.n
     return h
 
 
+def folded(hashes: np.ndarray) -> tuple[int, int, int]:
+    """(count, xor, total) of transaction hashes: the two fingerprints add up over any
+    partition, so splits and parts of splits combine (total: the high halves' sum mod 2**64).
+    """
+    return (len(hashes), int(np.bitwise_xor.reduce(hashes)),
+            int((hashes >> np.uint64(32)).sum()) % _MOD64)
+
+
 @attrs.define
 class _Events:
     """Per-event columns of the events walked (offsets relative to the buffer)."""
@@ -509,9 +517,8 @@ class SketchScanner(SplitScanner):
             file, server_id = self.states[state - 1][1:] if state else (None, None)
         else:
             file, server_id = self.log.name, None
-        return Group(file, server_id, hi - lo, int(np.bitwise_xor.reduce(h[lo:hi])),
-                     int((h[lo:hi] >> np.uint64(32)).sum()) % _MOD64,
-                     int(pos[lo]), int(pos[hi - 1]), _runs(sid[lo:hi], gno[lo:hi], names))
+        return Group(file, server_id, *folded(h[lo:hi]), int(pos[lo]), int(pos[hi - 1]),
+                     _runs(sid[lo:hi], gno[lo:hi], names))
 
     def restricted(self, lo: tuple[int, int], hi: tuple[int, int]) -> tuple[int, int, int]:
         """(count, xor, total) of this binlog split's transactions whose (file ordinal,
@@ -521,9 +528,7 @@ class SketchScanner(SplitScanner):
         ordinal = self.log.ordinal
         low = lo[1] if lo[0] == ordinal else (-1 if lo[0] < ordinal else 1 << 62)
         high = hi[1] if hi[0] == ordinal else (1 << 62 if hi[0] > ordinal else -1)
-        chosen = self.trx_hash[(self.trx_pos >= low) & (self.trx_pos <= high)]
-        return (len(chosen), int(np.bitwise_xor.reduce(chosen)) if len(chosen) else 0,
-                int((chosen >> np.uint64(32)).sum()) % _MOD64)
+        return folded(self.trx_hash[(self.trx_pos >= low) & (self.trx_pos <= high)])
 
 
 def _runs(sid: np.ndarray, gno: np.ndarray,
