@@ -14,7 +14,7 @@ from test_async_replication import assert_same_data
 
 from rpl.core.binlog.events import GtidEvent
 from rpl.core.binlog.gtid import Gtid
-from rpl.core.binlog.logfile import BinlogIndex, read_events
+from rpl.core.binlog.logfile import BinlogIndex, read_events, scan_valid_prefix
 from rpl.core.replication.recovery import RelayScan
 from rpl.core.server.recovery import truncate_tail
 from rpl.core.testing.process import ServerProcess
@@ -125,18 +125,21 @@ def test_cut_at_every_byte_offset_of_the_last_transaction(
     gtid_at = max(i for i, e in enumerate(entries) if isinstance(e.event, GtidEvent))
     boundary = entries[gtid_at].position
     whole = RelayScan(replica_server_id(replica))
-    truncate_tail(path, "relay log", relay=True, visit=whole.visit)
-    last = entries[gtid_at].event
-    assert isinstance(last, GtidEvent) and Gtid(last.sid, last.gno) in whole.gtids
-    before = RelayScan(replica_server_id(replica))
-    for entry in entries[:gtid_at]:
-        before.visit(entry)
+    truncate_tail(path, "relay log", relay=True, visit=whole.visit, wanted=whole.WANTED)
+    decoded = [Gtid(e.event.sid, e.event.gno) for e in entries if isinstance(e.event, GtidEvent)]
+    assert decoded and all(gtid in whole.gtids for gtid in decoded)
     data = path.read_bytes()
     copy = tmp_path / "relay-copy"
+    copy.write_bytes(data[:boundary])
+    before = RelayScan(replica_server_id(replica))
+    scan_valid_prefix(copy, check_log_pos=False, visit=before.visit, wanted=before.WANTED)
+    assert decoded[-1] not in before.gtids and all(g in before.gtids for g in decoded[:-1])
+    assert whole.position is not None
+    assert before.position == (whole.position[0], entries[gtid_at - 1].header.log_pos)
     for cut in range(boundary + 1, len(data)):
         copy.write_bytes(data[:cut])
         scan = RelayScan(replica_server_id(replica))
-        truncate_tail(copy, "relay log", relay=True, visit=scan.visit)
+        truncate_tail(copy, "relay log", relay=True, visit=scan.visit, wanted=scan.WANTED)
         assert copy.stat().st_size == boundary, cut
         assert scan.position == before.position, cut
         assert scan.gtids == before.gtids, cut

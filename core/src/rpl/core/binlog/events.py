@@ -27,6 +27,7 @@ the same bytes, so a relay log can pass through any event a source sends.
 
 from __future__ import annotations
 
+import mmap
 import re
 import struct
 import uuid
@@ -428,7 +429,7 @@ def gtid_fields(data: bytes | bytearray | memoryview, body_at: int,
     return int(flags), bytes(sid), int(gno)
 
 
-def unpack_header(data: bytes | bytearray | memoryview,
+def unpack_header(data: bytes | bytearray | memoryview | mmap.mmap,
                   offset: int) -> tuple[int, int, int, int, int, int]:
     """The common header at ``data[offset:]`` as a tuple (timestamp, type_code, server_id,
     event_size, log_pos, flags), for readers that cannot afford an EventHeader per event;

@@ -21,9 +21,12 @@ per event. :func:`scan_valid_prefix` turns that into the facts crash recovery ne
 from __future__ import annotations
 
 import itertools
+import mmap
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+import struct
+import zlib
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import BinaryIO, Final
 
 import attrs
@@ -41,7 +44,9 @@ from rpl.core.binlog.events import (
     LOG_EVENT_BINLOG_IN_USE_F,
     MAX_EVENT_SIZE,
     PREVIOUS_GTIDS_LOG_EVENT,
+    QUERY_AT,
     QUERY_EVENT,
+    QUERY_POST_HEADER_LEN,
     ROTATE_EVENT,
     STOP_EVENT,
     XID_EVENT,
@@ -52,6 +57,7 @@ from rpl.core.binlog.events import (
     PreviousGtidsEvent,
     QueryEvent,
     decode_with_header,
+    unpack_header,
 )
 from rpl.core.binlog.gtid import GtidSet
 
@@ -59,8 +65,13 @@ MAX_LOG_UNIQUE_FN_EXT: Final = 0x7FFFFFFF
 """The largest file number MySQL uses."""
 XA_PREPARE_LOG_EVENT: Final = 38
 READ_CHUNK: Final = 1 << 20
+_CRC: Final = struct.Struct("<I")
+_U16: Final = struct.Struct("<H")
 _STATEMENT_HEAD: Final = 24
 """Enough of a statement to tell BEGIN, COMMIT, ROLLBACK and XA START (after blanks)."""
+_MAY_END_INSIDE: Final = b"CcRr \t\r\n"
+"""The first bytes of a statement that may end an open transaction (COMMIT, ROLLBACK,
+after blanks): any other statement inside one leaves it open (TransactionTracker)."""
 RESYNC_WINDOW: Final = 1 << 16
 """How far past a damaged event :func:`intact_event_after` looks for an intact one."""
 _LOGGED_TYPES: Final = frozenset((QUERY_EVENT, STOP_EVENT, ROTATE_EVENT, INTVAR_EVENT,
@@ -399,34 +410,131 @@ class TransactionTracker:
         return True
 
 
+PrefixVisitor = Callable[[bytes, bool], None]
+"""Called by :func:`scan_valid_prefix` with an intact event's bytes (header to CRC) and
+whether the file may be cut after it. The FORMAT_DESCRIPTION event comes first (the file
+may be cut after it): it says whether the others carry a CRC."""
+
+
 def scan_valid_prefix(path: StrPath, *, check_log_pos: bool = True,
-                      visit: Callable[[LogEntry], None] | None = None) -> ValidPrefix:
+                      visit: PrefixVisitor | None = None,
+                      wanted: Collection[int] = ()) -> ValidPrefix:
     """Read the whole file and say where its intact part ends (see ValidPrefix).
 
     Only reads: the caller (crash recovery) decides what to truncate.
     ``check_log_pos=False`` for relay logs (their events carry the source's positions).
-    ``visit`` is called with each intact event in order (one read serves both).
+    ``visit(raw, ends)`` is called, in file order, with each intact event whose type is in
+    ``wanted`` or after which the file may be cut (``ends``): one read serves both.
+
+    In a file with checksums, an event is intact when its size fits, its CRC32 matches,
+    its ``log_pos`` is right (``check_log_pos``) and, for a QUERY, its layout holds: no
+    event is decoded whole, so a recovery scan runs at the speed of the CRC (the CRC is
+    what catches damage after the write; what the writer wrote, the codec decodes).
+    Without checksums every event is decoded, as ``read_events`` does.
     """
-    end = transaction_end = events = 0
-    in_use = False
-    tracker = TransactionTracker()
+    scan = _PrefixScan(os.fspath(path), check_log_pos, visit, frozenset(wanted))
     try:
-        for entry in read_events(path, check_log_pos=check_log_pos):
-            if entry.header.type_code == FORMAT_DESCRIPTION_EVENT and events == 0:
-                in_use = bool(entry.header.flags & LOG_EVENT_BINLOG_IN_USE_F)
-                end = transaction_end = entry.position
-            events += 1
-            end = entry.end
-            if visit is not None:
-                visit(entry)
-            if tracker.ends_group(entry.header, entry.event):
-                transaction_end = end
+        scan.run()
     except LogError as exc:
-        if exc.position >= len(BINLOG_MAGIC) and end == 0:
-            end = transaction_end = len(BINLOG_MAGIC)
-        return ValidPrefix(end, transaction_end, events, in_use, str(exc),
-                           isinstance(exc, LogTruncated))
-    return ValidPrefix(end, transaction_end, events, in_use, None, False)
+        if exc.position >= len(BINLOG_MAGIC) and scan.end == 0:
+            scan.end = scan.transaction_end = len(BINLOG_MAGIC)
+        return ValidPrefix(scan.end, scan.transaction_end, scan.events, scan.in_use,
+                           str(exc), isinstance(exc, LogTruncated))
+    return ValidPrefix(scan.end, scan.transaction_end, scan.events, scan.in_use, None, False)
+
+
+class _PrefixScan:
+    """The walk behind :func:`scan_valid_prefix`: its counters survive a LogError."""
+
+    def __init__(self, name: str, check_log_pos: bool, visit: PrefixVisitor | None,
+                 wanted: frozenset[int]) -> None:
+        self.name, self.check_log_pos = name, check_log_pos
+        self.visit, self.wanted = visit, wanted
+        self.end = self.transaction_end = self.events = 0
+        self.in_use = False
+        self.tracker = TransactionTracker()
+
+    def run(self) -> None:
+        """Scan the file; LogError where its intact part ends before the end."""
+        with open(self.name, "rb", buffering=0) as f:
+            fd = _read_format_description(ChunkReader(f, None), self.name, self.check_log_pos)
+            assert isinstance(fd.event, FormatDescriptionEvent)
+            self.in_use = bool(fd.header.flags & LOG_EVENT_BINLOG_IN_USE_F)
+            self.end = self.transaction_end = fd.position
+            self._take(fd)
+            if fd.event.checksum_alg != BINLOG_CHECKSUM_ALG_CRC32:
+                for entry in read_events(self.name, fd.end, check_log_pos=self.check_log_pos):
+                    self._take(entry)
+                return
+            size = os.fstat(f.fileno()).st_size
+            if size > fd.end:
+                with mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) as data:
+                    self._walk(data, fd.end)
+
+    def _take(self, entry: LogEntry) -> None:
+        """A decoded intact event."""
+        ends = self.tracker.ends_group(entry.header, entry.event)
+        self.events += 1
+        self.end = entry.end
+        if ends:
+            self.transaction_end = entry.end
+        if self.visit is not None and (ends or entry.header.type_code in self.wanted):
+            self.visit(entry.raw, ends)
+
+    def _walk(self, data: mmap.mmap, p: int) -> None:
+        """The events from ``p`` of a file with checksums (see scan_valid_prefix); the
+        counters live in locals while it runs (this loop is what recovery's speed is).
+        """
+        n, name, crc, tracker = len(data), self.name, zlib.crc32, self.tracker
+        feed, check_log_pos, visit, wanted = tracker.feed, self.check_log_pos, self.visit, \
+            self.wanted
+        events, transaction_end = 0, self.transaction_end
+        try:
+            while p < n:
+                if n - p < HEADER_LEN:
+                    raise LogTruncated(name, p, "file ends inside an event header")
+                _, code, _, size, log_pos, _ = unpack_header(data, p)
+                q = p + size
+                if not HEADER_LEN + CHECKSUM_LEN <= size <= MAX_EVENT_SIZE:
+                    raise LogCorrupt(name, p, f"impossible event size {size}")
+                if q > n:
+                    raise LogTruncated(name, p, f"file ends inside an event of {size} bytes "
+                                                f"({n - p} present)")
+                if check_log_pos and log_pos != q:
+                    raise LogCorrupt(name, p, f"log_pos {log_pos} is not the next event's {q}")
+                if crc(data[p:q - CHECKSUM_LEN]) != _CRC.unpack_from(data, q - CHECKSUM_LEN)[0]:
+                    raise LogCorrupt(name, p, f"CRC32 mismatch in event of type {code}")
+                if code != QUERY_EVENT:
+                    ends = feed(code)
+                elif tracker.state == "inside" and data[_statement_at(data, name, p, q)] \
+                        not in _MAY_END_INSIDE:
+                    ends = False  # a statement of an open transaction, not its COMMIT
+                else:
+                    at = _statement_at(data, name, p, q)
+                    ends = feed(code, data[at:min(at + _STATEMENT_HEAD, q - CHECKSUM_LEN)])
+                events += 1
+                if ends:
+                    transaction_end = q
+                if visit is not None and (ends or code in wanted):
+                    visit(data[p:q], ends)
+                p = q
+        finally:
+            self.events += events
+            self.end = p
+            self.transaction_end = transaction_end
+
+
+def _statement_at(data: mmap.mmap, name: str, p: int, q: int) -> int:
+    """Where the statement of the QUERY event at ``data[p:q]`` starts (after the post
+    header, the status variables, the database name and its NUL).
+    """
+    body = p + HEADER_LEN
+    start = int(body + QUERY_POST_HEADER_LEN + data[body + QUERY_AT["db_len"]] + 1
+                + _U16.unpack_from(data, body + QUERY_AT["status_len"])[0])
+    if start > q - CHECKSUM_LEN:
+        raise LogCorrupt(name, p, "QUERY: status variables and database name overrun the "
+                                  "event")
+    return start
 
 
 def intact_event_after(path: StrPath, position: int) -> int | None:

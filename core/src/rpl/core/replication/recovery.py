@@ -28,25 +28,28 @@ What holds after :func:`recover_relay_log`:
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+import uuid
+from typing import TYPE_CHECKING, Final
 
 from rpl.core import errorlog
 from rpl.core.binlog.events import (
+    BINLOG_CHECKSUM_ALG_CRC32,
+    FORMAT_DESCRIPTION_EVENT,
     GTID_LOG_EVENT,
+    HEADER_AT,
+    HEADER_LEN,
     LOG_EVENT_ARTIFICIAL_F,
+    PREVIOUS_GTIDS_LOG_EVENT,
     ROTATE_EVENT,
-    GtidEvent,
+    Event,
+    EventHeader,
     PreviousGtidsEvent,
     RotateEvent,
+    decode_event,
+    gtid_fields,
 )
 from rpl.core.binlog.gtid import GtidSet
-from rpl.core.binlog.logfile import (
-    LogCorrupt,
-    LogEntry,
-    LogError,
-    TransactionTracker,
-    read_events,
-)
+from rpl.core.binlog.logfile import LogCorrupt, scan_valid_prefix
 from rpl.core.replication.info import RelayLogInfo
 from rpl.core.server.recovery import truncate_tail
 
@@ -58,6 +61,8 @@ REMEDY = ("RESET SLAVE discards the relay logs; START SLAVE then fetches again w
           "applied, from the executed GTIDs with SOURCE_AUTO_POSITION=1, otherwise from the "
           "source's first binlog, skipping the GTIDs already executed")
 """What to do about relay log damage recovery cannot repair (no loss either way)."""
+_TYPE_CODE: Final = HEADER_AT["type_code"]
+_LOG_POS: Final = HEADER_AT["log_pos"]
 
 
 def recover_relay_log(channel: ReplicaChannel) -> None:
@@ -71,7 +76,8 @@ def recover_relay_log(channel: ReplicaChannel) -> None:
     last = channel.relay_log.path(present[-1])
     scans = [RelayScan(channel.server.server_id)]
     try:
-        truncate_tail(last, "relay log", relay=True, visit=scans[0].visit)
+        truncate_tail(last, "relay log", relay=True, visit=scans[0].visit,
+                      wanted=RelayScan.WANTED)
     except LogCorrupt as exc:
         errorlog.log(_log, logging.ERROR, f"Relay log {last.name} is damaged at position "
                      f"{exc.position}: {exc.reason}. It is left as it is; the applier stops "
@@ -137,35 +143,53 @@ class RelayScan:
     has one near its start) and the GTIDs of its complete transactions.
     """
 
+    WANTED: Final = (PREVIOUS_GTIDS_LOG_EVENT, ROTATE_EVENT, GTID_LOG_EVENT)
+    """The event types :meth:`visit` reads, besides the ends of transactions."""
+
     def __init__(self, own_id: int) -> None:
         self.own_id = own_id
         self.previous: GtidSet | None = None
         self.gtids = GtidSet()
         self.position: tuple[str, int] | None = None
+        self._checksum = True
         self._source_file = ""
-        self._tracker = TransactionTracker()
-        self._pending: GtidEvent | None = None
+        self._pending: tuple[bytes, int] | None = None
+        self._sids: dict[bytes, uuid.UUID] = {}
 
-    def visit(self, entry: LogEntry) -> None:
-        """One event, in file order."""
-        header, event = entry.header, entry.event
+    def visit(self, raw: bytes, ends: bool) -> None:
+        """An event of a type in :attr:`WANTED`, or one that ends a transaction (``ends``),
+        in file order (a PrefixVisitor). Only the file's few PREVIOUS_GTIDS, ROTATE and
+        FORMAT_DESCRIPTION events are decoded whole.
+        """
+        code = raw[_TYPE_CODE]
+        if code == GTID_LOG_EVENT:
+            _, sid, gno = gtid_fields(raw, HEADER_LEN, len(raw))
+            self._pending = (sid, gno)
+        elif code == FORMAT_DESCRIPTION_EVENT:
+            fd = decode_event(raw, checksum=False)[1]
+            self._checksum = getattr(fd, "checksum_alg", None) == BINLOG_CHECKSUM_ALG_CRC32
+        elif code in (PREVIOUS_GTIDS_LOG_EVENT, ROTATE_EVENT):
+            self._file_event(*decode_event(raw, checksum=self._checksum))
+        elif ends and self._pending is not None:
+            sid, gno = self._pending
+            known = self._sids.get(sid)
+            if known is None:
+                known = self._sids[sid] = uuid.UUID(bytes=sid)
+            self.gtids.add(known, gno)
+            self._pending = None
+            log_pos = int.from_bytes(raw[_LOG_POS:_LOG_POS + 4], "little")
+            if self._source_file and log_pos:
+                self.position = (self._source_file, log_pos)
+
+    def _file_event(self, header: EventHeader, event: Event) -> None:
         if isinstance(event, PreviousGtidsEvent):
             if self.previous is None:
                 self.previous = event.gtids.copy()
-            return
-        if header.type_code == ROTATE_EVENT and isinstance(event, RotateEvent):
+        elif isinstance(event, RotateEvent):
             if header.server_id != self.own_id or header.flags & LOG_EVENT_ARTIFICIAL_F:
                 self._source_file = event.next_file
                 if self._pending is None:
                     self.position = (self._source_file, event.position)
-            return
-        if header.type_code == GTID_LOG_EVENT and isinstance(event, GtidEvent):
-            self._pending = event
-        if self._tracker.ends_group(header, event) and self._pending is not None:
-            self.gtids.add(self._pending.sid, self._pending.gno)
-            self._pending = None
-            if self._source_file and header.log_pos:
-                self.position = (self._source_file, header.log_pos)
 
 
 def _scan_older(channel: ReplicaChannel, names: list[str],
@@ -178,13 +202,12 @@ def _scan_older(channel: ReplicaChannel, names: list[str],
         if scans[-1].position is not None:
             return
         scan = RelayScan(own_id)
-        try:
-            for entry in read_events(channel.relay_log.path(name), check_log_pos=False):
-                scan.visit(entry)
-        except LogError as exc:
+        prefix = scan_valid_prefix(channel.relay_log.path(name), check_log_pos=False,
+                                   visit=scan.visit, wanted=scan.WANTED)
+        if prefix.error is not None:
             errorlog.log(_log, logging.ERROR, f"Relay log {name} is damaged before its end "
-                         f"({exc}); the receiver position comes from the events before it",
-                         code=10000)
+                         f"({prefix.error}); the receiver position comes from the events "
+                         f"before it", code=10000)
         scans.append(scan)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,8 +29,8 @@ from rpl.core.binlog.events import GtidEvent, QueryEvent, XidEvent
 from rpl.core.binlog.gtid import Gtid, GtidSet
 from rpl.core.binlog.logfile import (
     LogCorrupt,
-    LogEntry,
     LogError,
+    PrefixVisitor,
     intact_event_after,
     read_events,
     scan_valid_prefix,
@@ -49,15 +49,15 @@ class RecoveryError(Exception):
 
 
 def truncate_tail(path: Path, kind: str = "binlog", *, relay: bool = False,
-                  visit: Callable[[LogEntry], None] | None = None) -> None:
+                  visit: PrefixVisitor | None = None, wanted: Collection[int] = ()) -> None:
     """Cut ``path`` after its last complete transaction, logging what was removed.
 
     ``relay``: a relay log (events carry the source's positions; never cut below the
     magic), where damage with intact events after it is not a tail to cut: LogCorrupt
     is raised and nothing is truncated. ``kind`` names the file in the message
-    ("Truncating relay log X ..."). ``visit`` sees every intact event as the scan reads it.
+    ("Truncating relay log X ..."). ``visit`` and ``wanted``: see scan_valid_prefix.
     """
-    prefix = scan_valid_prefix(path, check_log_pos=not relay, visit=visit)
+    prefix = scan_valid_prefix(path, check_log_pos=not relay, visit=visit, wanted=wanted)
     if relay and prefix.error and not prefix.truncated:
         following = intact_event_after(path, prefix.end)
         if following is not None:
