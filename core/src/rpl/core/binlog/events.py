@@ -409,7 +409,8 @@ class _GtidEventBase(Event):
         """
         if self.layout != "8.0":
             return self
-        without = len(attrs.evolve(self, transaction_length=0).encode_body()) - 1
+        bare = self if self.transaction_length == 0 else attrs.evolve(self, transaction_length=0)
+        without = len(bare.encode_body()) - 1
         fixed = HEADER_LEN + without + (CHECKSUM_LEN if checksum else 0) + rest_length
         total = fixed + 1
         while (needed := fixed + _packed_size(total)) != total:

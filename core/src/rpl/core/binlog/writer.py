@@ -22,6 +22,7 @@ rotation never stops a dump thread: the deadlock of WL#6355 cannot form.
 
 from __future__ import annotations
 
+import _thread
 import os
 import threading
 import time
@@ -103,6 +104,12 @@ class BinlogOptions:
     dependency_history_size: Callable[[], int] = lambda: 25000
 
 
+def _held_lock() -> _thread.LockType:
+    lock = _thread.allocate_lock()
+    lock.acquire()
+    return lock
+
+
 @attrs.define(eq=False)
 class CommitTicket:
     """One transaction queued for group commit.
@@ -127,7 +134,12 @@ class CommitTicket:
     log_file: str = ""
     log_pos: int = 0
     error: MySQLError | None = None
-    done: threading.Event = attrs.field(factory=threading.Event)
+    done: _thread.LockType = attrs.field(factory=_held_lock)
+    """Held from the ticket's creation until its group is finished (committed or failed):
+    the one thread that commits the ticket blocks in ``done.acquire()``, the leader
+    releases it once. A bare lock is the cheapest one-shot signal CPython has (an Event
+    builds a Condition and a lock per wait), and every commit makes one."""
+
 
 
 @attrs.frozen
@@ -309,7 +321,7 @@ class Binlog:
         if leader:
             self._lead()
         for ticket in tickets:
-            ticket.done.wait()
+            ticket.done.acquire()
         for ticket in tickets:
             if ticket.error is not None:
                 raise ticket.error
@@ -333,7 +345,7 @@ class Binlog:
                     self._commit_group(group, end)
         finally:
             for ticket in group:
-                ticket.done.set()
+                ticket.done.release()
         if end is not None and self.on_group is not None:
             self.on_group(end)
         if end is not None and self._end.pos >= self.options.max_binlog_size():
