@@ -112,6 +112,55 @@ def test_group_commit_groups_concurrent_sessions(live: Server) -> None:
     assert int(status["Binlog_group_commits"]) == live.binlog.binlog_group_commits
 
 
+def test_a_failed_group_answers_every_member_with_its_error(live: Server) -> None:
+    """The leader sends the replies of the sessions in its group (their threads do not
+    wait): when the group fails in after_flush, each client gets the error, not an OK,
+    on a connection that stays usable, and nothing was committed or left locked."""
+    setup_table(live)
+    gate, failing = threading.Event(), threading.Event()
+    failing.set()
+    flushes: list[int] = []
+
+    class FailingFlush:
+        @hookimpl
+        def after_flush(self, param, log_file, log_pos):  # type: ignore[no-untyped-def]
+            flushes.append(log_pos)
+            gate.wait(5)  # the first group waits here while the others queue behind it
+            if failing.is_set():
+                raise RuntimeError("refused by the test observer")
+
+    live.delegates.registry.register(FailingFlush(), "failing")
+    outcomes: dict[int, object] = {}
+
+    def insert(i: int) -> None:
+        connection = connect(live)
+        with connection.cursor() as cursor:
+            try:
+                cursor.execute(f"INSERT INTO g.t VALUES ({i}, {i})")
+                outcomes[i] = "OK"
+            except pymysql.MySQLError as exc:
+                outcomes[i] = exc.args[0]
+            cursor.execute("SELECT COUNT(*) FROM g.t")
+            outcomes[-i] = cursor.fetchone()
+        connection.close()
+
+    threads = [threading.Thread(target=insert, args=(i,)) for i in range(1, 9)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)
+    gate.set()
+    for thread in threads:
+        thread.join(10)
+    assert {outcomes[i] for i in range(1, 9)} == {3100}, outcomes
+    assert all(outcomes[-i] == (0,) for i in range(1, 9)), outcomes
+    assert len(flushes) <= 3, f"8 sessions in {len(flushes)} flushes: no group formed"
+    failing.clear()
+    with connect(live).cursor() as cursor:  # no row lock left behind by the failed groups
+        cursor.execute("INSERT INTO g.t VALUES (1,1),(2,2),(3,3),(4,4),(5,5),(6,6),(7,7),(8,8)")
+        cursor.execute("SELECT COUNT(*) FROM g.t")
+        assert cursor.fetchone() == (8,)
+
+
 def test_rotation_while_a_session_waits_in_after_sync(live: Server) -> None:
     """WL#6355's deadlock: a commit blocked in after_sync until a reader has read its
     events; FLUSH BINARY LOGS meanwhile. Neither may wait for the other."""

@@ -50,7 +50,7 @@ from rpl.core.binlog.gtid import Gtid, GtidSet
 from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, file_number
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import BinlogStorageDelegate, HookError
-from rpl.core.errors import MySQLError
+from rpl.core.errors import ER_UNKNOWN_ERROR, MySQLError
 from rpl.observers import BinlogStorageParam
 
 _log = errorlog.logger("binlog")
@@ -139,6 +139,11 @@ class CommitTicket:
     the one thread that commits the ticket blocks in ``done.acquire()``, the leader
     releases it once. A bare lock is the cheapest one-shot signal CPython has (an Event
     builds a Condition and a lock per wait), and every commit makes one."""
+    reply: Callable[[MySQLError | None], None] | None = None
+    """When set, the committing thread does not wait: the leader calls ``reply`` with the
+    ticket's error (None: committed) once the group is finished, after the engine commit
+    and ``after_commit``, and the reply to the client goes out from there (a session's
+    autocommit statement: no wake-up per commit). It must not raise."""
 
 
 
@@ -320,9 +325,10 @@ class Binlog:
             leader = len(self._queue) == len(tickets)
         if leader:
             self._lead()
-        for ticket in tickets:
+        waited = [ticket for ticket in tickets if ticket.reply is None]
+        for ticket in waited:
             ticket.done.acquire()
-        for ticket in tickets:
+        for ticket in waited:
             if ticket.error is not None:
                 raise ticket.error
 
@@ -343,9 +349,17 @@ class Binlog:
             with self._turnstile.turn(number):
                 if end is not None:
                     self._commit_group(group, end)
+        except BaseException as exc:
+            for ticket in group:  # never an OK for what the commit stage did not finish
+                ticket.error = ticket.error or MySQLError.of(
+                    ER_UNKNOWN_ERROR, f"internal error in the commit stage: {exc!r}")
+            raise
         finally:
             for ticket in group:
-                ticket.done.release()
+                if ticket.reply is not None:
+                    ticket.reply(ticket.error)
+                else:
+                    ticket.done.release()
         if end is not None and self.on_group is not None:
             self.on_group(end)
         if end is not None and self._end.pos >= self.options.max_binlog_size():

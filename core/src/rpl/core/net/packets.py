@@ -96,6 +96,18 @@ class PayloadReader:
         return chunk
 
 
+def _frames(payload: bytes, sequence: int) -> tuple[list[bytes], int]:
+    """``payload`` as packets numbered from ``sequence`` (a payload of a multiple of
+    MAX_PACKET_CHUNK bytes ends with an empty packet), and the next sequence number.
+    """
+    frames = []
+    for offset in range(0, len(payload) + 1, MAX_PACKET_CHUNK):
+        chunk = payload[offset:offset + MAX_PACKET_CHUNK]
+        frames.append(_HEADER.pack(len(chunk) | (sequence & 0xFF) << 24) + chunk)
+        sequence += 1
+    return frames, sequence
+
+
 class PacketChannel:
     """Whole payloads over a socket, with sequence ids and multi-packet payloads.
 
@@ -140,15 +152,8 @@ class PacketChannel:
                 return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def _frame(self, payload: bytes) -> list[bytes]:
-        frames = []
-        offset = 0
-        while True:
-            chunk = payload[offset:offset + MAX_PACKET_CHUNK]
-            frames.append(_HEADER.pack(len(chunk) | (self.sequence & 0xFF) << 24) + chunk)
-            self.sequence += 1
-            offset += MAX_PACKET_CHUNK
-            if len(chunk) < MAX_PACKET_CHUNK:
-                return frames
+        frames, self.sequence = _frames(payload, self.sequence)
+        return frames
 
     def queue(self, payload: bytes) -> None:
         """Add a payload to the output buffer (sent by :meth:`flush`)."""
@@ -158,6 +163,15 @@ class PacketChannel:
         """Send one payload now (with anything queued before it)."""
         self.queue(payload)
         self.flush()
+
+    def send_as(self, sequence: int, payload: bytes) -> None:
+        """Send ``payload`` now as the packet(s) numbered from ``sequence``, leaving this
+        channel's own numbering alone: a reply framed for a command and sent by another
+        thread (the group commit leader) after this one went on to read the next command.
+        """
+        frames, _ = _frames(payload, sequence)
+        with self._write_lock:
+            self.sock.sendall(b"".join(frames))
 
     def flush(self) -> None:
         """Send everything queued, in one system call where possible."""

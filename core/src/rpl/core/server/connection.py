@@ -165,20 +165,45 @@ class Connection:
 
     def _query(self, session: Session, sql: str) -> None:
         session.command, session.info = "Query", sql[:1024]
+        session.reply_later, session.replied = self._reply_later, False
         try:
             result = execute(session, sql)
         except MySQLError as exc:
-            self._error(exc)
+            if not session.replied:
+                self._error(exc)
             return
         except Exception as exc:  # noqa: BLE001 - a server bug must not kill the server
             errorlog.log(_log, logging.ERROR, f"Statement failed: {sql[:200]!r}: {exc!r}",
                          code=10000, exc_info=exc)
-            self._error(MySQLError.of(ER_UNKNOWN_ERROR, f"internal error: {exc!r}"))
-            session.rollback()
+            if not session.replied:
+                self._error(MySQLError.of(ER_UNKNOWN_ERROR, f"internal error: {exc!r}"))
+                session.rollback()
             return
         finally:
-            session.info = None
-        self.send_result(session, result)
+            session.info, session.reply_later = None, None
+        if not session.replied:
+            self.send_result(session, result)
+
+    def _reply_later(self, session: Session,
+                     result: Ok) -> Callable[[MySQLError | None], None]:
+        """The reply to the running statement, framed now for the group commit leader to
+        send (Session.reply_later): the OK as :meth:`send_result` would send it, with the
+        status after the commit (no transaction open), or the commit's error.
+        """
+        sequence = self.channel.sequence
+        ok = rsp.ok_packet(result.affected_rows, result.last_insert_id,
+                           rsp.SERVER_STATUS_AUTOCOMMIT if session.autocommit else 0,
+                           len(session.warnings), result.info)
+
+        def send(error: MySQLError | None) -> None:
+            payload = ok if error is None else rsp.err_packet(error.errno, error.sqlstate,
+                                                              error.message)
+            try:
+                self.channel.send_as(sequence, payload)
+            except OSError:
+                pass  # the client went away: its connection thread reads the end
+
+        return send
 
     # ------------------------------------------------------------ replies
     def status(self, session: Session) -> int:

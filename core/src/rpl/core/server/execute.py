@@ -93,8 +93,9 @@ def _begin(session: Session, stmt: ast.Statement, text: str) -> Result:
 
 
 def _commit(session: Session, stmt: ast.Statement, text: str) -> Result:
-    session.commit()
-    return Ok()
+    result = Ok()
+    session.commit(reply_with=result)
+    return result
 
 
 def _rollback(session: Session, stmt: ast.Statement, text: str) -> Result:

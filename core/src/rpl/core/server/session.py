@@ -16,11 +16,13 @@ What holds:
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rpl.core import errorlog
 from rpl.core.binlog.gtid import Gtid
 from rpl.core.binlog.writer import CommitTicket
 from rpl.core.delegates import HookError
@@ -28,9 +30,15 @@ from rpl.core.engine import Transaction
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_SPECIFIC_ACCESS_DENIED_ERROR, MySQLError
 from rpl.core.server.binlogging import Origin, change_statements
 from rpl.core.server.expressions import Context
+from rpl.core.server.results import Ok
 from rpl.core.variables import Warning as SqlWarning
 from rpl.core.variables import display
 from rpl.observers import TableInfo, TransFlags, TransParam
+
+_log = errorlog.logger("session")
+ReplyLater = Callable[["Session", Ok], Callable[[MySQLError | None], None]]
+"""Given the session and its statement's OK, the sender of that reply (or of the commit's
+error) that another thread may call later (see Session._leader_reply)."""
 
 if TYPE_CHECKING:
     from rpl.core.accounts import Account
@@ -87,6 +95,11 @@ class Session:
         self.original_commit_timestamp: int | None = None
         """A replicated transaction's commit time on its originating server (µs)."""
         self.deferred: list[tuple[CommitTicket, Transaction | None]] | None = None
+        self.reply_later: ReplyLater | None = None
+        """Set by the connection for the statement it runs: how the group commit leader
+        sends this statement's reply (see :meth:`_leader_reply`)."""
+        self.replied = False
+        """The running statement's reply was handed to the group commit leader."""
         """When a list, a commit leaves its ticket (and engine transaction, still holding
         its row locks) here instead of committing; the applier commits such a batch of
         independent transactions as one binlog group (Binlog.commit_batch)."""
@@ -185,7 +198,7 @@ class Session:
             raise
         self._binlog_changes(trx, before)
         if not self.explicit and self.autocommit:
-            self.commit()
+            self.commit(reply_with=result)
         return result
 
     def _binlog_changes(self, trx: Transaction, before: int) -> None:
@@ -218,8 +231,13 @@ class Session:
         self.explicit = True
         self.transaction()
 
-    def commit(self) -> None:
-        """COMMIT: group-commit the transaction's binlog events, or just end it."""
+    def commit(self, reply_with: object = None) -> None:
+        """COMMIT: group-commit the transaction's binlog events, or just end it.
+
+        ``reply_with``: the running statement's result when this commit ends the statement
+        (an autocommit statement, COMMIT): the group commit leader may then send the reply
+        (:meth:`_leader_reply`), and this thread returns without waiting.
+        """
         trx, self.explicit = self.trx, False
         if trx is None:
             return
@@ -234,7 +252,31 @@ class Session:
             return
         events = self.events
         events.append(self.server.encoder.xid(self.server.binlog.next_xid(), self.origin))
-        self._commit_events(trx, events)
+        self._commit_events(trx, events, self._leader_reply(reply_with, trx))
+
+    def _leader_reply(self, result: object,
+                      trx: Transaction) -> Callable[[MySQLError | None], None] | None:
+        """The reply the group commit leader sends for the statement ending with this
+        commit, or None when this thread replies itself (no connection asked for it, or
+        the result is not a plain OK).
+
+        The reply is framed now, in this thread, from what is final here: the OK's
+        counts, the warnings, and the status after the commit. What the leader adds is
+        the outcome: on failure the transaction is rolled back (its row locks released)
+        before the error goes out. The client sends nothing before it has the reply, so
+        this session's next statement starts after the commit is finished.
+        """
+        if self.reply_later is None or not isinstance(result, Ok):
+            return None
+        send = self.reply_later(self, result)
+
+        def reply(error: MySQLError | None) -> None:
+            if error is not None and trx.active:
+                trx.rollback()
+            self.state = ""
+            send(error)
+
+        return reply
 
     def _commit_empty(self, trx: Transaction) -> None:
         """A replicated transaction that changed nothing here is still logged with its
@@ -245,8 +287,11 @@ class Session:
                   encoder.query(self.thread_id, "", "COMMIT", self.origin)]
         self._commit_events(trx, events)
 
-    def _commit_events(self, trx: Transaction | None, events: list[bytearray]) -> None:
-        """before_commit, then group commit of ``events`` with ``trx``'s engine commit."""
+    def _commit_events(self, trx: Transaction | None, events: list[bytearray],
+                       reply: Callable[[MySQLError | None], None] | None = None) -> None:
+        """before_commit, then group commit of ``events`` with ``trx``'s engine commit
+        (``reply``: the leader replies, see :meth:`_leader_reply`).
+        """
         write_set = self._write_set(trx) if trx is not None else None
         try:
             if not self.server.delegates.transaction.is_empty("before_commit"):
@@ -270,6 +315,15 @@ class Session:
             self.deferred.append((ticket, trx))
             return
         self.state = "waiting for handler commit"
+        if reply is not None:
+            ticket.reply = reply
+            self.replied = True
+            try:
+                self.server.binlog.commit(ticket)
+            except Exception as exc:  # noqa: BLE001 - the reply already carried the error
+                errorlog.log(_log, logging.ERROR, f"Commit of thread {self.thread_id} failed "
+                             f"after its reply was sent: {exc!r}", code=10000)
+            return
         try:
             self.server.binlog.commit(ticket)
         except BaseException:
