@@ -125,8 +125,10 @@ class TransactionObserver:
         Holds: the transaction's rows are visible to every session and its row
         locks are released; its events are in the binary log, synced as
         ``sync_binlog`` says, and may already be on replicas. No binlog lock is
-        held: blocking here (semisync AFTER_COMMIT waits for the ACK) delays
-        only this client's reply.
+        held: blocking here (semisync AFTER_COMMIT waits for the ACK) delays the
+        replies of this group (the leader sends them once every transaction of the
+        group is through) and the commit stage of later groups (groups commit in
+        order), never a binlog write, a sync, a reader or a rotation.
 
         Failure: logged; the client still gets OK.
         """

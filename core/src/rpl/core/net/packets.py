@@ -96,7 +96,7 @@ class PayloadReader:
         return chunk
 
 
-def _frames(payload: bytes, sequence: int) -> tuple[list[bytes], int]:
+def frame_packets(payload: bytes, sequence: int) -> tuple[list[bytes], int]:
     """``payload`` as packets numbered from ``sequence`` (a payload of a multiple of
     MAX_PACKET_CHUNK bytes ends with an empty packet), and the next sequence number.
     """
@@ -152,7 +152,7 @@ class PacketChannel:
                 return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def _frame(self, payload: bytes) -> list[bytes]:
-        frames, self.sequence = _frames(payload, self.sequence)
+        frames, self.sequence = frame_packets(payload, self.sequence)
         return frames
 
     def queue(self, payload: bytes) -> None:
@@ -169,7 +169,7 @@ class PacketChannel:
         channel's own numbering alone: a reply framed for a command and sent by another
         thread (the group commit leader) after this one went on to read the next command.
         """
-        frames, _ = _frames(payload, sequence)
+        frames, _ = frame_packets(payload, sequence)
         with self._write_lock:
             self.sock.sendall(b"".join(frames))
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from rpl.core.net.packets import frame_packets
 from rpl.observers import NetError, QueryError, UserVariableNotFound
 
 if TYPE_CHECKING:
@@ -188,16 +189,7 @@ class SourceLink:
         """Queue one packet: a new sequence (id 0), as a replica's reply is; the
         connection's own sequence for the source's packets is left as it was.
         """
-        frames = []
-        sequence = 0
-        offset = 0
-        while True:
-            chunk = payload[offset:offset + _MAX_CHUNK]
-            frames.append(_HEADER.pack(len(chunk) | (sequence & 0xFF) << 24) + chunk)
-            sequence += 1
-            offset += _MAX_CHUNK
-            if len(chunk) < _MAX_CHUNK:
-                break
+        frames, _ = frame_packets(payload, 0)
         with self._write_lock:
             self._out.extend(frames)
 
