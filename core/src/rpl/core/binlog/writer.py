@@ -14,6 +14,9 @@ A commit, in stages (DESIGN.md, "A commit, end to end"):
 4. **After sync and commit**, in group order (a turnstile keeps binlog order):
    ``after_sync`` with the group's end, engine commit of each transaction in binlog
    order, ``gtid_executed`` updated, ``after_commit`` per transaction with its own end.
+5. **Replies.** A ticket with a ``reply`` (an autocommit statement or COMMIT of a client
+   session) is answered by the leader, OK or the group's error; its thread did not wait.
+   Every other ticket's thread is woken to go on.
 
 Rotation takes only the write lock, so a session blocked in ``after_sync`` (semisync
 waiting for an ACK that a dump thread must first send) never stops a rotation, and a
@@ -144,7 +147,6 @@ class CommitTicket:
     ticket's error (None: committed) once the group is finished, after the engine commit
     and ``after_commit``, and the reply to the client goes out from there (a session's
     autocommit statement: no wake-up per commit). It must not raise."""
-
 
 
 @attrs.frozen

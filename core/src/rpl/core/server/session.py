@@ -95,14 +95,14 @@ class Session:
         self.original_commit_timestamp: int | None = None
         """A replicated transaction's commit time on its originating server (µs)."""
         self.deferred: list[tuple[CommitTicket, Transaction | None]] | None = None
+        """When a list, a commit leaves its ticket (and engine transaction, still holding
+        its row locks) here instead of committing; the applier commits such a batch of
+        independent transactions as one binlog group (Binlog.commit_batch)."""
         self.reply_later: ReplyLater | None = None
         """Set by the connection for the statement it runs: how the group commit leader
         sends this statement's reply (see :meth:`_leader_reply`)."""
         self.replied = False
         """The running statement's reply was handed to the group commit leader."""
-        """When a list, a commit leaves its ticket (and engine transaction, still holding
-        its row locks) here instead of committing; the applier commits such a batch of
-        independent transactions as one binlog group (Binlog.commit_batch)."""
         self.lock_wait_override: float | None = None
         """Seconds a lock wait may last, instead of innodb_lock_wait_timeout."""
 
