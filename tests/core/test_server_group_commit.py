@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pymysql
@@ -34,6 +35,18 @@ def setup_table(server: Server) -> None:
     with connect(server).cursor() as cursor:
         cursor.execute("CREATE DATABASE g")
         cursor.execute("CREATE TABLE g.t (id INT NOT NULL PRIMARY KEY, v INT)")
+
+
+def queue_behind_gate(insert: Callable[[int], None], gate: threading.Event) -> None:
+    """Run ``insert(1)`` .. ``insert(8)`` in 8 threads; open ``gate`` (which a test observer
+    holds the first group at) once the others have had time to queue behind it."""
+    threads = [threading.Thread(target=insert, args=(i,)) for i in range(1, 9)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)
+    gate.set()
+    for thread in threads:
+        thread.join(10)
 
 
 class Recorder:
@@ -95,13 +108,7 @@ def test_group_commit_groups_concurrent_sessions(live: Server) -> None:
         with connect(live).cursor() as cursor:
             cursor.execute(f"INSERT INTO g.t VALUES ({i}, {i})")
 
-    threads = [threading.Thread(target=insert, args=(i,)) for i in range(1, 9)]
-    for thread in threads:
-        thread.start()
-    time.sleep(1.0)
-    gate.set()
-    for thread in threads:
-        thread.join(10)
+    queue_behind_gate(insert, gate)
     commits = live.binlog.binlog_commits
     groups = live.binlog.binlog_group_commits - before
     assert len(live.engine.table("g", "t").rows) == 8
@@ -144,13 +151,7 @@ def test_a_failed_group_answers_every_member_with_its_error(live: Server) -> Non
             outcomes[-i] = cursor.fetchone()
         connection.close()
 
-    threads = [threading.Thread(target=insert, args=(i,)) for i in range(1, 9)]
-    for thread in threads:
-        thread.start()
-    time.sleep(1.0)
-    gate.set()
-    for thread in threads:
-        thread.join(10)
+    queue_behind_gate(insert, gate)
     assert {outcomes[i] for i in range(1, 9)} == {3100}, outcomes
     assert all(outcomes[-i] == (0,) for i in range(1, 9)), outcomes
     assert len(flushes) <= 3, f"8 sessions in {len(flushes)} flushes: no group formed"
