@@ -43,6 +43,7 @@ from rpl.core.binlog.events import (
     ROTATE_EVENT,
     Event,
     EventHeader,
+    FormatDescriptionEvent,
     PreviousGtidsEvent,
     RotateEvent,
     decode_event,
@@ -167,7 +168,8 @@ class RelayScan:
             self._pending = (sid, gno)
         elif code == FORMAT_DESCRIPTION_EVENT:
             fd = decode_event(raw, checksum=False)[1]
-            self._checksum = getattr(fd, "checksum_alg", None) == BINLOG_CHECKSUM_ALG_CRC32
+            self._checksum = isinstance(fd, FormatDescriptionEvent) and \
+                fd.checksum_alg == BINLOG_CHECKSUM_ALG_CRC32
         elif code in (PREVIOUS_GTIDS_LOG_EVENT, ROTATE_EVENT):
             self._file_event(*decode_event(raw, checksum=self._checksum))
         elif ends and self._pending is not None:
