@@ -539,8 +539,8 @@ def test_quote_float_round_trip(value: float) -> None:
     assert parsed == Literal(value) and isinstance(parsed.value, float)
 
 
-_TEXTBOOK = {"_SQ": r"'(?:[^'\\]|\\.|'')*'", "_DQ": r'"(?:[^"\\]|\\.|"")*"',
-             "_BQ": r"`(?:[^`]|``)*`"}
+_TEXTBOOK = {"SQ_PATTERN": r"'(?:[^'\\]|\\.|'')*'", "DQ_PATTERN": r'"(?:[^"\\]|\\.|"")*"',
+             "BQ_PATTERN": r"`(?:[^`]|``)*`"}
 
 
 @given(st.sampled_from(sorted(_TEXTBOOK)), st.text(alphabet="a'\"`\\ \n", max_size=12))
@@ -550,7 +550,7 @@ def test_quoted_text_patterns_match_as_the_textbook_ones(name: str, rest: str) -
     import re
 
     from rpl.core.sql import lexer
-    text = {"_SQ": "'", "_DQ": '"', "_BQ": "`"}[name] + rest
+    text = {"SQ_PATTERN": "'", "DQ_PATTERN": '"', "BQ_PATTERN": "`"}[name] + rest
     fast = re.compile(getattr(lexer, name), re.DOTALL).match(text)
     slow = re.compile(_TEXTBOOK[name], re.DOTALL).match(text)
     assert (fast and fast.group()) == (slow and slow.group())

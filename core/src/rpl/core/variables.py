@@ -214,11 +214,17 @@ class SystemVariables:
                 del self._entries[key]
 
     def lookup(self, name: str) -> SystemVariableEntry:
-        """The variable ``name``; ER_UNKNOWN_SYSTEM_VARIABLE if there is none."""
-        key = option_name(name)
-        entry = self._entries.get(self._aliases.get(key, key))
+        """The variable ``name``; ER_UNKNOWN_SYSTEM_VARIABLE if there is none.
+
+        A canonical name (the server's own calls) is found at once; any other spelling
+        goes through :func:`option_name` and the aliases.
+        """
+        entry = self._entries.get(name)
         if entry is None:
-            raise MySQLError.of(ER_UNKNOWN_SYSTEM_VARIABLE, name)
+            key = option_name(name)
+            entry = self._entries.get(self._aliases.get(key, key))
+            if entry is None:
+                raise MySQLError.of(ER_UNKNOWN_SYSTEM_VARIABLE, name)
         return entry
 
     def get_global(self, name: str) -> SysVarValue:

@@ -44,33 +44,33 @@ K_EOF: Final = "eof"
 SERVER_VERSION_ID: Final = 80036
 """Versioned comments for versions up to this one are executed."""
 
-_IDENT_CHARS = r"0-9A-Za-z_$\u0080-\U0010ffff"
+IDENT_CHARS = r"0-9A-Za-z_$\u0080-\U0010ffff"
 # quoted text as "unrolled loops" (a run of plain characters, then an escape and another
 # run, ...): the same strings as (?:[^'\\]|\\.|'')*, matched a run at a time, not a character
-_SQ = r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'"
-_DQ = r'"[^"\\]*(?:(?:\\.|"")[^"\\]*)*"'
-_BQ = r"`[^`]*(?:``[^`]*)*`"
+SQ_PATTERN = r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'"
+DQ_PATTERN = r'"[^"\\]*(?:(?:\\.|"")[^"\\]*)*"'
+BQ_PATTERN = r"`[^`]*(?:``[^`]*)*`"
 
 _TOKEN = re.compile(
     rf"""
     \s*(?:
     (?P<punct>[(),=;])
-    |(?P<name>(?![xXbB]')[A-Za-z_$\u0080-\U0010ffff][{_IDENT_CHARS}]*)
+    |(?P<name>(?![xXbB]')[A-Za-z_$\u0080-\U0010ffff][{IDENT_CHARS}]*)
     |(?P<vopen>/\*!(?P<ver>\d{{5}})?)
     |(?P<vclose>\*/)
     |(?P<comment>/\*.*?\*/|--(?:[\s]|$)[^\n]*|\#[^\n]*)
     |(?P<hexstr>[xX]'[0-9a-fA-F]*')
     |(?P<bitstr>[bB]'[01]*')
-    |(?P<hexnum>0x[0-9a-fA-F]+(?![{_IDENT_CHARS}]))
-    |(?P<bitnum>0b[01]+(?![{_IDENT_CHARS}]))
-    |(?P<float>(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+(?![{_IDENT_CHARS}]))
-    |(?P<decimal>(?:\d+\.\d*|\.\d+)(?![{_IDENT_CHARS}]))
-    |(?P<int>\d+(?![{_IDENT_CHARS}]))
-    |(?P<word>[{_IDENT_CHARS}]+)
-    |(?P<quoted>{_BQ})
-    |(?P<sq>{_SQ})
-    |(?P<dq>{_DQ})
-    |(?P<uservar>@(?:[{_IDENT_CHARS}.]+|{_BQ}|{_SQ}|{_DQ}))
+    |(?P<hexnum>0x[0-9a-fA-F]+(?![{IDENT_CHARS}]))
+    |(?P<bitnum>0b[01]+(?![{IDENT_CHARS}]))
+    |(?P<float>(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+(?![{IDENT_CHARS}]))
+    |(?P<decimal>(?:\d+\.\d*|\.\d+)(?![{IDENT_CHARS}]))
+    |(?P<int>\d+(?![{IDENT_CHARS}]))
+    |(?P<word>[{IDENT_CHARS}]+)
+    |(?P<quoted>{BQ_PATTERN})
+    |(?P<sq>{SQ_PATTERN})
+    |(?P<dq>{DQ_PATTERN})
+    |(?P<uservar>@(?:[{IDENT_CHARS}.]+|{BQ_PATTERN}|{SQ_PATTERN}|{DQ_PATTERN}))
     |(?P<op><=>|<=|>=|<>|!=|:=|&&|\|\||<<|>>|@@|[-+*/%=<>!~&|^(),.;?@{{}}])
     )""",
     re.VERBOSE | re.DOTALL,

@@ -49,6 +49,7 @@ from rpl.core.sql.lexer import (
     parse_error,
     tokenize,
 )
+from rpl.core.sql.shapes import ShapeCache
 
 RESERVED: Final = frozenset("""
     ACCESSIBLE ADD ALL ALTER ANALYZE AND AS ASC ASENSITIVE BEFORE BETWEEN BIGINT BINARY BLOB
@@ -123,7 +124,16 @@ def not_supported(what: str) -> MySQLError:
 
 
 def parse(sql: str) -> ast.Statement:
-    """The statement ``sql`` holds: exactly one, optionally followed by ``;``."""
+    """The statement ``sql`` holds: exactly one, optionally followed by ``;``.
+
+    Statements of a shape seen before are built from that shape's tree
+    (:mod:`rpl.core.sql.shapes`); the result is the same as :func:`parse_text`'s.
+    """
+    return _SHAPES.parse(sql)
+
+
+def parse_text(sql: str) -> ast.Statement:
+    """:func:`parse` without the shape cache: tokenize and parse ``sql`` in full."""
     parser = _Parser(sql)
     if parser.toks[0][0] is K_EOF:
         raise MySQLError.of(ER_EMPTY_QUERY)
@@ -131,6 +141,9 @@ def parse(sql: str) -> ast.Statement:
     parser.accept(";")
     parser.expect_end()
     return statement
+
+
+_SHAPES: Final = ShapeCache(parse_text)
 
 
 def parse_expression(sql: str) -> ast.Expression:
