@@ -409,15 +409,27 @@ class _GtidEventBase(Event):
         """
         if self.layout != "8.0":
             return self
-        bare = self if self.transaction_length == 0 else attrs.evolve(self, transaction_length=0)
-        without = len(bare.encode_body()) - 1
-        fixed = HEADER_LEN + without + (CHECKSUM_LEN if checksum else 0) + rest_length
+        fixed = (HEADER_LEN + self._body_size_without_length()
+                 + (CHECKSUM_LEN if checksum else 0) + rest_length)
         total = fixed + 1
         while (needed := fixed + _packed_size(total)) != total:
             total = needed
         return attrs.evolve(self, transaction_length=total)
 
+    def _body_size_without_length(self) -> int:
+        """The 8.0 body's size less its packed ``transaction_length``: fixed by which
+        optional fields are written, so it is measured once per combination.
+        """
+        optional = (type(self), self.original_commit_timestamp is None,
+                    self.original_server_version is None, self.commit_group_ticket is None)
+        size = _BODY_SIZES.get(optional)
+        if size is None:
+            bare = attrs.evolve(self, transaction_length=0)
+            size = _BODY_SIZES[optional] = len(bare.encode_body()) - _packed_size(0)
+        return size
 
+
+_BODY_SIZES: dict[tuple[object, ...], int] = {}
 _G = TypeVar("_G", bound=_GtidEventBase)
 
 
@@ -786,13 +798,18 @@ def relocate_events(buf: bytearray, file_position: int, *, checksum: bool) -> No
     """Set every event's ``log_pos`` in ``buf`` (whole events back to back) for ``buf``
     being written at ``file_position``: each becomes the file offset of its event's end.
     """
-    offset = 0
-    while offset < len(buf):
-        (size,) = _U32.unpack_from(buf, offset + 9)
-        if size < HEADER_LEN or offset + size > len(buf):
-            raise EventError(f"event of size {size} at buffer offset {offset} is impossible")
-        set_log_pos(buf, offset, file_position + offset + size, checksum)
-        offset += size
+    offset, end = 0, len(buf)
+    unpack_u32, pack_u32 = _U32.unpack_from, _U32.pack_into  # one loop, no call per event
+    with memoryview(buf) as view:
+        while offset < end:
+            (size,) = unpack_u32(buf, offset + 9)
+            if size < HEADER_LEN or offset + size > end:
+                raise EventError(f"event of size {size} at buffer offset {offset} is impossible")
+            pack_u32(buf, offset + 13, file_position + offset + size)
+            if checksum or buf[offset + 4] == FORMAT_DESCRIPTION_EVENT:
+                crc_at = offset + size - CHECKSUM_LEN
+                pack_u32(buf, crc_at, _crc(view[offset:crc_at]))
+            offset += size
 
 
 def verify_checksum(data: bytes | bytearray | memoryview) -> bool:

@@ -47,6 +47,7 @@ from rpl.core.binlog.events import (
     StopEvent,
     encode_event,
     gtid_transaction_length,
+    relocate_events,
     set_log_pos,
 )
 from rpl.core.binlog.gtid import Gtid, GtidSet
@@ -405,7 +406,11 @@ class Binlog:
         return end
 
     def _encode_group(self, group: list[CommitTicket], start: int) -> bytearray:
-        data = bytearray()
+        """The group's events back to back, each ticket's GTID event first, every
+        ``log_pos`` and CRC set for the bytes being written at ``start``.
+        """
+        parts: list[bytes | bytearray] = []
+        size = 0
         checksum = self.options.checksum
         mode = self.options.dependency_tracking()
         history = self.options.dependency_history_size()
@@ -415,22 +420,22 @@ class Binlog:
             ticket.gtid = gtid
             self._gtids_logged.add(gtid.sid, gtid.gno)
             last_committed, sequence = self._clock.next(ticket.write_set, mode, history)
-            rest = sum(len(e) for e in ticket.events)
+            rest = sum(map(len, ticket.events))
             now_us = time.time_ns() // 1000
             original = ticket.original_commit_timestamp
             event = gtid_transaction_length(GtidEvent(
                 sid=gtid.sid, gno=gtid.gno, last_committed=last_committed,
                 sequence_number=sequence, immediate_commit_timestamp=now_us,
                 original_commit_timestamp=original), rest, checksum)
-            pieces = [bytearray(encode_event(event, server_id=ticket.server_id or self.server_id,
-                                             timestamp=(original or now_us) // 1_000_000,
-                                             checksum=checksum)), *ticket.events]
-            for raw in pieces:
-                offset = len(data)
-                data += raw
-                set_log_pos(data, offset, start + len(data), checksum)
-            ticket.log_file, ticket.log_pos = self._file, start + len(data)
+            raw = encode_event(event, server_id=ticket.server_id or self.server_id,
+                               timestamp=(original or now_us) // 1_000_000, checksum=checksum)
+            parts.append(raw)
+            parts += ticket.events
+            size += len(raw) + rest
+            ticket.log_file, ticket.log_pos = self._file, start + size
         self._clock.group_written()
+        data = bytearray().join(parts)
+        relocate_events(data, start, checksum=checksum)
         return data
 
     def _write(self, data: bytearray) -> None:
