@@ -53,8 +53,9 @@ Values: TypeAlias = list[ast.LiteralValue]
 Builder: TypeAlias = Callable[[Values], object]
 
 _SPLIT: Final = re.compile(
-    rf"({BQ_PATTERN}|(?<![{IDENT_CHARS}.'])(?:{SQ_PATTERN}|\d+(?![{IDENT_CHARS}.'])))")
-"""Backquoted identifiers (kept), string literals and unsigned integers (made ``?``)."""
+    rf"(?=[`'0-9])({BQ_PATTERN}|(?<![{IDENT_CHARS}.'])(?:{SQ_PATTERN}|\d+(?![{IDENT_CHARS}.'])))")
+"""Backquoted identifiers (kept), string literals and unsigned integers (made ``?``); the
+lookahead lets the scan pass over other characters without trying each alternative."""
 _UNSAFE: Final = re.compile(r"['\"`@#\\?]|/\*|--")
 """What, outside literals and backquoted identifiers, keeps a text from being shaped."""
 
