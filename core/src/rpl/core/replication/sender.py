@@ -396,12 +396,12 @@ class BinlogSender:
         if self.heartbeat:
             timeout = max(0.001, min(timeout, self._last_sent + self.heartbeat -
                                      time.monotonic()))
-        self.binlog.wait_for_update(end, timeout)  # type: ignore[arg-type]
-        if self.session.killed.is_set() or self.server.stopping:
+        grew = self.binlog.wait_for_update(end, timeout) != end  # type: ignore[arg-type]
+        if self.session.killed.is_set() or self.server.stopping or self.net.peer_closed:
             raise DumpEnded()
         if self.heartbeat and time.monotonic() - self._last_sent >= self.heartbeat:
             self._send_heartbeat()
-        elif self.net.peer_closed or self._replica_gone():
+        elif not grew and self._replica_gone():  # a busy dump learns it from its sends
             raise DumpEnded()
 
     def _send_heartbeat(self) -> None:
