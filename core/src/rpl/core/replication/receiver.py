@@ -32,10 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 from rpl.core import errorlog
 from rpl.core.binlog.events import (
+    CHECKSUM_LEN,
     FORMAT_DESCRIPTION_EVENT,
     GTID_LOG_EVENT,
+    HEADER_LEN,
     HEARTBEAT_LOG_EVENT,
     PREVIOUS_GTIDS_LOG_EVENT,
+    QUERY_EVENT,
     ROTATE_EVENT,
     STOP_EVENT,
     EventError,
@@ -45,6 +48,7 @@ from rpl.core.binlog.events import (
     convert_checksum,
     decode_event,
     event_checksum_alg,
+    query_layout,
     verify_checksum,
 )
 from rpl.core.binlog.gtid import Gtid
@@ -406,8 +410,7 @@ class Receiver(ChannelThread):
         if code in (ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT, HEARTBEAT_LOG_EVENT,
                     PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT):
             return
-        _, event = decode_event(raw, checksum=self.source_checksum)
-        if self._tracker.ends_group(header, event):
+        if self._tracker.feed(code, self._statement(raw) if code == QUERY_EVENT else b""):
             self._in_transaction = False
             channel = self.channel
             if self._pending_gtid is not None:
@@ -417,7 +420,7 @@ class Receiver(ChannelThread):
             info = channel.master_info
             channel.boundary = (info.log_file, info.log_pos)
             channel.relay_log.rotate_if_full(
-                channel.retrieved_gtids.copy(),
+                channel.retrieved_gtids.copy,
                 SourcePosition(info.log_file, info.log_pos, info.master_server_id))
             self._since_save += 1
             crash = self.server.crash
@@ -427,6 +430,15 @@ class Receiver(ChannelThread):
                 channel.save_master_info()
                 self._since_save = 0
                 crash.hit("crash_after_master_info_before_after_queue_event")
+
+    def _statement(self, raw: bytes) -> bytes:
+        """A QUERY event's statement, found from the layout alone: the tracker needs its
+        first word (BEGIN, COMMIT, a DDL), not a decoded event; EventError if the layout
+        overruns the event.
+        """
+        end = len(raw) - (CHECKSUM_LEN if self.source_checksum else 0)
+        _, _, _, db_at, db_len = query_layout(raw, HEADER_LEN, end)
+        return raw[HEADER_LEN + db_at + db_len + 1:end]
 
     def _corrupt(self, detail: str) -> MySQLError:
         return MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,

@@ -124,11 +124,14 @@ class RelayLog:
             if self._fd >= 0:
                 self._close_locked(next_file=True)
 
-    def rotate_if_full(self, previous_gtids: GtidSet, source: SourcePosition) -> None:
-        """At a transaction boundary (``source``): start a new file if this one is full."""
+    def rotate_if_full(self, previous_gtids: Callable[[], GtidSet],
+                       source: SourcePosition) -> None:
+        """At a transaction boundary (``source``): start a new file if this one is full,
+        its PREVIOUS_GTIDS from ``previous_gtids()`` (called only then).
+        """
         limit = self._max_size()
         if self._fd >= 0 and self._pos >= limit:
-            self.open_new(previous_gtids, source)
+            self.open_new(previous_gtids(), source)
 
     # --------------------------------------------------------------- write
     def append(self, raw: bytes) -> bool:
