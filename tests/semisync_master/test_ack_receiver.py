@@ -85,3 +85,28 @@ def test_malformed_ack_drops_the_replica_not_the_server(source: ServerProcess, p
     assert end, "a good ACK released the commit"
     assert counter(source, "yes_tx") == 1 and counter(source, "no_tx") == 0
     good.close()
+
+
+def test_acks_that_arrive_together_are_all_reported(source: ServerProcess) -> None:
+    """Two ACKs in one segment: the connection may take both with one read, and the
+    second (the one the commit waits for) must not stay unseen in its buffer."""
+    replica = semisync_dump(source)
+    wait_for(lambda: counter(source, "clients") == 1, 10, "the semisync dump")
+    end: list[int] = []
+
+    def commit() -> None:
+        source.query("INSERT INTO d.t VALUES (1)")
+        end.append(1)
+
+    thread = threading.Thread(target=commit, daemon=True)
+    thread.start()
+    time.sleep(0.3)
+    assert not end, "the commit waits for an ACK"
+    name, position = source.query("SHOW MASTER STATUS")[0][:2]
+    acks = [b"\xef" + struct.pack("<Q", at) + str(name).encode() for at in (4, int(position))]
+    replica._sock.sendall(b"".join(struct.pack("<I", len(ack))[:3] + b"\x00" + ack
+                                   for ack in acks))
+    thread.join(15)
+    assert end, "the second ACK released the commit"
+    assert counter(source, "yes_tx") == 1 and counter(source, "no_tx") == 0
+    replica.close()

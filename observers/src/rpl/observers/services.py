@@ -30,6 +30,10 @@ class ServerNet(Protocol):
     def read(self, timeout: float | None = None) -> bytes:
         """Read one packet payload. Raises :class:`rpl.observers.NetError` when
         the connection fails or ``timeout`` seconds pass without a packet.
+
+        The service may receive more than one payload at once and keep the rest for
+        the next read, which then returns at once: a packet already received makes
+        the descriptor no more readable to ``select``.
         """
         ...
 
@@ -42,7 +46,11 @@ class ServerNet(Protocol):
         ...
 
     def fileno(self) -> int:
-        """The socket's descriptor, for polling several connections at once."""
+        """The socket's descriptor, for polling several connections at once. Once
+        ``select`` reports it readable, call ``read(timeout=0)`` until it times out:
+        that takes every payload that has arrived, including ones the service
+        received with an earlier read.
+        """
         ...
 
 

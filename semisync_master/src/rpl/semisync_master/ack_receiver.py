@@ -131,21 +131,32 @@ class AckReceiver:
                 self._read_ack(by_fd[fd], *replicas[by_fd[fd]])
 
     def _read_ack(self, thread_id: int, server_id: int, net: ServerNet) -> None:
-        try:
-            payload = net.read(timeout=0)
-        except NetError as exc:
-            if not exc.timed_out:
-                self._drop(thread_id, f"replica server_id {server_id} disconnected ({exc})",
-                           error=False)
-            return
-        if payload == COM_QUIT:
-            return  # the replica is leaving; the next read sees the connection closed
-        try:
-            ack = decode_ack(payload)
-        except MalformedPacket as exc:
-            self._drop(thread_id, f"malformed ACK from replica server_id {server_id}: {exc}")
-            return
-        self.master.report_ack(server_id, (ack.log_file, ack.log_pos))
+        """Report every ACK that has arrived on ``net``: read until nothing is left (a
+        read may bring several, and the connection may keep some for the next read),
+        then report them, so the waiters they release find this thread back in ``select``.
+        """
+        acks: list[tuple[str, int]] = []
+        why: str | None = None
+        error = True
+        while why is None:
+            try:
+                payload = net.read(timeout=0)
+            except NetError as exc:
+                if not exc.timed_out:
+                    why, error = f"replica server_id {server_id} disconnected ({exc})", False
+                break
+            if payload == COM_QUIT:
+                break  # the replica is leaving; the next read sees the connection closed
+            try:
+                ack = decode_ack(payload)
+            except MalformedPacket as exc:
+                why = f"malformed ACK from replica server_id {server_id}: {exc}"
+            else:
+                acks.append((ack.log_file, ack.log_pos))
+        for position in acks:
+            self.master.report_ack(server_id, position)
+        if why is not None:
+            self._drop(thread_id, why, error=error)
 
     def _drop(self, thread_id: int, why: str, error: bool = True) -> None:
         log = self.services.error_log

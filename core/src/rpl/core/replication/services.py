@@ -32,15 +32,22 @@ _HEADER = struct.Struct("<I")
 _MAX_CHUNK = 0xFFFFFF
 
 
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
+def _whole_payload(buffer: bytearray) -> bytes | None:
+    """Take the first whole payload (its packets joined) off ``buffer``; None while the
+    buffer holds less.
+    """
     parts: list[bytes] = []
-    while size:
-        chunk = sock.recv(size)
-        if not chunk:
-            raise ConnectionResetError("connection closed by peer")
-        parts.append(chunk)
-        size -= len(chunk)
-    return b"".join(parts)
+    at = 0
+    while at + 4 <= len(buffer):
+        length = _HEADER.unpack_from(buffer, at)[0] & _MAX_CHUNK
+        if at + 4 + length > len(buffer):
+            return None
+        parts.append(bytes(buffer[at + 4:at + 4 + length]))
+        at += 4 + length
+        if length < _MAX_CHUNK:
+            del buffer[:at]
+            return b"".join(parts)
+    return None
 
 
 class DumpNet:
@@ -51,25 +58,31 @@ class DumpNet:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self._read_lock = threading.Lock()
+        self._received = bytearray()
         self.peer_closed = False
         """A plugin's read found the connection closed or broken: the dump ends."""
 
     def read(self, timeout: float | None = None) -> bytes:
-        """One whole packet payload from the replica."""
+        """One whole packet payload from the replica.
+
+        One ``recv`` takes whatever has arrived (an ACK's header and body together), and
+        what follows the payload is kept for the next read, which returns it without a
+        system call: a reader woken by ``select`` reads with ``timeout=0`` until it times
+        out, so no payload waits in the buffer unseen.
+        """
         sock = self._connection.sock
         with self._read_lock:
             try:
-                if timeout is not None:
-                    readable, _, _ = select.select([sock], [], [], max(timeout, 0.0))
-                    if not readable:
-                        raise NetError("read timed out", timed_out=True)
-                parts: list[bytes] = []
-                while True:
-                    (header,) = _HEADER.unpack(_recv_exact(sock, 4))
-                    length = header & _MAX_CHUNK
-                    parts.append(_recv_exact(sock, length) if length else b"")
-                    if length < _MAX_CHUNK:
-                        return b"".join(parts)
+                while (payload := _whole_payload(self._received)) is None:
+                    if timeout is not None:
+                        readable, _, _ = select.select([sock], [], [], max(timeout, 0.0))
+                        if not readable:
+                            raise NetError("read timed out", timed_out=True)
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        raise ConnectionResetError("connection closed by peer")
+                    self._received += chunk
+                return payload
             except OSError as exc:
                 self.peer_closed = True
                 raise NetError(f"read failed: {exc}") from exc
