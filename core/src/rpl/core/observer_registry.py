@@ -32,8 +32,7 @@ from __future__ import annotations
 import difflib
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 
 import attrs
 import pluggy
@@ -186,9 +185,9 @@ class ObserverRegistry:
 
     # --- calls ------------------------------------------------------------------
 
-    @contextmanager
-    def calling(self) -> Iterator[Generation]:
-        """Enter a hook call: take the current generation and count the call in it.
+    def calling(self) -> HookCall:
+        """Enter a hook call (``with registry.calling() as generation``): take the current
+        generation and count the call in it.
 
         Reading ``current`` and counting happen under the lock that publishing
         takes, so :meth:`unregister`, which publishes and then waits for the
@@ -196,15 +195,33 @@ class ObserverRegistry:
         call sees the new one: never a call that slips into a removed plugin.
         (Reading ``current`` without the lock is fine for a quick emptiness check.)
         """
-        with self._counts:
-            generation = self.current
+        return HookCall(self)
+
+
+class HookCall:
+    """One hook call's hold on a generation (see :meth:`ObserverRegistry.calling`): a
+    plain context manager, as it is entered on every hook call.
+    """
+
+    __slots__ = ("_registry", "_generation")
+
+    def __init__(self, registry: ObserverRegistry) -> None:
+        self._registry = registry
+
+    def __enter__(self) -> Generation:
+        registry = self._registry
+        with registry._counts:
+            generation = registry.current
             generation.active += 1
-        self._inside.depth = getattr(self._inside, "depth", 0) + 1
-        try:
-            yield generation
-        finally:
-            self._inside.depth -= 1
-            with self._counts:
-                generation.active -= 1
-                if not generation.active:
-                    self._counts.notify_all()
+        self._generation = generation
+        inside = registry._inside
+        inside.depth = getattr(inside, "depth", 0) + 1
+        return generation
+
+    def __exit__(self, *exc_info: object) -> None:
+        registry, generation = self._registry, self._generation
+        registry._inside.depth -= 1
+        with registry._counts:
+            generation.active -= 1
+            if not generation.active:
+                registry._counts.notify_all()
