@@ -69,6 +69,22 @@ def test_malformed_ack_drops_the_replica_not_the_server(source: ServerProcess, p
 
     good = semisync_dump(source)
     wait_for(lambda: counter(source, "clients") == 1, 10, "a second semisync dump")
+    thread, end = waiting_commit(source)
+    name, position = source.query("SHOW MASTER STATUS")[0][:2]
+    send_raw(good, ack(str(name), int(position)))
+    thread.join(10)
+    assert end, "a good ACK released the commit"
+    assert counter(source, "yes_tx") == 1 and counter(source, "no_tx") == 0
+    good.close()
+
+
+def ack(name: str, position: int) -> bytes:
+    return b"\xef" + struct.pack("<Q", position) + name.encode()
+
+
+def waiting_commit(source: ServerProcess) -> tuple[threading.Thread, list[int]]:
+    """An INSERT committing in a thread, checked to be waiting for its ACK; the list gets
+    an item once the commit returns."""
     end: list[int] = []
 
     def commit() -> None:
@@ -79,12 +95,7 @@ def test_malformed_ack_drops_the_replica_not_the_server(source: ServerProcess, p
     thread.start()
     time.sleep(0.3)
     assert not end, "the commit waits for an ACK"
-    name, position = source.query("SHOW MASTER STATUS")[0][:2]
-    send_raw(good, b"\xef" + struct.pack("<Q", int(position)) + str(name).encode())
-    thread.join(10)
-    assert end, "a good ACK released the commit"
-    assert counter(source, "yes_tx") == 1 and counter(source, "no_tx") == 0
-    good.close()
+    return thread, end
 
 
 def test_acks_that_arrive_together_are_all_reported(source: ServerProcess) -> None:
@@ -92,20 +103,11 @@ def test_acks_that_arrive_together_are_all_reported(source: ServerProcess) -> No
     second (the one the commit waits for) must not stay unseen in its buffer."""
     replica = semisync_dump(source)
     wait_for(lambda: counter(source, "clients") == 1, 10, "the semisync dump")
-    end: list[int] = []
-
-    def commit() -> None:
-        source.query("INSERT INTO d.t VALUES (1)")
-        end.append(1)
-
-    thread = threading.Thread(target=commit, daemon=True)
-    thread.start()
-    time.sleep(0.3)
-    assert not end, "the commit waits for an ACK"
+    thread, end = waiting_commit(source)
     name, position = source.query("SHOW MASTER STATUS")[0][:2]
-    acks = [b"\xef" + struct.pack("<Q", at) + str(name).encode() for at in (4, int(position))]
-    replica._sock.sendall(b"".join(struct.pack("<I", len(ack))[:3] + b"\x00" + ack
-                                   for ack in acks))
+    payloads = [ack(str(name), 4), ack(str(name), int(position))]
+    replica._sock.sendall(b"".join(struct.pack("<I", len(payload))[:3] + b"\x00" + payload
+                                   for payload in payloads))
     thread.join(15)
     assert end, "the second ACK released the commit"
     assert counter(source, "yes_tx") == 1 and counter(source, "no_tx") == 0
