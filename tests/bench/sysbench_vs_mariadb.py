@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pymysql
@@ -158,6 +158,28 @@ def plot(results: list[dict[str, object]], path: Path) -> None:
     figure.savefig(path, dpi=110)
 
 
+Server = ServerProcess | MariaDB
+
+
+def each_server(root: Path) -> Iterator[tuple[str, Server, Callable[[], dict[str, int]]]]:
+    """(name, server, its status counters) for rpl, then MariaDB: each started under
+    ``root`` with an empty ``sbtest`` database, and stopped before the next starts."""
+    rpl = ServerProcess(root / "rpl")
+    servers: list[tuple[str, Server, Callable[[], dict[str, int]]]] = [
+        ("rpl", rpl, lambda: rpl_status(rpl))]
+    mariadb = MariaDB(root)
+    servers.append(("MariaDB", mariadb, mariadb.status))
+    for name, server, status in servers:
+        server.start()
+        try:
+            pymysql.connect(host="127.0.0.1", port=server.port, user="root").cursor().execute(
+                "CREATE DATABASE sbtest")
+            print(f"{name}:", flush=True)
+            yield name, server, status
+        finally:
+            server.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=10, help="run time per point")
@@ -166,21 +188,8 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as root:
-        rpl = ServerProcess(Path(root) / "rpl").start()
-        rpl.query("CREATE DATABASE sbtest")
-        print("rpl:", flush=True)
-        try:
-            measure("rpl", rpl.port, lambda: rpl_status(rpl), args.seconds, results)
-        finally:
-            rpl.stop()
-        mariadb = MariaDB(Path(root)).start()
-        pymysql.connect(host="127.0.0.1", port=mariadb.port, user="root").cursor().execute(
-            "CREATE DATABASE sbtest")
-        print("MariaDB:", flush=True)
-        try:
-            measure("MariaDB", mariadb.port, mariadb.status, args.seconds, results)
-        finally:
-            mariadb.stop()
+        for name, server, status in each_server(Path(root)):
+            measure(name, server.port, status, args.seconds, results)
     (args.out / "results.json").write_text(json.dumps(results, indent=2))
     text = table(results)
     (args.out / "results.md").write_text(text + "\n")

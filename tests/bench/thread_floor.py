@@ -41,11 +41,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # a sibling script, not a package: mypy sees it as Any (MYPYPATH=tests/bench to follow it)
-from sysbench_vs_mariadb import MariaDB, sysbench  # type: ignore[import-not-found, unused-ignore] # noqa: E402
+from sysbench_vs_mariadb import each_server, sysbench  # type: ignore[import-not-found, unused-ignore] # noqa: E402
 
 from rpl.core.net.handshake import handshake_v10, new_scramble  # noqa: E402
 from rpl.core.net.responses import ok_packet  # noqa: E402
-from rpl.core.testing.process import ServerProcess, free_port  # noqa: E402
+from rpl.core.testing.process import free_port  # noqa: E402
 
 FLOORS = ("protocol", "group commit", "leader replies")
 THREADS = (1, 16)
@@ -252,23 +252,9 @@ def main() -> int:
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        rpl = ServerProcess(root / "rpl").start()
-        try:
-            rpl.query("CREATE DATABASE sbtest")
-            assert rpl.process is not None
-            results += measure_server("rpl", rpl.port, rpl.process.pid, args.seconds)
-        finally:
-            rpl.stop()
-        mariadb = MariaDB(root).start()
-        try:
-            import pymysql
-            pymysql.connect(host="127.0.0.1", port=mariadb.port, user="root").cursor().execute(
-                "CREATE DATABASE sbtest")
-            assert mariadb.process is not None
-            results += measure_server("MariaDB", mariadb.port, mariadb.process.pid,
-                                      args.seconds)
-        finally:
-            mariadb.stop()
+        for name, server, _ in each_server(root):
+            assert server.process is not None
+            results += measure_server(name, server.port, server.process.pid, args.seconds)
         for mode in FLOORS:
             results += measure_floor(mode, root, args.seconds)
     (args.out / "floor.json").write_text(json.dumps(results, indent=2))
