@@ -506,12 +506,12 @@ class _PrefixScan:
                     raise LogCorrupt(name, p, f"CRC32 mismatch in event of type {code}")
                 if code != QUERY_EVENT:
                     ends = feed(code)
-                elif tracker.state == "inside" and data[_statement_at(data, name, p, q)] \
-                        not in _MAY_END_INSIDE:
-                    ends = False  # a statement of an open transaction, not its COMMIT
                 else:
                     at = _statement_at(data, name, p, q)
-                    ends = feed(code, data[at:min(at + _STATEMENT_HEAD, q - CHECKSUM_LEN)])
+                    if tracker.state == "inside" and data[at] not in _MAY_END_INSIDE:
+                        ends = False  # a statement of an open transaction, not its COMMIT
+                    else:
+                        ends = feed(code, data[at:min(at + _STATEMENT_HEAD, q - CHECKSUM_LEN)])
                 events += 1
                 if ends:
                     transaction_end = q
