@@ -8,7 +8,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rpl.core.errors import MySQLError
-from rpl.core.sql import shapes
 from rpl.core.sql.ast import quote_literal
 from rpl.core.sql.parser import parse_text
 from rpl.core.sql.shapes import ShapeCache, split
@@ -106,9 +105,8 @@ def test_a_shape_whose_tree_differs_is_never_trusted() -> None:
     assert cache.parse("SELECT -6") == parse_text("SELECT -6")
 
 
-def test_the_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shapes, "MAX_SHAPES", 3)
-    cache = ShapeCache(parse_text)
+def test_the_cache_is_bounded() -> None:
+    cache = ShapeCache(parse_text, max_shapes=3)
     for n in range(10):
         cache.parse(f"SELECT c{n} FROM t WHERE id = 1")
     assert 1 <= len(cache) <= 3

@@ -170,7 +170,8 @@ class GtidSet:
         result.update(other)
         return result
 
-    __or__ = union
+    def __or__(self, other: GtidSet) -> GtidSet:
+        return self.union(other)
 
     def difference(self, other: GtidSet) -> GtidSet:
         """A new set with the GTIDs of this set that are not in ``other``."""
@@ -182,13 +183,15 @@ class GtidSet:
                 result._sids[sid] = remaining
         return result
 
-    __sub__ = difference
+    def __sub__(self, other: GtidSet) -> GtidSet:
+        return self.difference(other)
 
     def intersection(self, other: GtidSet) -> GtidSet:
         """A new set with the GTIDs in both sets."""
         return self - (self - other)
 
-    __and__ = intersection
+    def __and__(self, other: GtidSet) -> GtidSet:
+        return self.intersection(other)
 
     def copy(self) -> GtidSet:
         """An independent copy."""

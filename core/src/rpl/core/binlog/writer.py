@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
+from mypy_extensions import mypyc_attr
 
 from rpl.core import errorlog
 from rpl.core.binlog.dependency import WRITESET, DependencyTracker
@@ -114,6 +115,7 @@ def _held_lock() -> _thread.LockType:
     return lock
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs.field() needs a Python class
 @attrs.define(eq=False)
 class CommitTicket:
     """One transaction queued for group commit.

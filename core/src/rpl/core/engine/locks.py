@@ -52,6 +52,13 @@ class LockOwner:
         self.waiting_for: LockKey | None = None
         self._cond: threading.Condition | None = None
 
+    def is_waiting(self) -> bool:
+        """Whether the owner is still queued (another thread clears ``waiting_for`` when it
+        grants the lock: reading it through a call keeps a compiled build from assuming the
+        value this thread last stored).
+        """
+        return self.waiting_for is not None
+
 
 class LockManager:
     """Exclusive row locks for all transactions of one engine.
@@ -109,7 +116,7 @@ class LockManager:
             started = time.monotonic()
             deadline = started + timeout
             try:
-                while owner.waiting_for is not None:
+                while owner.is_waiting():
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         break
@@ -122,7 +129,7 @@ class LockManager:
                 waited_ms = int((time.monotonic() - started) * 1000)
                 self.row_lock_time_ms += waited_ms
                 self.row_lock_time_max_ms = max(self.row_lock_time_max_ms, waited_ms)
-            if owner.waiting_for is not None:
+            if owner.is_waiting():
                 self._abandon(owner, key)
                 self.row_lock_timeouts += 1
                 raise MySQLError.of(ER_LOCK_WAIT_TIMEOUT)

@@ -84,7 +84,7 @@ class RowChange:
     after: Row | None
 
 
-class TransactionStateError(RuntimeError):
+class TransactionStateError(Exception):
     """An operation on a transaction that has committed or rolled back (a server bug)."""
 
 

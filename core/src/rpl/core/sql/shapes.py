@@ -30,9 +30,10 @@ What holds, and why:
   error comes from the full parse, with MySQL's text and position.
 
 Trees are shared between statements: every node is a frozen attrs class holding tuples,
-so no caller can change one. The cache holds at most :data:`MAX_SHAPES` shapes and is
-emptied when full, so a client sending endless distinct shapes costs memory only up to
-that bound. Written by hand: no parsing library offers a literal-agnostic cache.
+so no caller can change one. The cache holds at most ``max_shapes`` (by default
+:data:`MAX_SHAPES`) shapes and is emptied when full, so a client sending endless distinct
+shapes costs memory only up to that bound. Written by hand: no parsing library offers a
+literal-agnostic cache.
 """
 
 from __future__ import annotations
@@ -118,8 +119,10 @@ def _compile(node: object) -> Builder | None:
 class ShapeCache:
     """Statements' trees by shape, in front of a full parser ``parse_text``."""
 
-    def __init__(self, parse_text: Callable[[str], ast.Statement]) -> None:
+    def __init__(self, parse_text: Callable[[str], ast.Statement],
+                 max_shapes: int = MAX_SHAPES) -> None:
         self._parse_text = parse_text
+        self._max_shapes = max_shapes
         self._shapes: dict[str, Builder | ast.Statement | None] = {}
         self._lock = threading.Lock()
 
@@ -152,7 +155,7 @@ class ShapeCache:
             if repr(built) == repr(statement):
                 entry = template if build is None else build
         with self._lock:
-            if len(self._shapes) >= MAX_SHAPES:
+            if len(self._shapes) >= self._max_shapes:
                 self._shapes.clear()
             self._shapes[key] = entry
 

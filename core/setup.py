@@ -1,0 +1,59 @@
+"""rpl-core's build: pure Python by default; ``RPL_COMPILE=1`` compiles the hot modules.
+
+Everything else about the distribution is in setup.cfg. The compiled build runs the
+modules below through mypyc (part of mypy: typed Python to a C extension per module),
+which needs mypy, a C compiler and the interpreter's headers at build time, so it is
+opt-in: ``RPL_COMPILE=1 pip install --no-build-isolation ./core`` with mypy installed
+(`tools/system-packages --compile` brings gcc and the headers). The compiled modules
+behave as their Python source does; the ``core_compiled`` tox environment runs the
+core tests against them, and the benchmark measures both builds side by side.
+
+The list holds the statement path (protocol, parser, executor, engine, binlog group
+commit). Modules left out either gain nothing (cold paths) or hold attrs classes with
+``attrs.field()`` defaults that mypyc cannot compile as native classes.
+"""
+
+from __future__ import annotations
+
+import os
+
+from setuptools import setup
+
+COMPILED = [
+    "rpl/core/errors.py",
+    "rpl/core/variables.py",
+    "rpl/core/delegates.py",
+    "rpl/core/net/packets.py",
+    "rpl/core/net/responses.py",
+    "rpl/core/sql/lexer.py",
+    "rpl/core/sql/parser.py",
+    "rpl/core/sql/ast.py",
+    "rpl/core/sql/shapes.py",
+    "rpl/core/server/connection.py",
+    "rpl/core/server/execute.py",
+    "rpl/core/server/session.py",
+    "rpl/core/server/binlogging.py",
+    "rpl/core/server/expressions.py",
+    "rpl/core/server/values.py",
+    "rpl/core/server/results.py",
+    "rpl/core/engine/storage.py",
+    "rpl/core/engine/locks.py",
+    "rpl/core/binlog/dependency.py",
+    "rpl/core/binlog/gtid.py",
+    "rpl/core/binlog/writer.py",
+]
+"""Paths under src/ of the modules the compiled build compiles."""
+
+
+def _ext_modules() -> list[object]:
+    if os.environ.get("RPL_COMPILE", "") in ("", "0"):
+        return []
+    from mypyc.build import mypycify  # only the compiled build needs mypy
+
+    os.environ["MYPYPATH"] = "src"  # module names from paths under src/
+    sources = [f"src/{path}" for path in COMPILED]
+    return list(mypycify(["--explicit-package-bases", *sources], opt_level="3"))
+
+
+if __name__ == "__main__":  # as the build runs it; tests import COMPILED alone
+    setup(ext_modules=_ext_modules())
