@@ -16,44 +16,58 @@ commit). Modules left out either gain nothing (cold paths) or hold attrs classes
 from __future__ import annotations
 
 import os
+import shutil
 
 from setuptools import setup
 
 COMPILED = [
-    "rpl/core/errors.py",
-    "rpl/core/variables.py",
-    "rpl/core/delegates.py",
-    "rpl/core/net/packets.py",
-    "rpl/core/net/responses.py",
-    "rpl/core/sql/lexer.py",
-    "rpl/core/sql/parser.py",
-    "rpl/core/sql/ast.py",
-    "rpl/core/sql/shapes.py",
-    "rpl/core/server/connection.py",
-    "rpl/core/server/execute.py",
-    "rpl/core/server/session.py",
-    "rpl/core/server/binlogging.py",
-    "rpl/core/server/expressions.py",
-    "rpl/core/server/values.py",
-    "rpl/core/server/results.py",
-    "rpl/core/engine/storage.py",
-    "rpl/core/engine/locks.py",
     "rpl/core/binlog/dependency.py",
     "rpl/core/binlog/gtid.py",
+    "rpl/core/binlog/logfile.py",
+    "rpl/core/binlog/tail.py",
     "rpl/core/binlog/writer.py",
+    "rpl/core/delegates.py",
+    "rpl/core/engine/locks.py",
+    "rpl/core/engine/storage.py",
+    "rpl/core/errors.py",
+    "rpl/core/net/packets.py",
+    "rpl/core/net/responses.py",
+    "rpl/core/server/binlogging.py",
+    "rpl/core/server/connection.py",
+    "rpl/core/server/dml.py",
+    "rpl/core/server/execute.py",
+    "rpl/core/server/expressions.py",
+    "rpl/core/server/results.py",
+    "rpl/core/server/session.py",
+    "rpl/core/server/values.py",
+    "rpl/core/sql/ast.py",
+    "rpl/core/sql/lexer.py",
+    "rpl/core/sql/parser.py",
+    "rpl/core/sql/shapes.py",
+    "rpl/core/threads.py",
+    "rpl/core/variables.py",
 ]
 """Paths under src/ of the modules the compiled build compiles."""
 
 
-def _ext_modules() -> list[object]:
+COMPILED_BUILD = "build/compiled"
+"""The compiled build's own build tree, emptied at each compiled build: a pure build never
+packages its extensions, and a module taken off the list leaves none behind."""
+
+
+def _compiled() -> dict[str, object]:
+    """setup() arguments for the compiled build; none for the pure one."""
     if os.environ.get("RPL_COMPILE", "") in ("", "0"):
-        return []
+        return {}
     from mypyc.build import mypycify  # only the compiled build needs mypy
 
+    shutil.rmtree(COMPILED_BUILD, ignore_errors=True)
     os.environ["MYPYPATH"] = "src"  # module names from paths under src/
     sources = [f"src/{path}" for path in COMPILED]
-    return list(mypycify(["--explicit-package-bases", *sources], opt_level="3"))
+    modules = mypycify(["--explicit-package-bases", *sources], opt_level="3",
+                       target_dir=f"{COMPILED_BUILD}/c")
+    return {"ext_modules": modules, "options": {"build": {"build_base": COMPILED_BUILD}}}
 
 
 if __name__ == "__main__":  # as the build runs it; tests import COMPILED alone
-    setup(ext_modules=_ext_modules())
+    setup(**_compiled())

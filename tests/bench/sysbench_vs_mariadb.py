@@ -6,11 +6,18 @@ innodb_flush_log_at_trx_commit=1, log_bin on). For each workload and thread coun
 records transactions/s and p95 latency, the rpl/MariaDB ratios, and each server's
 average binlog group size and fsyncs per transaction, then writes a Markdown table,
 a JSON file and a plot.
+
+When the installed rpl-core is the compiled build (``RPL_COMPILE=1``, core/setup.py), the
+pure Python build runs too, from the source tree (``PYTHONPATH=core/src`` puts its ``.py``
+modules before the installed extensions), so the table shows both builds against
+MariaDB in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.machinery
 import json
 import re
 import shutil
@@ -27,6 +34,18 @@ from rpl.core.testing.process import ServerProcess, free_port
 
 WORKLOADS = ("oltp_insert", "oltp_point_select", "oltp_write_only")
 THREADS = (1, 4, 16, 32)
+PURE = "rpl pure Python"
+"""The pure build's name in the results, beside ``rpl`` (the installed, compiled build)."""
+SOURCE = Path(__file__).resolve().parents[2] / "core" / "src"
+
+
+def rpl_builds() -> list[tuple[str, dict[str, str]]]:
+    """(name, environment) of each rpl build to measure: the installed one as ``rpl``,
+    and when that one is compiled, the pure Python source beside it."""
+    import rpl.core.sql.parser as probe
+    if not (probe.__file__ or "").endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        return [("rpl", {})]
+    return [("rpl", {}), (PURE, {"PYTHONPATH": str(SOURCE)})]
 
 
 class MariaDB:
@@ -115,24 +134,31 @@ def measure(name: str, port: int, status: Callable[[], dict[str, int]], seconds:
                    "p95_ms": p95, "group_size": commits / groups if groups else 0.0,
                    "fsyncs_per_trx": fsyncs / commits if commits else 0.0}
             results.append(row)
-            print(f"  {name:8} {workload:18} {threads:3} threads: {tps:9.1f} tps, "
+            print(f"  {name:15} {workload:18} {threads:3} threads: {tps:9.1f} tps, "
                   f"p95 {p95:7.2f} ms, group {row['group_size']:.2f}, "
                   f"fsyncs/trx {row['fsyncs_per_trx']:.2f}", flush=True)
         sysbench(port, workload, "cleanup")
 
 
 def table(results: list[dict[str, object]]) -> str:
-    lines = ["| workload | threads | rpl tps | MariaDB tps | tps ratio | rpl p95 ms | "
-             "MariaDB p95 ms | p95 ratio | rpl group | rpl fsyncs/trx | MariaDB group | "
-             "MariaDB fsyncs/trx |", "|" + "---|" * 12]
+    pure = any(r["server"] == PURE for r in results)
+    lines = ["| workload | threads | rpl tps | MariaDB tps | tps ratio | "
+             + ("pure Python tps | pure ratio | " if pure else "")
+             + "rpl p95 ms | MariaDB p95 ms | p95 ratio | rpl group | rpl fsyncs/trx | "
+             "MariaDB group | MariaDB fsyncs/trx |", "|" + "---|" * (14 if pure else 12)]
     index = {(r["server"], r["workload"], r["threads"]): r for r in results}
     for workload in WORKLOADS:
         for threads in THREADS:
             a, b = index[("rpl", workload, threads)], index[("MariaDB", workload, threads)]
+            mariadb_tps = float(b["tps"])  # type: ignore[arg-type]
+            p = index.get((PURE, workload, threads))
             lines.append(
                 f"| {workload} | {threads} | {a['tps']:.0f} | {b['tps']:.0f} | "
-                f"{float(a['tps']) / float(b['tps']):.2f} | {a['p95_ms']:.2f} | "  # type: ignore[arg-type]
-                f"{b['p95_ms']:.2f} | {float(a['p95_ms']) / max(float(b['p95_ms']), 0.01):.2f} | "  # type: ignore[arg-type]
+                f"{float(a['tps']) / mariadb_tps:.2f} | "  # type: ignore[arg-type]
+                + (f"{p['tps']:.0f} | {float(p['tps']) / mariadb_tps:.2f} | "  # type: ignore[arg-type]
+                   if p else "")
+                + f"{a['p95_ms']:.2f} | {b['p95_ms']:.2f} | "
+                f"{float(a['p95_ms']) / max(float(b['p95_ms']), 0.01):.2f} | "  # type: ignore[arg-type]
                 f"{a['group_size']:.2f} | {a['fsyncs_per_trx']:.2f} | {b['group_size']:.2f} | "
                 f"{b['fsyncs_per_trx']:.2f} |")
     return "\n".join(lines)
@@ -144,7 +170,7 @@ def plot(results: list[dict[str, object]], path: Path) -> None:
     import matplotlib.pyplot as plt
     figure, axes = plt.subplots(1, len(WORKLOADS), figsize=(5 * len(WORKLOADS), 4))
     for axis, workload in zip(axes, WORKLOADS, strict=True):
-        for server, style in (("rpl", "o-"), ("MariaDB", "s--")):
+        for server, style in (("rpl", "o-"), (PURE, "^:"), ("MariaDB", "s--")):
             points = [r for r in results if r["server"] == server and r["workload"] == workload]
             axis.plot([p["threads"] for p in points], [p["tps"] for p in points], style,
                       label=server)
@@ -162,11 +188,12 @@ Server = ServerProcess | MariaDB
 
 
 def each_server(root: Path) -> Iterator[tuple[str, Server, Callable[[], dict[str, int]]]]:
-    """(name, server, its status counters) for rpl, then MariaDB: each started under
-    ``root`` with an empty ``sbtest`` database, and stopped before the next starts."""
-    rpl = ServerProcess(root / "rpl")
-    servers: list[tuple[str, Server, Callable[[], dict[str, int]]]] = [
-        ("rpl", rpl, lambda: rpl_status(rpl))]
+    """(name, server, its status counters) for each rpl build, then MariaDB: each started
+    under ``root`` with an empty ``sbtest`` database, and stopped before the next starts."""
+    servers: list[tuple[str, Server, Callable[[], dict[str, int]]]] = []
+    for name, env in rpl_builds():
+        rpl = ServerProcess(root / name.replace(" ", "_"), env=env)
+        servers.append((name, rpl, functools.partial(rpl_status, rpl)))
     mariadb = MariaDB(root)
     servers.append(("MariaDB", mariadb, mariadb.status))
     for name, server, status in servers:

@@ -129,9 +129,9 @@ def write_durably(path: StrPath, data: bytes) -> None:
     temporary = f"{path}.tmp"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        view, written = memoryview(data), 0
+        while written < len(data):
+            written += os.write(fd, view[written:])
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -354,10 +354,10 @@ class Binlog:
             with self._turnstile.turn(number):
                 if end is not None:
                     self._commit_group(group, end)
-        except BaseException as exc:
+        except BaseException as failure:
             for ticket in group:  # never an OK for what the commit stage did not finish
                 ticket.error = ticket.error or MySQLError.of(
-                    ER_UNKNOWN_ERROR, f"internal error in the commit stage: {exc!r}")
+                    ER_UNKNOWN_ERROR, f"internal error in the commit stage: {failure!r}")
             raise
         finally:
             for ticket in group:

@@ -127,12 +127,12 @@ class Applier(ChannelThread):
         except MySQLError as exc:
             aborted = True
             channel.set_sql_error(exc.errno, exc.message)
-        except Exception as exc:  # noqa: BLE001 - the thread reports, the server goes on
+        except Exception as bug:  # noqa: BLE001 - the thread reports, the server goes on
             aborted = True
-            errorlog.log(_log, logging.ERROR, f"Replica SQL thread failed: {exc!r}",
-                         code=13117, exc_info=exc)
+            errorlog.log(_log, logging.ERROR, f"Replica SQL thread failed: {bug!r}",
+                         code=13117, exc_info=bug)
             channel.set_sql_error(ER_SLAVE_FATAL_ERROR.errno,
-                                  ER_SLAVE_FATAL_ERROR.format(repr(exc)))
+                                  ER_SLAVE_FATAL_ERROR.format(repr(bug)))
         finally:
             try:
                 self._flush()
@@ -202,9 +202,9 @@ class Applier(ChannelThread):
         relay_log = self.channel.relay_log
         try:
             tail = LogTail(relay_log.path(name), position)
-        except FileNotFoundError as exc:
+        except FileNotFoundError as missing:
             raise _read_failure(f"relay log '{name}' listed in the index is missing", name,
-                                position) from exc
+                                position) from missing
         with tail:
             while True:
                 self._check_stop()

@@ -149,15 +149,15 @@ class Receiver(ChannelThread):
             self._connect_loop()
         except ReceiverStopped:
             pass
-        except HookError as exc:
-            channel.set_io_error(exc.errno, exc.message)
+        except HookError as hook_error:
+            channel.set_io_error(hook_error.errno, hook_error.message)
         except MySQLError as exc:
             channel.set_io_error(exc.errno, exc.message)
-        except Exception as exc:  # noqa: BLE001 - the thread reports, the server goes on
-            errorlog.log(_log, logging.ERROR, f"Replica I/O thread failed: {exc!r}",
-                         code=13117, exc_info=exc)
+        except Exception as bug:  # noqa: BLE001 - the thread reports, the server goes on
+            errorlog.log(_log, logging.ERROR, f"Replica I/O thread failed: {bug!r}",
+                         code=13117, exc_info=bug)
             channel.set_io_error(ER_SLAVE_FATAL_ERROR.errno,
-                                 ER_SLAVE_FATAL_ERROR.format(repr(exc)))
+                                 ER_SLAVE_FATAL_ERROR.format(repr(bug)))
         finally:
             self._close_connection()
             channel.relay_log.close()
@@ -287,12 +287,12 @@ class Receiver(ChannelThread):
         try:
             self.connection._execute_command(COM_REGISTER_SLAVE, payload)
             self.connection._read_packet()
-        except pymysql.err.OperationalError as exc:
-            code, message = _error_of(exc)
+        except pymysql.err.OperationalError as lost:
+            code, message = _error_of(lost)
             if code in NETWORK_ERRORS or code >= 2000:
                 raise
             raise MySQLError.of(ER_SLAVE_MASTER_COM_FAILURE, "COM_REGISTER_REPLICA", message,
-                                code) from exc
+                                code) from lost
         except pymysql.MySQLError as exc:
             code, message = _error_of(exc)
             raise MySQLError.of(ER_SLAVE_MASTER_COM_FAILURE, "COM_REGISTER_REPLICA", message,
@@ -329,20 +329,20 @@ class Receiver(ChannelThread):
             self.set_state(STATE_WAITING)
             try:
                 payload = self.connection._read_packet().get_all_data()
-            except pymysql.err.OperationalError as exc:
-                code, message = _error_of(exc)
+            except pymysql.err.OperationalError as lost:
+                code, message = _error_of(lost)
                 if code == 1236 or code == ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG.errno:
                     raise MySQLError.of(ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG, 1236,
-                                        message) from exc
-                raise self._lost(exc) from exc
+                                        message) from lost
+                raise self._lost(lost) from lost
             except pymysql.MySQLError as exc:
                 code, message = _error_of(exc)
                 if code == 1236:
                     raise MySQLError.of(ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG, 1236,
                                         message) from exc
                 raise self._lost(exc) from exc
-            except (OSError, AttributeError) as exc:
-                raise ConnectionLost(2013, f"Lost connection to source: {exc}") from exc
+            except (OSError, AttributeError) as os_error:
+                raise ConnectionLost(2013, f"Lost connection to source: {os_error}") from os_error
             if payload[:1] == b"\xfe" and len(payload) < 9:
                 raise ReceiverStopped()  # end of a non-blocking dump
             self.set_state(STATE_QUEUEING)
@@ -391,9 +391,9 @@ class Receiver(ChannelThread):
         converted = convert_checksum(raw, has_crc=has_crc, want_crc=channel.relay_log.checksum)
         try:
             synced = channel.relay_log.append(converted)
-        except OSError as exc:
+        except OSError as os_error:
             raise MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
-                                f"could not queue event from source: {exc}") from exc
+                                f"could not queue event from source: {os_error}") from os_error
         self._track(header, raw, write=True)
         return synced
 

@@ -62,7 +62,7 @@ def change_master(session: Session, stmt: ast.ChangeMaster) -> Result:
     with channel.lock:
         if channel.io_running:
             raise MySQLError.of(ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP, "")
-        moves = bool(MOVES_RECEIVER & options.keys())
+        moves = bool(options.keys() & MOVES_RECEIVER)
         if moves and channel.sql_running:
             raise MySQLError.of(ER_SLAVE_SQL_THREAD_MUST_STOP)
         changes = _validated(session, channel, options)

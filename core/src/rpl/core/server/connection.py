@@ -111,10 +111,10 @@ class Connection:
                 pass
         except (ConnectionClosed, OSError):
             pass
-        except ProtocolError as exc:
+        except ProtocolError as protocol_error:
             self._error(MySQLError.of(ER_NET_READ_ERROR), quiet=True)
             errorlog.log(_log, logging.INFO, f"Aborted connection {self.thread_id} to db: "
-                         f"'unconnected' host: '{self.host}' ({exc})", code=10354)
+                         f"'unconnected' host: '{self.host}' ({protocol_error})", code=10354)
         except MySQLError as exc:
             self._error(exc, quiet=True)
         finally:
@@ -172,11 +172,11 @@ class Connection:
             if not session.replied:
                 self._error(exc)
             return
-        except Exception as exc:  # noqa: BLE001 - a server bug must not kill the server
-            errorlog.log(_log, logging.ERROR, f"Statement failed: {sql[:200]!r}: {exc!r}",
-                         code=10000, exc_info=exc)
+        except Exception as bug:  # noqa: BLE001 - a server bug must not kill the server
+            errorlog.log(_log, logging.ERROR, f"Statement failed: {sql[:200]!r}: {bug!r}",
+                         code=10000, exc_info=bug)
             if not session.replied:
-                self._error(MySQLError.of(ER_UNKNOWN_ERROR, f"internal error: {exc!r}"))
+                self._error(MySQLError.of(ER_UNKNOWN_ERROR, f"internal error: {bug!r}"))
                 session.rollback()
             return
         finally:

@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,12 @@ class ServerProcess:
     """One ``rpl server`` child process."""
 
     def __init__(self, datadir: Path, port: int | None = None,
-                 options: Sequence[str] = ()) -> None:
+                 options: Sequence[str] = (), env: Mapping[str, str] | None = None) -> None:
         self.datadir = datadir
         self.port = port or free_port()
         self.options = list(options)
+        self.env = dict(env or {})
+        """Variables set for the child over this process's environment."""
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, *extra: str, timeout: float = 30.0) -> ServerProcess:
@@ -42,7 +44,8 @@ class ServerProcess:
                    str(self.datadir), "--port", str(self.port), *self.options, *extra]
         self.datadir.mkdir(parents=True, exist_ok=True)
         log = (self.datadir.parent / f"{self.datadir.name}.stdout").open("ab")
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                        env={**os.environ, **self.env})
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
