@@ -50,7 +50,7 @@ def run_set(session: Session, stmt: ast.Set) -> Result:
 def _value(session: Session, item: ast.SetVariable) -> object:
     if isinstance(item.value, ast.Column) and item.value.table is None:
         return item.value.name
-    return Compiler((), "", session.context).compile(item.value)(())
+    return Compiler((), "", session.context).evaluate(item.value)
 
 
 def _assign(session: Session, item: ast.SetVariable) -> None:

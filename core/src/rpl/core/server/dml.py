@@ -66,8 +66,7 @@ def _pk_keys(schema: TableSchema, where: ast.Expression | None,
     def is_pk(expr: ast.Expression) -> bool:
         return isinstance(expr, ast.Column) and expr.name.lower() == pk
 
-    def constant(expr: ast.Expression) -> object:
-        return compiler.compile(expr)(())
+    constant = compiler.evaluate
 
     if isinstance(where, ast.Binary):
         if where.op == "AND":
@@ -285,7 +284,7 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
     schema = table.schema
     positions = _insert_positions(schema, stmt.columns)
     compiler = Compiler((), "", session.context)
-    rows = [_insert_row(schema, positions, [compiler.compile(e)(()) if not isinstance(
+    rows = [_insert_row(schema, positions, [compiler.evaluate(e) if not isinstance(
         e, ast.Default) else _DEFAULT for e in values], number)
         for number, values in enumerate(stmt.rows, 1)]
     if stmt.ignore:

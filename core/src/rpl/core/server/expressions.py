@@ -182,6 +182,11 @@ def _logic(op: str, left: Compiled, right: Compiled) -> Compiled:
     return run_xor
 
 
+def _literal_value(expr: ast.Literal) -> object:
+    """A literal's SQL value: TRUE and FALSE are the integers 1 and 0."""
+    return int(expr.value) if isinstance(expr.value, bool) else expr.value
+
+
 class Compiler:
     """Compiles expressions for one table's column layout (or none)."""
 
@@ -208,8 +213,14 @@ class Compiler:
         compiled: Compiled = method(expr)
         return compiled
 
+    def evaluate(self, expr: ast.Expression) -> object:
+        """``expr``'s value for no row (an INSERT's VALUES); a literal's without compiling."""
+        if type(expr) is ast.Literal:
+            return _literal_value(expr)
+        return self.compile(expr)(())
+
     def _literal(self, expr: ast.Literal) -> Compiled:
-        value = int(expr.value) if isinstance(expr.value, bool) else expr.value
+        value = _literal_value(expr)
         return lambda row: value
 
     def column_position(self, column: ast.Column) -> int:
