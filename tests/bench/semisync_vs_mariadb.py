@@ -70,6 +70,7 @@ from replication_vs_mariadb import (  # type: ignore[import-not-found, unused-ig
 )
 from sysbench_vs_mariadb import (  # type: ignore[import-not-found, unused-ignore] # noqa: E402
     MariaDB,
+    installed_build,
     sysbench,
 )
 
@@ -576,7 +577,8 @@ def setup_text(results: dict[str, Any]) -> list[str]:
         f"Linux {m['kernel']}, Python {m['python']}, {m['sysbench']}; load average "
         f"{m['load_average_at_start']} at the start, {m['started']}), loopback.",
         "",
-        f"- rpl {v.get('rpl', '?')}: defaults (sync_binlog=1, statement-form binlog, GTID "
+        f"- rpl {v.get('rpl', '?')} ({p.get('rpl_core_build', '?')} build of rpl-core): "
+        "defaults (sync_binlog=1, statement-form binlog, GTID "
         "auto-position); semisync: `--plugin-load=rpl_semi_sync_master "
         "--rpl-semi-sync-master-enabled=ON "
         f"--rpl-semi-sync-master-timeout={TIMEOUT_MS} "
@@ -708,7 +710,8 @@ def main() -> int:
     results: dict[str, Any] = {
         "parameters": {"threads": args.threads, "duration": args.duration,
                        "workload": "oltp_insert", "table_size": TABLE_SIZE,
-                       "timeout_ms": TIMEOUT_MS, "servers": servers},
+                       "timeout_ms": TIMEOUT_MS, "servers": servers,
+                       "rpl_core_build": installed_build()},
         "machine": machine(), "versions": {}, "variables": {}, "cells": [], "failures": []}
     with tempfile.TemporaryDirectory(prefix="rpl-bench-semisync-") as root:
         for config in configurations(servers, args.threads):

@@ -39,11 +39,17 @@ PURE = "rpl pure Python"
 SOURCE = Path(__file__).resolve().parents[2] / "core" / "src"
 
 
+def installed_build() -> str:
+    """Which build of rpl-core is installed: ``compiled`` (mypyc) or ``pure``."""
+    import rpl.core.sql.parser as probe
+    compiled = (probe.__file__ or "").endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    return "compiled" if compiled else "pure"
+
+
 def rpl_builds() -> list[tuple[str, dict[str, str]]]:
     """(name, environment) of each rpl build to measure: the installed one as ``rpl``,
     and when that one is compiled, the pure Python source beside it."""
-    import rpl.core.sql.parser as probe
-    if not (probe.__file__ or "").endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+    if installed_build() == "pure":
         return [("rpl", {})]
     return [("rpl", {}), (PURE, {"PYTHONPATH": str(SOURCE)})]
 

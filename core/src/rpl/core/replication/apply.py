@@ -98,13 +98,20 @@ def _execute(session: Session, transaction: Transaction) -> None:
                 session.commit()
         if session.trx is not None:
             session.commit()
-        if session.gtid_next is not None:  # a statement that logged nothing here
+        if _gtid_next_pending(session):  # a statement that logged nothing here
             session.begin()
             session.commit()
     finally:
         session.gtid_next = None
         session.origin = None
         session.original_commit_timestamp = None
+
+
+def _gtid_next_pending(session: Session) -> bool:
+    """Whether the session's GTID_NEXT is still set. Read through a call: the commits
+    between clear it, and a compiled build would otherwise trust what ``_execute`` stored.
+    """
+    return session.gtid_next is not None
 
 
 def sql_error(exc: MySQLError, transaction: Transaction) -> MySQLError:

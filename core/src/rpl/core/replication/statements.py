@@ -98,7 +98,10 @@ def _validated(session: Session, channel: ReplicaChannel,
             field, low, high = INTEGER_OPTIONS[name]
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise MySQLError.of(ER_WRONG_ARGUMENTS, name)
-            changes[field] = bool(value) if field == "auto_position" else value
+            if field == "auto_position":  # apart: `bool(v) if ... else v` is typed int
+                changes[field] = bool(value)
+            else:
+                changes[field] = value
         elif name == "MASTER_HEARTBEAT_PERIOD":
             changes["heartbeat_period"] = _heartbeat(session, value)
         elif name in IGNORED_OPTIONS:
