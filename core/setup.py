@@ -3,14 +3,17 @@
 Everything else about the distribution is in setup.cfg. The compiled build runs the
 modules below through mypyc (part of mypy: typed Python to a C extension per module),
 which needs mypy, a C compiler and the interpreter's headers at build time, so it is
-opt-in: ``RPL_COMPILE=1 pip install --no-build-isolation ./core`` with mypy installed
-(`tools/system-packages --compile` brings gcc and the headers). The compiled modules
-behave as their Python source does; the ``core_compiled`` tox environment runs the
-core tests against them, and the benchmark measures both builds side by side.
+opt-in: ``tools/compile-core`` replaces an installed pure build by it (mypyc checks the
+sources against the installed dependencies, so they come first). The compiled modules
+behave as their Python source does; the ``core_compiled`` tox environment runs the core,
+asynchronous replication and semisync tests against them, and the benchmark measures
+both builds side by side.
 
 The list holds the statement path (protocol, parser, executor, engine, binlog group
-commit). Modules left out either gain nothing (cold paths) or hold attrs classes with
-``attrs.field()`` defaults that mypyc cannot compile as native classes.
+commit) and the replication threads. Modules left out either gain nothing (cold paths),
+hold attrs classes with ``attrs.field()`` defaults that mypyc cannot compile as native
+classes (the event codec, the table schema), or keep weak references to their instances
+(the observer registry).
 """
 
 from __future__ import annotations
