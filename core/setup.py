@@ -33,6 +33,7 @@ COMPILED = [
     "rpl/core/engine/locks.py",
     "rpl/core/engine/storage.py",
     "rpl/core/errors.py",
+    "rpl/core/net/nogil.py",
     "rpl/core/net/packets.py",
     "rpl/core/net/responses.py",
     "rpl/core/replication/applier.py",
@@ -50,6 +51,7 @@ COMPILED = [
     "rpl/core/server/expressions.py",
     "rpl/core/server/results.py",
     "rpl/core/server/session.py",
+    "rpl/core/server/threadpool.py",
     "rpl/core/server/values.py",
     "rpl/core/sql/ast.py",
     "rpl/core/sql/lexer.py",
@@ -57,6 +59,7 @@ COMPILED = [
     "rpl/core/sql/shapes.py",
     "rpl/core/threads.py",
     "rpl/core/variables.py",
+    "rpl/core/waits.py",
 ]
 """Paths under src/ of the modules the compiled build compiles."""
 

@@ -26,6 +26,7 @@ rotation never stops a dump thread: the deadlock of WL#6355 cannot form.
 from __future__ import annotations
 
 import _thread
+import logging
 import os
 import threading
 import time
@@ -56,9 +57,13 @@ from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, file_number
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import BinlogStorageDelegate, HookError
 from rpl.core.errors import ER_UNKNOWN_ERROR, MySQLError
+from rpl.core.waits import thd_wait
 from rpl.observers import BinlogStorageParam
 
 _log = errorlog.logger("binlog")
+
+MAX_FLUSHERS = 8
+"""Flush threads a binlog runs at most (each leads one group at a time)."""
 FLAGS_OFFSET = 4 + 17
 """File offset of the FD event's flags byte (cleared in place when the file is closed)."""
 
@@ -202,6 +207,14 @@ class Binlog:
         self._write_lock = threading.Lock()
         self._queue: list[CommitTicket] = []
         self._queue_lock = threading.Lock()
+        self._flush_wanted = threading.Condition(self._queue_lock)
+        self._flushers = 0
+        self._flushers_idle = 0
+        self._flushing = False
+        """A leader is in the flush stage (write lock held, its group taken): tickets
+        queued meanwhile wait for the end of that stage, when it wakes a flush thread for
+        them (one wake-up a group, however many callers queued)."""
+        self._closed = False
         self._turnstile = _Turnstile()
         self._group_number = 0
         self.commit_stage_lock = threading.Lock()
@@ -234,6 +247,7 @@ class Binlog:
         """Start writing a new file; ``gtids`` are all GTIDs in the existing files."""
         self._gtids_logged = gtids.copy()
         self.gtid_executed = gtids.copy()
+        self._closed = False
         with self._write_lock:
             self._open_next(created_at_start=True)
         self._committed_end = self._end
@@ -278,7 +292,12 @@ class Binlog:
             self._committed_end = self._end
 
     def close(self) -> None:
-        """Clean shutdown: a STOP event ends the file, which is marked closed."""
+        """Clean shutdown: a STOP event ends the file, which is marked closed; the flush
+        threads end once the queue is empty.
+        """
+        with self._queue_lock:
+            self._closed = True
+            self._flush_wanted.notify_all()
         with self._write_lock:
             if self._fd >= 0:
                 self._close_current(StopEvent())
@@ -324,24 +343,72 @@ class Binlog:
         """Commit ``tickets`` (transactions of one thread that do not conflict: each
         holds its own row locks) as one group where possible: one write, one sync.
         Raises the first error any of them got.
+
+        The thread whose tickets find the queue empty leads the group (flush, sync,
+        commit stage) and the threads that queue behind it follow: they wait, or, for
+        tickets with a ``reply``, return at once. When every ticket has a ``reply`` the
+        caller never waits, not even to lead: a flush thread of the binlog's leads
+        instead, so that a connection thread (or a pool worker serving many connections)
+        goes on at once while the group is written and synced. A leader hands the queue
+        on as its flush stage ends, so the next group is written while this one waits in
+        its commit stage (``after_sync``: a semisync ACK).
         """
+        waited = [ticket for ticket in tickets if ticket.reply is None]
         with self._queue_lock:
             self._queue.extend(tickets)
             leader = len(self._queue) == len(tickets)
-        if leader:
-            self._lead()
-        waited = [ticket for ticket in tickets if ticket.reply is None]
-        for ticket in waited:
-            ticket.done.acquire()
+            if leader and not waited and not self._flushing:
+                self._wake_flusher()
+        if not waited:
+            return
+        with thd_wait():
+            if leader:
+                self._lead()
+            for ticket in waited:
+                ticket.done.acquire()
         for ticket in waited:
             if ticket.error is not None:
                 raise ticket.error
+
+    def _wake_flusher(self) -> None:
+        """Have a flush thread lead the queued group (queue lock held): an idle one, or a
+        new one while fewer than MAX_FLUSHERS run (the others are busy with earlier
+        groups: a group waiting in after_sync for a semisync ACK must not hold up the
+        next group's flush).
+        """
+        if self._flushers_idle:
+            self._flush_wanted.notify()
+        elif self._flushers < MAX_FLUSHERS:
+            self._flushers += 1
+            threading.Thread(target=self._flush_thread, name="rpl-binlog-flush",
+                             daemon=True).start()
+
+    def _flush_thread(self) -> None:
+        """Lead every group queued by callers that do not wait, until the binlog closes."""
+        while True:
+            with self._queue_lock:
+                while not self._queue and not self._closed:
+                    self._flushers_idle += 1
+                    self._flush_wanted.wait()
+                    self._flushers_idle -= 1
+                if self._closed and not self._queue:
+                    self._flushers -= 1
+                    return
+            try:
+                self._lead()
+            except Exception as failure:  # noqa: BLE001 - keep flushing the next groups
+                errorlog.log(_log, logging.ERROR,
+                             f"Binary log group commit failed: {failure!r}", code=10000,
+                             exc_info=failure)
 
     def _lead(self) -> None:
         with self._write_lock:
             self._delay_for_group()
             with self._queue_lock:
                 group, self._queue = self._queue, []
+                self._flushing = bool(group)
+            if not group:
+                return  # an earlier leader took it while this one waited for the lock
             number = self._group_number
             self._group_number += 1
             try:
@@ -350,6 +417,11 @@ class Binlog:
                 end = None
                 for ticket in group:
                     ticket.error = exc
+            finally:
+                with self._queue_lock:
+                    self._flushing = False
+                    if self._queue:  # queued during this flush: led while this one commits
+                        self._wake_flusher()
         try:
             with self._turnstile.turn(number):
                 if end is not None:

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Hashable, Iterable
 
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT, MySQLError
+from rpl.core.waits import thd_wait
 
 LockKey = tuple[int, Hashable]
 """``(table id, primary key value)``."""
@@ -116,11 +117,12 @@ class LockManager:
             started = time.monotonic()
             deadline = started + timeout
             try:
-                while owner.is_waiting():
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    cond.wait(remaining)
+                with thd_wait():
+                    while owner.is_waiting():
+                        remaining = deadline - time.monotonic()
+                        if remaining <= 0:
+                            break
+                        cond.wait(remaining)
             except BaseException:
                 self._abandon(owner, key)
                 raise

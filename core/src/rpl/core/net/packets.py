@@ -14,9 +14,11 @@ import struct
 import threading
 
 from rpl.core.errors import ER_NET_PACKET_TOO_LARGE, MySQLError
+from rpl.core.net import nogil
 
 MAX_PACKET_CHUNK = 0xFFFFFF
 _HEADER = struct.Struct("<I")
+_RECV_SIZE = 16384
 
 
 class ConnectionClosed(Exception):
@@ -119,7 +121,9 @@ class PacketChannel:
         self.sock = sock
         self.sequence = 0
         self.max_payload = max_payload
-        self._file = sock.makefile("rb", buffering=65536)
+        self._in = bytearray()
+        """Received bytes not read yet."""
+        self._chunk = bytearray(_RECV_SIZE)
         self._write_lock = threading.Lock()
         self._out: list[bytes] = []
 
@@ -127,10 +131,25 @@ class PacketChannel:
         """A new command starts: the next packet carries sequence id 0."""
         self.sequence = 0
 
+    def buffered(self) -> int:
+        """Bytes received and not read yet (a pipelined command: the socket shows none)."""
+        return len(self._in)
+
     def _read_exact(self, size: int) -> bytes:
-        data: bytes | None = self._file.read(size)
-        if data is None or len(data) < size:
-            raise ConnectionClosed("connection closed by peer")
+        buffer = self._in
+        while len(buffer) < size:
+            missing = size - len(buffer)
+            if missing > _RECV_SIZE:
+                chunk = self.sock.recv(missing)
+                received = len(chunk)
+                buffer += chunk
+            else:
+                received = self.sock.recv_into(self._chunk)
+                buffer += memoryview(self._chunk)[:received]
+            if not received:
+                raise ConnectionClosed("connection closed by peer")
+        data = bytes(buffer[:size])
+        del buffer[:size]
         return data
 
     def read(self) -> bytes:
@@ -171,7 +190,7 @@ class PacketChannel:
         """
         frames, _ = frame_packets(payload, sequence)
         with self._write_lock:
-            self.sock.sendall(b"".join(frames))
+            nogil.sendall(self.sock, b"".join(frames))
 
     def flush(self) -> None:
         """Send everything queued, in one system call where possible."""
@@ -180,14 +199,11 @@ class PacketChannel:
         data = b"".join(self._out)
         self._out.clear()
         with self._write_lock:
-            self.sock.sendall(data)
+            nogil.sendall(self.sock, data)
 
     def close(self) -> None:
         """Close the socket (idempotent)."""
         try:
-            self._file.close()
-        finally:
-            try:
-                self.sock.close()
-            except OSError:
-                pass
+            self.sock.close()
+        except OSError:
+            pass

@@ -25,6 +25,7 @@ from rpl.core.net import responses as rsp
 from rpl.core.net.packets import PayloadReader, ProtocolError
 from rpl.core.replication.sender import BinlogSender, DumpRequest, fatal
 from rpl.core.server.connection import EXTRA_COMMANDS
+from rpl.core.waits import thd_wait
 from rpl.observers import BinlogDumpFlags
 
 if TYPE_CHECKING:
@@ -153,7 +154,8 @@ def binlog_dump(connection: Connection, payload: bytes) -> bool:
         return _reply_error(connection, MySQLError.of(ER_NET_READ_ERROR))
     except MySQLError as exc:
         return _reply_error(connection, exc)
-    BinlogSender(connection, request).run()
+    with thd_wait():  # the dump lasts as long as the replica: never a pool worker's turn
+        BinlogSender(connection, request).run()
     return False
 
 

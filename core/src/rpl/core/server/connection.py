@@ -99,16 +99,41 @@ class Connection:
 
     # --------------------------------------------------------------- loop
     def serve(self) -> None:
-        """Run the connection until the client quits or the server stops."""
+        """Run the connection until the client quits or the server stops (its own
+        thread: one-thread-per-connection), or log in and hand it to the thread pool.
+        """
         errorlog.set_thread_id(self.thread_id)
+        if not self.run(self.login):
+            return
+        pool = self.server.thread_pool
+        if pool is not None:
+            pool.add(self)
+            return
+        while self.run(self.command):
+            pass
+
+    def login(self) -> bool:
+        """Handshake and authentication; False (the connection ended) when refused."""
+        session = self.authenticate()
+        if session is None:
+            return False
+        self.session = session
+        self.server.add_session(session, self)
+        return True
+
+    def command(self) -> bool:
+        """Read and answer one command; False when the connection must close."""
+        assert self.session is not None
+        return self._command(self.session)
+
+    def run(self, step: Callable[[], bool]) -> bool:
+        """Run ``step``; True when the connection goes on. A closed or broken connection,
+        a protocol error or a fatal MySQL error ends it here: the client gets what
+        MySQL sends, the session is closed and removed, the socket closed.
+        """
         try:
-            session = self.authenticate()
-            if session is None:
-                return
-            self.session = session
-            self.server.add_session(session, self)
-            while self._command(session):
-                pass
+            if step():
+                return True
         except (ConnectionClosed, OSError):
             pass
         except ProtocolError as protocol_error:
@@ -117,15 +142,22 @@ class Connection:
                          f"'unconnected' host: '{self.host}' ({protocol_error})", code=10354)
         except MySQLError as exc:
             self._error(exc, quiet=True)
-        finally:
-            for callback in self.on_close:
-                callback()
-            if self.session is not None:
-                try:
-                    self.session.close()
-                finally:
-                    self.server.remove_session(self.session)
-            self.channel.close()
+        except BaseException:
+            self.end()
+            raise
+        self.end()
+        return False
+
+    def end(self) -> None:
+        """The connection is over: forget the replica, close the session and socket."""
+        for callback in self.on_close:
+            callback()
+        if self.session is not None:
+            try:
+                self.session.close()
+            finally:
+                self.server.remove_session(self.session)
+        self.channel.close()
 
     def _command(self, session: Session) -> bool:
         self.channel.reset_sequence()

@@ -45,6 +45,7 @@ from rpl.core.server.execute import SessionContext
 from rpl.core.server.expressions import Context
 from rpl.core.server.session import Session, statement_timeouts
 from rpl.core.server.sysvars import ALIASES, SERVER_VERSION, server_variables
+from rpl.core.server.threadpool import POOL_OF_THREADS, ThreadPool
 from rpl.core.threads import ThreadRegistry
 from rpl.core.variables import StatusVariables, SystemVariables
 from rpl.observers import (
@@ -95,6 +96,9 @@ class Server:
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self._listener: socket.socket | None = None
+        self.thread_pool: ThreadPool | None = None
+        """The worker threads of thread_handling=pool-of-threads (None: a thread per
+        connection)."""
         self._checkpoint_file = ""
         self._checkpoint_pos = 0
         self._checkpoint_lock = threading.Lock()
@@ -155,6 +159,7 @@ class Server:
         self.delegates.server_state.after_recovery(param)
         self.replica_hosts = ReplicaHosts()
         self.replica = ReplicaChannel(self)  # relay log recovery, before any client
+        self.thread_pool = self._make_thread_pool()
         self._listen()
         errorlog.log(_log, logging.INFO, f"ready for connections. Version: '{SERVER_VERSION}'"
                      f"  socket: ''  port: {self.port}", code=10931)
@@ -213,6 +218,9 @@ class Server:
             "Binlog_commits": lambda: self.binlog.binlog_commits,
             "Binlog_group_commits": lambda: self.binlog.binlog_group_commits,
             "Rpl_binlog_fsyncs": lambda: self.binlog.fsyncs,
+            "Threadpool_threads": lambda: self.thread_pool.threads if self.thread_pool else 0,
+            "Threadpool_idle_threads": lambda: (self.thread_pool.idle_threads
+                                                if self.thread_pool else 0),
             "Slave_received_heartbeats": lambda: self.replica.heartbeats,
             "Slave_running": lambda: "ON" if self.replica.io_running and
             self.replica.sql_running else "OFF",
@@ -250,6 +258,18 @@ class Server:
                 get("binlog_transaction_dependency_history_size")))  # type: ignore[arg-type]
         return Binlog(self.config.datadir.resolve(), self.config.log_bin, self.server_id,
                       self.server_uuid, options, self.delegates.binlog_storage, self.crash)
+
+    def _make_thread_pool(self) -> ThreadPool | None:
+        get = self.variables.get_global
+        if get("thread_handling") != POOL_OF_THREADS:
+            return None
+        pool = ThreadPool(
+            size=lambda: int(get("thread_pool_size")),  # type: ignore[arg-type]
+            max_threads=lambda: int(get("thread_pool_max_threads")),  # type: ignore[arg-type]
+            stall_limit_ms=lambda: int(get("thread_pool_stall_limit")),  # type: ignore[arg-type]
+            idle_timeout=lambda: int(get("thread_pool_idle_timeout")))  # type: ignore[arg-type]
+        pool.start()
+        return pool
 
     def _load_plugins(self) -> None:
         names = [n for n in self.datadir.plugin_names()]
@@ -431,6 +451,8 @@ class Server:
         deadline = time.monotonic() + 5
         while self._sessions and time.monotonic() < deadline:
             time.sleep(0.01)
+        if self.thread_pool is not None:
+            self.thread_pool.stop()
         self.binlog.close()
         self.checkpoint()
         self.plugins.shutdown()

@@ -7,6 +7,7 @@ or computed at each read (:data:`COMPUTED`, resolved by the session).
 
 from __future__ import annotations
 
+from rpl.core.server.threadpool import ONE_THREAD_PER_CONNECTION, POOL_OF_THREADS
 from rpl.observers import Scope, SystemVariable, VarType
 
 SERVER_VERSION = "8.0.36-rpl"
@@ -122,9 +123,31 @@ def server_variables(datadir: str, port: int, bind_address: str, server_id: int,
         _ro("license", VarType.STR, "GPL"),
         _ro("skip_name_resolve", VarType.BOOL, True),
         _str("init_connect", "", Scope.GLOBAL),
+        *thread_pool_variables(),
         _int("sql_select_limit", 2**64 - 1, 0, 2**64 - 1, both),
         _int("max_execution_time", 0, 0, U32, both),
         *replication_variables(datadir, port),
+    ]
+
+
+def thread_pool_variables() -> list[SystemVariable]:
+    """thread_handling and the pool's sizes (MariaDB's names, ranges and defaults, but
+    thread_pool_size: one, as one interpreter lock runs one thread at a time).
+    """
+    return [
+        SystemVariable("thread_handling", VarType.ENUM, ONE_THREAD_PER_CONNECTION,
+                       "one thread per connection, or a pool of threads serving them all",
+                       dynamic=False, enum_values=(ONE_THREAD_PER_CONNECTION, POOL_OF_THREADS)),
+        _int("thread_pool_size", 1, 1, 100000,
+             description="pool workers that may run commands at once (not counting "
+                         "workers blocked in a wait)"),
+        _int("thread_pool_max_threads", 65536, 1, 65536,
+             description="pool worker threads at most, waiting ones included"),
+        _int("thread_pool_stall_limit", 500, 1, U32,
+             description="milliseconds after which a running command no longer keeps "
+                         "other commands waiting"),
+        _int("thread_pool_idle_timeout", 60, 1, U32,
+             description="seconds an idle pool worker waits before it ends"),
     ]
 
 
