@@ -15,7 +15,9 @@ each mode:
   ``RPL_SEMISYNC_ACK_IN_DUMP_THREAD=1``: the dump thread reads each ACK itself, there is no
   ACK receiver thread), AFTER_SYNC, at those of 16 and 32 threads that ``--threads`` has.
 
-Durable commits everywhere: rpl's defaults (sync_binlog=1, GTID auto-position); MariaDB
+Durable commits everywhere: rpl's defaults (sync_binlog=1, GTID auto-position), the rpl
+source with ``thread_handling=pool-of-threads`` (MariaDB's default, one thread per
+connection, is its own); MariaDB
 sync_binlog=1, innodb_flush_log_at_trx_commit=1, binlog_format=ROW, log_slave_updates=ON,
 MASTER_USE_GTID=slave_pos. Every server kind × mode gets a fresh pair; the replica
 replicates as root (with semisync enabled from the start, a commit made before a
@@ -186,7 +188,8 @@ class RplSemisyncPair(RplPair):  # type: ignore[misc, unused-ignore]
         with environment(ACK_IN_DUMP_THREAD_ENV, "1" if self.config.dump_thread else None):
             self.source_server = ServerProcess(
                 self.root / "rpl-source",
-                options=["--server-id", "1", *plugin, *source_options(mode)]).start()
+                options=["--server-id", "1", "--thread-handling=pool-of-threads", *plugin,
+                         *source_options(mode)]).start()
         plugin = [] if mode == "async" else ["--plugin-load=rpl_semi_sync_slave"]
         with environment(ACK_IN_DUMP_THREAD_ENV, None):
             self.replica_server = ServerProcess(

@@ -7,10 +7,12 @@ records transactions/s and p95 latency, the rpl/MariaDB ratios, and each server'
 average binlog group size and fsyncs per transaction, then writes a Markdown table,
 a JSON file and a plot.
 
-When the installed rpl-core is the compiled build (``RPL_COMPILE=1``, core/setup.py), the
-pure Python build runs too, from the source tree (``PYTHONPATH=core/src`` puts its ``.py``
-modules before the installed extensions), so the table shows both builds against
-MariaDB in the same run.
+``rpl`` is the installed build with ``thread_handling=pool-of-threads``; the same build with
+one thread per connection (rpl's default, as MySQL's) runs beside it. When the installed
+rpl-core is the compiled build (``RPL_COMPILE=1``, core/setup.py), the pure Python build
+(with the pool) runs too, from the source tree (``PYTHONPATH=core/src`` puts its ``.py``
+modules before the installed extensions), so the table shows each against MariaDB in
+the same run.
 """
 
 from __future__ import annotations
@@ -34,8 +36,12 @@ from rpl.core.testing.process import ServerProcess, free_port
 
 WORKLOADS = ("oltp_insert", "oltp_point_select", "oltp_write_only")
 THREADS = (1, 4, 16, 32)
+POOL = "--thread-handling=pool-of-threads"
+PER_CONNECTION = "rpl thread per connection"
+"""The installed build with one thread per connection, beside ``rpl`` (the pool)."""
 PURE = "rpl pure Python"
-"""The pure build's name in the results, beside ``rpl`` (the installed, compiled build)."""
+"""The pure build's name in the results (with the pool), beside ``rpl`` (the installed,
+compiled build)."""
 SOURCE = Path(__file__).resolve().parents[2] / "core" / "src"
 
 
@@ -46,12 +52,15 @@ def installed_build() -> str:
     return "compiled" if compiled else "pure"
 
 
-def rpl_builds() -> list[tuple[str, dict[str, str]]]:
-    """(name, environment) of each rpl build to measure: the installed one as ``rpl``,
-    and when that one is compiled, the pure Python source beside it."""
-    if installed_build() == "pure":
-        return [("rpl", {})]
-    return [("rpl", {}), (PURE, {"PYTHONPATH": str(SOURCE)})]
+def rpl_builds() -> list[tuple[str, dict[str, str], list[str]]]:
+    """(name, environment, options) of each rpl server to measure: the installed build
+    with thread_handling=pool-of-threads as ``rpl``, the same with one thread per
+    connection, and when the installed build is compiled, the pure Python source with
+    the pool."""
+    builds = [("rpl", {}, [POOL]), (PER_CONNECTION, {}, [])]
+    if installed_build() == "compiled":
+        builds.append((PURE, {"PYTHONPATH": str(SOURCE)}, [POOL]))
+    return builds
 
 
 class MariaDB:
@@ -147,22 +156,23 @@ def measure(name: str, port: int, status: Callable[[], dict[str, int]], seconds:
 
 
 def table(results: list[dict[str, object]]) -> str:
-    pure = any(r["server"] == PURE for r in results)
+    extra = [name for name, _, _ in rpl_builds()[1:]
+             if any(r["server"] == name for r in results)]
     lines = ["| workload | threads | rpl tps | MariaDB tps | tps ratio | "
-             + ("pure Python tps | pure ratio | " if pure else "")
+             + "".join(f"{name} tps | ratio | " for name in extra)
              + "rpl p95 ms | MariaDB p95 ms | p95 ratio | rpl group | rpl fsyncs/trx | "
-             "MariaDB group | MariaDB fsyncs/trx |", "|" + "---|" * (14 if pure else 12)]
+             "MariaDB group | MariaDB fsyncs/trx |", "|" + "---|" * (12 + 2 * len(extra))]
     index = {(r["server"], r["workload"], r["threads"]): r for r in results}
     for workload in WORKLOADS:
         for threads in THREADS:
             a, b = index[("rpl", workload, threads)], index[("MariaDB", workload, threads)]
             mariadb_tps = float(b["tps"])  # type: ignore[arg-type]
-            p = index.get((PURE, workload, threads))
+            others = [index[(name, workload, threads)] for name in extra]
             lines.append(
                 f"| {workload} | {threads} | {a['tps']:.0f} | {b['tps']:.0f} | "
                 f"{float(a['tps']) / mariadb_tps:.2f} | "  # type: ignore[arg-type]
-                + (f"{p['tps']:.0f} | {float(p['tps']) / mariadb_tps:.2f} | "  # type: ignore[arg-type]
-                   if p else "")
+                + "".join(f"{o['tps']:.0f} | {float(o['tps']) / mariadb_tps:.2f} | "  # type: ignore[arg-type]
+                          for o in others)
                 + f"{a['p95_ms']:.2f} | {b['p95_ms']:.2f} | "
                 f"{float(a['p95_ms']) / max(float(b['p95_ms']), 0.01):.2f} | "  # type: ignore[arg-type]
                 f"{a['group_size']:.2f} | {a['fsyncs_per_trx']:.2f} | {b['group_size']:.2f} | "
@@ -176,8 +186,11 @@ def plot(results: list[dict[str, object]], path: Path) -> None:
     import matplotlib.pyplot as plt
     figure, axes = plt.subplots(1, len(WORKLOADS), figsize=(5 * len(WORKLOADS), 4))
     for axis, workload in zip(axes, WORKLOADS, strict=True):
-        for server, style in (("rpl", "o-"), (PURE, "^:"), ("MariaDB", "s--")):
+        for server, style in (("rpl", "o-"), (PER_CONNECTION, "v-."), (PURE, "^:"),
+                              ("MariaDB", "s--")):
             points = [r for r in results if r["server"] == server and r["workload"] == workload]
+            if not points:
+                continue
             axis.plot([p["threads"] for p in points], [p["tps"] for p in points], style,
                       label=server)
         axis.set_title(workload)
@@ -197,8 +210,8 @@ def each_server(root: Path) -> Iterator[tuple[str, Server, Callable[[], dict[str
     """(name, server, its status counters) for each rpl build, then MariaDB: each started
     under ``root`` with an empty ``sbtest`` database, and stopped before the next starts."""
     servers: list[tuple[str, Server, Callable[[], dict[str, int]]]] = []
-    for name, env in rpl_builds():
-        rpl = ServerProcess(root / name.replace(" ", "_"), env=env)
+    for name, env, options in rpl_builds():
+        rpl = ServerProcess(root / name.replace(" ", "_"), options=options, env=env)
         servers.append((name, rpl, functools.partial(rpl_status, rpl)))
     mariadb = MariaDB(root)
     servers.append(("MariaDB", mariadb, mariadb.status))

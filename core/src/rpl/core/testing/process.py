@@ -26,6 +26,11 @@ def free_port() -> int:
         return port
 
 
+THREAD_HANDLING_ENV = "RPL_THREAD_HANDLING"
+"""When set, the servers started here use that ``thread_handling`` unless their options
+name one (tox's core_compiled runs its suites on ``pool-of-threads``, the benchmark's)."""
+
+
 class ServerProcess:
     """One ``rpl server`` child process."""
 
@@ -42,6 +47,9 @@ class ServerProcess:
         """Start the server and wait until it accepts connections."""
         command = [sys.executable, "-m", "rpl.core.cli", "server", "--datadir",
                    str(self.datadir), "--port", str(self.port), *self.options, *extra]
+        handling = os.environ.get(THREAD_HANDLING_ENV)
+        if handling and not any(o.startswith("--thread-handling") for o in command):
+            command.append(f"--thread-handling={handling}")
         self.datadir.mkdir(parents=True, exist_ok=True)
         log = (self.datadir.parent / f"{self.datadir.name}.stdout").open("ab")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
