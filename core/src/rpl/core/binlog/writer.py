@@ -3,14 +3,16 @@
 A commit, in stages (DESIGN.md, "A commit, end to end"):
 
 1. **Flush.** Sessions queue their encoded transaction (:class:`CommitTicket`). The
-   first to find the queue empty is the group's leader; it takes the binlog write
-   lock, then the whole queue (everything that arrived while it waited), assigns
+   first to find the queue empty is the group's leader (or, when it does not wait for
+   its commit, one of the binlog's flush threads leads for it); the leader takes the
+   binlog write lock, then the whole queue (everything that arrived while it waited), assigns
    GTIDs in queue order, fixes every event's ``log_pos`` and writes the group with
    one ``write``. Then ``after_flush`` with the group's end.
 2. **Sync.** ``fsync`` per ``sync_binlog`` (0: never, 1: every group, N: every N
    groups). Then the new end is *published*: readers (dump threads) never read past
    the published end, so they never see bytes that might be cut back.
-3. The write lock is released here: the next group can flush while this one waits.
+3. The write lock is released here: the next group can flush while this one waits
+   (what queued during this flush gets a flush thread as leader now).
 4. **After sync and commit**, in group order (a turnstile keeps binlog order):
    ``after_sync`` with the group's end, engine commit of each transaction in binlog
    order, ``gtid_executed`` updated, ``after_commit`` per transaction with its own end.
