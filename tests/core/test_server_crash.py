@@ -206,3 +206,28 @@ def test_checkpoints_between_rotations_bound_the_replay(tmp_path: Path, every: i
     else:
         assert replayed == 202
     server.stop()
+
+
+def test_binlog_write_error_aborts_the_server(tmp_path: Path) -> None:
+    """binlog_error_action = ABORT_SERVER: a failed binlog write (a full disk) gets its
+    client ER_BINLOG_LOGGING_IMPOSSIBLE and stops the server; the transaction is not
+    committed, everything acknowledged before survives the restart, and nothing hangs."""
+    server = ServerProcess(tmp_path / "data").start()
+    server.query("CREATE DATABASE c")
+    server.query("CREATE TABLE c.t (id BIGINT NOT NULL PRIMARY KEY, w INT NOT NULL)")
+    server.query("INSERT INTO c.t VALUES (1, 0)")
+    server.arm_crash_point("binlog_write_error")
+    connection = server.connect(read_timeout=20)
+    with pytest.raises(pymysql.MySQLError) as failed:
+        with connection.cursor() as cursor:
+            cursor.execute("INSERT INTO c.t VALUES (2, 0)")
+    assert failed.value.args[0] == 1598, failed.value
+    assert "ABORT_SERVER" in failed.value.args[1]
+    assert server.wait_exit(30) == 1
+    assert "Binary logging not possible" in server.error_log()
+    server.start()
+    assert server.query("SELECT id FROM c.t") == [(1,)]
+    assert binlog_ids(tmp_path / "data") == {1}
+    server.query("INSERT INTO c.t VALUES (3, 0)")
+    assert server.query("SELECT id FROM c.t") == [(1,), (3,)]
+    server.stop()

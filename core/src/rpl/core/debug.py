@@ -55,9 +55,12 @@ transaction, before master.info; in the middle of writing an event to the relay 
 
 FAULT_POINTS = (
     "dump_cut_mid_transaction",
+    "binlog_write_error",
 )
-"""One-shot faults (disarmed when hit): the dump thread drops its replica's connection
-right after sending a transaction's BEGIN, so the replica holds half a transaction."""
+"""One-shot faults (disarmed when hit). ``dump_cut_mid_transaction``: the dump thread
+drops its replica's connection right after sending a transaction's BEGIN, so the replica
+holds half a transaction. ``binlog_write_error``: the next group's binlog write fails as
+on a full disk (ENOSPC), before a byte is written."""
 
 
 SYNC_POINTS = (

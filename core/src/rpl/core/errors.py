@@ -176,6 +176,8 @@ ER_TABLE_WITHOUT_PK: Final = _code(
     "'sql_require_primary_key' is set. Add a primary key to the table or unset this variable "
     "to avoid this warning. Note that tables without a primary key can cause performance "
     "problems in row-based replication, so please consult your DBA before adding such a table.")
+ER_BINLOG_LOGGING_IMPOSSIBLE: Final = _code(
+    1598, "ER_BINLOG_LOGGING_IMPOSSIBLE", "HY000", "Binary logging not possible. Message: %s")
 ER_BINLOG_EVENT_CORRUPT: Final = _code(
     1610, "ER_SLAVE_CORRUPT_EVENT", "HY000", "Corrupted replication event was detected")
 

@@ -28,6 +28,7 @@ rotation never stops a dump thread: the deadlock of WL#6355 cannot form.
 from __future__ import annotations
 
 import _thread
+import errno
 import logging
 import os
 import threading
@@ -36,6 +37,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import attrs
 from mypy_extensions import mypyc_attr
@@ -58,7 +60,7 @@ from rpl.core.binlog.gtid import Gtid, GtidSet
 from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, file_number
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import BinlogStorageDelegate, HookError
-from rpl.core.errors import ER_UNKNOWN_ERROR, MySQLError
+from rpl.core.errors import ER_BINLOG_LOGGING_IMPOSSIBLE, ER_UNKNOWN_ERROR, MySQLError
 from rpl.core.waits import thd_wait
 from rpl.observers import BinlogStorageParam
 
@@ -465,7 +467,10 @@ class Binlog:
         self._hit_if_replicated(group, "crash_before_update_pos")
         start, logged = self._pos, self._gtids_logged.copy()
         data = self._encode_group(group, start)
-        self._write(data)
+        try:
+            self._write(data)
+        except OSError as failure:
+            self._abort_server(group, "flush", failure)
         end = BinlogPosition(self._file, self._pos)
         param = BinlogStorageParam(self.server_id, str(self.server_uuid), group[0].thread_id)
         try:
@@ -475,7 +480,10 @@ class Binlog:
             self._gtids_logged = logged
             raise
         self.crash.hit("crash_after_flush_binlog")
-        self._sync()
+        try:
+            self._sync()
+        except OSError as failure:
+            self._abort_server(group, "sync", failure)
         self.crash.hit("crash_after_sync_binlog")
         self._hit_if_replicated(group, "crash_after_update_pos_before_apply")
         self._publish(end)
@@ -514,7 +522,29 @@ class Binlog:
         relocate_events(data, start, checksum=checksum)
         return data
 
+    def _abort_server(self, group: list[CommitTicket], stage: str,
+                      failure: OSError) -> NoReturn:
+        """binlog_error_action = ABORT_SERVER (MySQL's default): a binlog that cannot be
+        written or synced stops the server at once, without a clean shutdown, rather than
+        commit what the binlog may lack. The group's clients get ER_BINLOG_LOGGING_IMPOSSIBLE
+        first; the next start recovers from the binlog as after a crash (a partial
+        group is cut off), so none of the group's transactions is committed.
+        """
+        message = (f"An error occurred during {stage} stage of the commit. "
+                   "'binlog_error_action' is set to 'ABORT_SERVER'. Hence aborting the server.")
+        errorlog.log(_log, logging.ERROR, f"Binary logging not possible. Message: {message} "
+                     f"({self._file}: {failure})", code=10000)
+        error = MySQLError.of(ER_BINLOG_LOGGING_IMPOSSIBLE, message)
+        for ticket in group:
+            ticket.error = error
+            if ticket.reply is not None:
+                ticket.reply(error)
+        logging.shutdown()
+        os._exit(1)
+
     def _write(self, data: bytearray) -> None:
+        if self.crash.fire_once("binlog_write_error"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         if "half_binlogged_transaction" in self.crash.armed:
             os.write(self._fd, data[:len(data) // 2 + 1])  # +1: never a transaction boundary
             self.crash.hit("half_binlogged_transaction")
