@@ -83,9 +83,10 @@ class Client:
 def make_pool() -> Iterator[Callable[..., ThreadPool]]:
     pools: list[ThreadPool] = []
 
-    def make(size: int = 1, stall_limit_ms: int = 60000) -> ThreadPool:
+    def make(size: int = 1, stall_limit_ms: int = 60000, idle_timeout: int = 60) -> ThreadPool:
         pool = ThreadPool(size=lambda: size, max_threads=lambda: 64,
-                          stall_limit_ms=lambda: stall_limit_ms, idle_timeout=lambda: 60)
+                          stall_limit_ms=lambda: stall_limit_ms,
+                          idle_timeout=lambda: idle_timeout)
         pool.start()
         pools.append(pool)
         return pool
@@ -161,6 +162,28 @@ def test_unannounced_wait_frees_the_pool_after_the_stall_limit(
     assert time.monotonic() - started < 2
     release.set()
     assert blocked.reply(5) == b"released"
+
+
+def test_idle_workers_end_and_one_stays(make_pool: Callable[..., ThreadPool]) -> None:
+    pool = make_pool(size=1, idle_timeout=1)
+    release, entered = threading.Event(), threading.Event()
+    blocked, _ = connect(pool, blocking_handler(release, True, entered))
+    blocked.send(b"wait")
+    assert entered.wait(5)
+    other, _ = connect(pool, echo)
+    other.send(b"a")
+    assert other.reply(5) == b"echo:a"
+    release.set()
+    assert blocked.reply(5) == b"released"
+    assert pool.threads == 2
+    deadline = time.monotonic() + 10
+    while pool.threads > 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pool.threads == 1
+    time.sleep(2.5)  # more idle timeouts: the last worker stays, and still listens
+    assert pool.threads == 1
+    other.send(b"b")
+    assert other.reply(5) == b"echo:b"
 
 
 def test_pipelined_commands_are_all_served(make_pool: Callable[..., ThreadPool]) -> None:

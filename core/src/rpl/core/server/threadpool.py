@@ -21,7 +21,8 @@ The pool is MariaDB's pool-of-threads with one thread group:
   ``thread_pool_max_threads``, takes over the queue and the listening. A command still
   running after ``thread_pool_stall_limit`` milliseconds stops counting too (a wait
   nobody announced), so the pool never stalls behind one.
-- A worker parked for ``thread_pool_idle_timeout`` seconds ends; one always stays.
+- A worker parked for ``thread_pool_idle_timeout`` seconds ends while another listens; so
+  one always stays, ready to listen.
 
 Status: ``Threadpool_threads`` and ``Threadpool_idle_threads``, as MariaDB's.
 """
@@ -185,7 +186,9 @@ class ThreadPool:
         self._idle += 1
         woken = self._parked.wait(self._idle_timeout())
         self._idle -= 1
-        return not woken and self._threads > 1 and not self._ready
+        # idle long enough: end, unless this worker is the one that would listen next (the
+        # others may all be blocked, a binlog dump for as long as its replica stays)
+        return not woken and self._listening and not self._ready
 
     def _listen(self) -> None:
         """Wait in epoll and queue what is ready (lock held on entry and exit)."""
