@@ -100,7 +100,7 @@ def connect(pool: ThreadPool, handler: Callable[[bytes], bytes]
             ) -> tuple[Client, PairConnection]:
     server_end, client_end = socket.socketpair()
     connection = PairConnection(server_end, handler)
-    pool.add(connection)  # type: ignore[arg-type]
+    pool.add(connection)
     return Client(client_end), connection
 
 

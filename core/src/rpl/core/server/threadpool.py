@@ -32,16 +32,37 @@ from __future__ import annotations
 import collections
 import logging
 import select
+import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rpl.core import errorlog
 from rpl.core.waits import set_listener
 
 if TYPE_CHECKING:
-    from rpl.core.server.connection import Connection
+    from rpl.core.net.packets import PacketChannel
+
+
+class Pooled(Protocol):
+    """What the pool uses of a connection (:class:`rpl.core.server.connection.Connection`
+    is one): its socket and channel, and one command at a time run through ``run``, which
+    ends the connection (``end``) when it returns False.
+    """
+
+    sock: socket.socket
+    channel: PacketChannel
+    thread_id: int
+
+    def command(self) -> bool:
+        """Read and answer one command; False when the connection must close."""
+
+    def run(self, step: Callable[[], bool]) -> bool:
+        """Run ``step``; False when the connection is over (and already ended)."""
+
+    def end(self) -> None:
+        """End the connection (close its session and socket)."""
 
 _log = errorlog.logger("threadpool")
 
@@ -82,8 +103,8 @@ class ThreadPool:
         self._stall_limit_ms = stall_limit_ms
         self._idle_timeout = idle_timeout
         self._epoll = select.epoll()
-        self._connections: dict[int, Connection] = {}
-        self._ready: collections.deque[tuple[int, Connection]] = collections.deque()
+        self._connections: dict[int, Pooled] = {}
+        self._ready: collections.deque[tuple[int, Pooled]] = collections.deque()
         self._lock = threading.Lock()
         self._parked = threading.Condition(self._lock)
         self._running: set[_Worker] = set()
@@ -119,7 +140,7 @@ class ThreadPool:
             self._stopping = True
             self._parked.notify_all()
 
-    def add(self, connection: Connection) -> None:
+    def add(self, connection: Pooled) -> None:
         """Serve ``connection`` (logged in) from now on."""
         fd = connection.sock.fileno()
         with self._lock:
@@ -206,7 +227,7 @@ class ThreadPool:
         if len(self._ready) > 1 and self._active + 1 < self._size():
             self._dispatch()  # room for another worker besides this one
 
-    def _serve(self, fd: int, connection: Connection) -> None:
+    def _serve(self, fd: int, connection: Pooled) -> None:
         """One command of ``connection``, then re-arm it, queue it again (a pipelined
         command already read) or forget it (closed).
         """
