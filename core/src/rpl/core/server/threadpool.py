@@ -233,9 +233,7 @@ class ThreadPool:
         """
         errorlog.set_thread_id(connection.thread_id)
         if not connection.run(connection.command):
-            with self._lock:
-                if self._connections.get(fd) is connection:
-                    del self._connections[fd]
+            self._forget(fd, connection)
             return  # its socket is closed: epoll forgot it
         if connection.channel.buffered():
             with self._lock:
@@ -247,27 +245,41 @@ class ThreadPool:
             errorlog.log(_log, logging.INFO, f"Connection {connection.thread_id} left the "
                          f"thread pool: {lost}", code=10000)
             connection.end()
-            with self._lock:
-                self._connections.pop(fd, None)
+            self._forget(fd, connection)
+
+    def _forget(self, fd: int, connection: Pooled) -> None:
+        """Drop an ended connection, unless its descriptor number already serves a newer
+        connection (a closed socket's number is reused by the next accept).
+        """
+        with self._lock:
+            if self._connections.get(fd) is connection:
+                del self._connections[fd]
 
     # ------------------------------------------------------ active accounting
-    def _begin(self, worker: _Worker) -> None:
+    def _count(self, worker: _Worker) -> None:
+        """``worker`` counts as active from now (lock held)."""
         worker.counted, worker.started = True, time.monotonic()
         self._active += 1
-        self._running.add(worker)
 
-    def _finish(self, worker: _Worker) -> None:
+    def _uncount(self, worker: _Worker) -> None:
+        """``worker`` no longer counts as active, if it did (lock held)."""
         if worker.counted:
             worker.counted = False
             self._active -= 1
+
+    def _begin(self, worker: _Worker) -> None:
+        self._count(worker)
+        self._running.add(worker)
+
+    def _finish(self, worker: _Worker) -> None:
+        self._uncount(worker)
         self._running.discard(worker)
 
     def wait_begin(self, worker: _Worker) -> None:
         """``worker`` blocks: it stops counting and another worker may serve."""
         with self._lock:
             if worker.counted:
-                worker.counted = False
-                self._active -= 1
+                self._uncount(worker)
                 self._dispatch()
 
     def wait_end(self, worker: _Worker) -> None:
@@ -276,8 +288,7 @@ class ThreadPool:
         """
         with self._lock:
             if worker in self._running and not worker.counted:
-                worker.counted, worker.started = True, time.monotonic()
-                self._active += 1
+                self._count(worker)
 
     def _stall_check(self) -> None:
         """Every thread_pool_stall_limit ms: a command running that long stops counting."""
@@ -289,7 +300,6 @@ class ThreadPool:
                     return
                 now = time.monotonic()
                 for worker in self._running:
-                    if worker.counted and now - worker.started >= limit:
-                        worker.counted = False
-                        self._active -= 1
+                    if now - worker.started >= limit:
+                        self._uncount(worker)
                 self._dispatch()
