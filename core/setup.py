@@ -25,6 +25,7 @@ from setuptools import setup
 
 COMPILED = [
     "rpl/core/binlog/dependency.py",
+    "rpl/core/binlog/events.py",
     "rpl/core/binlog/gtid.py",
     "rpl/core/binlog/logfile.py",
     "rpl/core/binlog/tail.py",

@@ -35,6 +35,7 @@ import zlib
 from typing import ClassVar, Final, Literal, Self, TypeVar
 
 import attrs
+from mypy_extensions import mypyc_attr
 
 from rpl.core.binlog.gtid import GNO_MAX, Gtid, GtidSet
 from rpl.core.errors import ER_BINLOG_EVENT_CORRUPT, MySQLError
@@ -172,6 +173,7 @@ def _raw(text: str) -> bytes:
 # -- header ---------------------------------------------------------------------------------
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class EventHeader:
     """The 19-byte common header; ``log_pos`` is the file offset of the next event."""
@@ -199,11 +201,12 @@ class EventHeader:
 # -- events ---------------------------------------------------------------------------------
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class Event:
     """Base of the event classes: a type code and a body codec."""
 
-    TYPE_CODE: ClassVar[int] = -1
+    TYPE_CODE: "ClassVar[int]" = -1
 
     @property
     def type_code(self) -> int:
@@ -220,6 +223,7 @@ class Event:
         raise NotImplementedError
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class FormatDescriptionEvent(Event):
     """FORMAT_DESCRIPTION (15): the first event of every binlog and relay log file.
@@ -227,7 +231,7 @@ class FormatDescriptionEvent(Event):
     Decoding assumes a 5.6.1+ writer, i.e. the checksum-algorithm byte is present.
     """
 
-    TYPE_CODE: ClassVar[int] = FORMAT_DESCRIPTION_EVENT
+    TYPE_CODE: "ClassVar[int]" = FORMAT_DESCRIPTION_EVENT
 
     binlog_version: int = BINLOG_VERSION
     server_version: str = SERVER_VERSION
@@ -270,17 +274,18 @@ class FormatDescriptionEvent(Event):
         return len(self.post_header_lengths)
 
 
-def _copy_gtid_set(gtids: GtidSet) -> GtidSet:
-    return gtids.copy()
-
-
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class PreviousGtidsEvent(Event):
     """PREVIOUS_GTIDS (35): the GTIDs in all earlier binlog files (the encoded set)."""
 
-    TYPE_CODE: ClassVar[int] = PREVIOUS_GTIDS_LOG_EVENT
+    TYPE_CODE: "ClassVar[int]" = PREVIOUS_GTIDS_LOG_EVENT
 
-    gtids: GtidSet = attrs.field(factory=GtidSet, converter=_copy_gtid_set)
+    gtids: GtidSet
+    """A copy of the set given (a later change to that set does not reach the event)."""
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "gtids", self.gtids.copy())  # frozen: attrs' way in
 
     def encode_body(self) -> bytes:
         return self.gtids.encode()
@@ -325,23 +330,24 @@ def _packed_size(value: int) -> int:
     return 1 if value < 251 else 3 if value <= 0xFFFF else 4 if value <= 0xFFFFFF else 9
 
 
-@attrs.frozen
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
+@attrs.frozen(kw_only=True)
 class _GtidEventBase(Event):
     """The body shared by GTID (33) and ANONYMOUS_GTID (34); see docs/research §3."""
 
-    flags: int = attrs.field(default=GTID_FLAG_MAY_HAVE_SBR, kw_only=True)
-    last_committed: int = attrs.field(default=0, kw_only=True)
-    sequence_number: int = attrs.field(default=0, kw_only=True)
-    immediate_commit_timestamp: int = attrs.field(default=0, kw_only=True)
-    original_commit_timestamp: int | None = attrs.field(default=None, kw_only=True)
+    flags: int = GTID_FLAG_MAY_HAVE_SBR
+    last_committed: int = 0
+    sequence_number: int = 0
+    immediate_commit_timestamp: int = 0
+    original_commit_timestamp: int | None = None
     """None: the same as the immediate timestamp (not written)."""
-    transaction_length: int = attrs.field(default=0, kw_only=True)
-    immediate_server_version: int = attrs.field(default=SERVER_VERSION_ID, kw_only=True)
-    original_server_version: int | None = attrs.field(default=None, kw_only=True)
+    transaction_length: int = 0
+    immediate_server_version: int = SERVER_VERSION_ID
+    original_server_version: int | None = None
     """None: the same as the immediate server version (not written)."""
-    commit_group_ticket: int | None = attrs.field(default=None, kw_only=True)
+    commit_group_ticket: int | None = None
     """Group Replication's ticket (8.0.33+), written only when set."""
-    layout: GtidLayout = attrs.field(default="8.0", kw_only=True)
+    layout: GtidLayout = "8.0"
 
     def _sid_and_gno(self) -> tuple[uuid.UUID, int]:
         raise NotImplementedError
@@ -496,11 +502,12 @@ def _decode_commit_info(body: bytes, position: int) -> dict[str, object]:
     return fields
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class GtidEvent(_GtidEventBase):
     """GTID (33): starts a transaction and names its GTID ``sid:gno``."""
 
-    TYPE_CODE: ClassVar[int] = GTID_LOG_EVENT
+    TYPE_CODE: "ClassVar[int]" = GTID_LOG_EVENT
 
     sid: uuid.UUID
     gno: int
@@ -523,11 +530,12 @@ class GtidEvent(_GtidEventBase):
         return cls(sid, gno, **fields)  # type: ignore[arg-type]
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class AnonymousGtidEvent(_GtidEventBase):
     """ANONYMOUS_GTID (34): starts a transaction that has no GTID (zero SID, GNO 0)."""
 
-    TYPE_CODE: ClassVar[int] = ANONYMOUS_GTID_LOG_EVENT
+    TYPE_CODE: "ClassVar[int]" = ANONYMOUS_GTID_LOG_EVENT
 
     def _sid_and_gno(self) -> tuple[uuid.UUID, int]:
         return _NULL_SID, 0
@@ -574,11 +582,12 @@ def default_status_vars(
     return b"".join(parts)
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class QueryEvent(Event):
     """QUERY (2): a statement (BEGIN, COMMIT, DDL, statement-format DML) and its context."""
 
-    TYPE_CODE: ClassVar[int] = QUERY_EVENT
+    TYPE_CODE: "ClassVar[int]" = QUERY_EVENT
 
     thread_id: int
     exec_time: int
@@ -629,11 +638,12 @@ def query_layout(data: bytes | bytearray | memoryview, body_at: int,
     return thread_id, exec_time, error_code, db_start - body_at, db_len
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class XidEvent(Event):
     """XID (16): commits a transaction of a transactional engine."""
 
-    TYPE_CODE: ClassVar[int] = XID_EVENT
+    TYPE_CODE: "ClassVar[int]" = XID_EVENT
 
     xid: int
 
@@ -647,11 +657,12 @@ class XidEvent(Event):
         return cls(_U64.unpack(body)[0])
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class RotateEvent(Event):
     """ROTATE (4): the next events are in ``next_file`` (a base name) at ``position``."""
 
-    TYPE_CODE: ClassVar[int] = ROTATE_EVENT
+    TYPE_CODE: "ClassVar[int]" = ROTATE_EVENT
 
     position: int
     next_file: str
@@ -668,11 +679,12 @@ class RotateEvent(Event):
         return cls(_U64.unpack_from(body)[0], _text(body[_U64.size:]))
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class StopEvent(Event):
     """STOP (3): the server shut down cleanly; the last event of its file."""
 
-    TYPE_CODE: ClassVar[int] = STOP_EVENT
+    TYPE_CODE: "ClassVar[int]" = STOP_EVENT
 
     def encode_body(self) -> bytes:
         return b""
@@ -684,6 +696,7 @@ class StopEvent(Event):
         return cls()
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class HeartbeatEvent(Event):
     """HEARTBEAT (27), wire only (never in a file): the source's current binlog file.
@@ -691,7 +704,7 @@ class HeartbeatEvent(Event):
     The header's ``log_pos`` carries the position in that file.
     """
 
-    TYPE_CODE: ClassVar[int] = HEARTBEAT_LOG_EVENT
+    TYPE_CODE: "ClassVar[int]" = HEARTBEAT_LOG_EVENT
 
     log_file: str
 
@@ -703,11 +716,12 @@ class HeartbeatEvent(Event):
         return cls(_text(body))
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class IntvarEvent(Event):
     """INTVAR (5): LAST_INSERT_ID() or the INSERT_ID for the next statement."""
 
-    TYPE_CODE: ClassVar[int] = INTVAR_EVENT
+    TYPE_CODE: "ClassVar[int]" = INTVAR_EVENT
 
     kind: int
     value: int
@@ -725,6 +739,7 @@ class IntvarEvent(Event):
         return cls(kind, value)
 
 
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class UnknownEvent(Event):
     """Any type this codec does not model, kept as its body so it can be passed through."""

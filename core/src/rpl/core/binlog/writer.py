@@ -82,7 +82,7 @@ def file_header(server_id: int, checksum: bool, previous_gtids: GtidSet,
                                       checksum_alg=1 if checksum else 0)
     data = bytearray(b"\xfebin")
     for event, flags in ((fd_event, LOG_EVENT_BINLOG_IN_USE_F),
-                         (PreviousGtidsEvent(previous_gtids.copy()), 0)):
+                         (PreviousGtidsEvent(previous_gtids), 0)):
         raw = encode_event(event, server_id=server_id, timestamp=now, flags=flags,
                            checksum=checksum or event is fd_event)
         data += raw

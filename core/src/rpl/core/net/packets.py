@@ -123,7 +123,7 @@ class PacketChannel:
         self.max_payload = max_payload
         self._in = bytearray()
         """Received bytes not read yet."""
-        self._chunk = bytearray(_RECV_SIZE)
+        self._chunk = nogil.RecvBuffer(_RECV_SIZE)
         self._write_lock = threading.Lock()
         self._out: list[bytes] = []
 
@@ -140,12 +140,15 @@ class PacketChannel:
         while len(buffer) < size:
             missing = size - len(buffer)
             if missing > _RECV_SIZE:
-                chunk = self.sock.recv(missing)
-                received = len(chunk)
-                buffer += chunk
+                large = self.sock.recv(missing)
+                received = len(large)
+                buffer += large
             else:
-                received = self.sock.recv_into(self._chunk)
-                buffer += memoryview(self._chunk)[:received]
+                chunk = self._chunk
+                received = chunk.recv_now(self.sock)
+                if received < 0:
+                    received = self.sock.recv_into(chunk.data)
+                buffer += memoryview(chunk.data)[:received]
             if not received:
                 raise ConnectionClosed("connection closed by peer")
         data = bytes(buffer[:size])

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from rpl.core import errorlog
+from rpl.core.net import nogil
 from rpl.core.waits import set_listener
 
 if TYPE_CHECKING:
@@ -240,7 +241,8 @@ class ThreadPool:
                 self._ready.append((fd, connection))
             return
         try:
-            self._epoll.modify(fd, _ARMED)
+            if not nogil.epoll_rearm(self._epoll, fd, _ARMED):
+                self._epoll.modify(fd, _ARMED)
         except OSError as lost:  # the socket went away under us (a KILL): forget it
             errorlog.log(_log, logging.INFO, f"Connection {connection.thread_id} left the "
                          f"thread pool: {lost}", code=10000)
