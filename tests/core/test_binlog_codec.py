@@ -312,6 +312,37 @@ def test_transaction_length_counts_the_gtid_event_itself(rest: int, checksum: bo
     assert old.with_transaction_length(rest) == old
 
 
+@given(st.integers(0, 2**34), st.booleans(), st.none() | timestamps,
+       st.integers(1, GNO_MAX), st.integers(0, 2**40), st.integers(0, 2**40), timestamps)
+def test_encode_gtid_is_the_gtid_event_encoded(rest: int, checksum: bool, original: int | None,
+                                               gno: int, last: int, sequence: int,
+                                               now: int) -> None:
+    """The leader's GTID bytes equal the event object's, once both are relocated."""
+    event = ev.GtidEvent(SID, gno, last_committed=last, sequence_number=sequence,
+                         immediate_commit_timestamp=now, original_commit_timestamp=original)
+    expected = bytearray(ev.encode_event(event.with_transaction_length(rest, checksum=checksum),
+                                         server_id=7, timestamp=9, checksum=checksum))
+    built = ev.encode_gtid(SID, gno, last_committed=last, sequence_number=sequence,
+                           immediate_commit_timestamp=now, original_commit_timestamp=original,
+                           rest_length=rest, server_id=7, timestamp=9, checksum=checksum)
+    if checksum:
+        assert built[-4:] == b"\0\0\0\0"  # left for relocate_events
+    ev.relocate_events(expected, 1000, checksum=checksum)
+    ev.relocate_events(built, 1000, checksum=checksum)
+    assert built == expected
+
+
+def test_crc_later_leaves_the_crc_to_relocation_or_sealing() -> None:
+    event = ev.QueryEvent(thread_id=1, exec_time=0, error_code=0,
+                          status_vars=ev.default_status_vars(), db="d", query="BEGIN")
+    whole = ev.encode_event(event, server_id=1, timestamp=2, checksum=True)
+    later = bytearray(ev.encode_event(event, server_id=1, timestamp=2, checksum=True,
+                                      crc_later=True))
+    assert later[-4:] == b"\0\0\0\0" and not ev.verify_checksum(later)
+    ev.seal_events(later, checksum=True)
+    assert later == whole and ev.verify_checksum(later)
+
+
 def test_transaction_length_boundaries() -> None:
     event = ev.GtidEvent(SID, 1)
     # 79-byte event with a 3-byte length; 77 with a 1-byte one.

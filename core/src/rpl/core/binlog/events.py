@@ -115,6 +115,7 @@ _U16: Final = struct.Struct("<H")
 _U32: Final = struct.Struct("<I")
 _U64: Final = struct.Struct("<Q")
 _CRC_SLOT: Final = struct.Struct("<I")
+_NO_CRC: Final = bytes(CHECKSUM_LEN)
 _FD_FIXED: Final = struct.Struct("<H50sIB")
 _QUERY_POST_HEADER: Final = struct.Struct("<IIBHH")
 _GTID_POST_HEADER: Final = struct.Struct("<B16sqBqq")
@@ -364,28 +365,9 @@ class _GtidEventBase(Event):
         return post_header + self._encode_commit_info()
 
     def _encode_commit_info(self) -> bytes:
-        immediate = self.immediate_commit_timestamp
-        original = self.original_commit_timestamp
-        if not 0 <= immediate <= _TIMESTAMP_MAX or not 0 <= (original or 0) <= _TIMESTAMP_MAX:
-            raise ValueError("commit timestamps must fit in 55 bits")
-        parts = [(immediate | (0 if original is None else _ORIGINAL_TIMESTAMP_BIT))
-                 .to_bytes(_TIMESTAMP_LEN, "little")]
-        if original is not None:
-            parts.append(original.to_bytes(_TIMESTAMP_LEN, "little"))
-        parts.append(_pack_length(self.transaction_length))
-        version = self.immediate_server_version
-        original_version = self.original_server_version
-        if not 0 <= version < _ORIGINAL_VERSION_BIT or not (
-                0 <= (original_version or 0) < _ORIGINAL_VERSION_BIT):
-            raise ValueError("server versions must fit in 31 bits")
-        if original_version is None:
-            parts.append(_U32.pack(version))
-        else:
-            parts.append(_U32.pack(version | _ORIGINAL_VERSION_BIT))
-            parts.append(_U32.pack(original_version))
-        if self.commit_group_ticket is not None:
-            parts.append(_U64.pack(self.commit_group_ticket))
-        return b"".join(parts)
+        return _commit_info(self.immediate_commit_timestamp, self.original_commit_timestamp,
+                            self.transaction_length, self.immediate_server_version,
+                            self.original_server_version, self.commit_group_ticket)
 
     @classmethod
     def _decode_gtid_body(cls, body: bytes) -> tuple[uuid.UUID, int, dict[str, object]]:
@@ -417,10 +399,7 @@ class _GtidEventBase(Event):
             return self
         fixed = (HEADER_LEN + self._body_size_without_length()
                  + (CHECKSUM_LEN if checksum else 0) + rest_length)
-        total = fixed + 1
-        while (needed := fixed + _packed_size(total)) != total:
-            total = needed
-        return attrs.evolve(self, transaction_length=total)
+        return attrs.evolve(self, transaction_length=_length_with_itself(fixed))
 
     def _body_size_without_length(self) -> int:
         """The 8.0 body's size less its packed ``transaction_length``: fixed by which
@@ -436,6 +415,67 @@ class _GtidEventBase(Event):
 
 
 _BODY_SIZES: dict[tuple[object, ...], int] = {}
+
+
+def _length_with_itself(fixed: int) -> int:
+    """A transaction length that counts its own packed bytes besides ``fixed`` others."""
+    total = fixed + 1
+    while (needed := fixed + _packed_size(total)) != total:
+        total = needed
+    return total
+
+
+def _commit_info(immediate: int, original: int | None, transaction_length: int,
+                 version: int, original_version: int | None, ticket: int | None) -> bytes:
+    """The 8.0 GTID body after the post header: commit timestamps, transaction length,
+    server versions, Group Replication's ticket (the optional ones only when set).
+    """
+    if not 0 <= immediate <= _TIMESTAMP_MAX or not 0 <= (original or 0) <= _TIMESTAMP_MAX:
+        raise ValueError("commit timestamps must fit in 55 bits")
+    parts = [(immediate | (0 if original is None else _ORIGINAL_TIMESTAMP_BIT))
+             .to_bytes(_TIMESTAMP_LEN, "little")]
+    if original is not None:
+        parts.append(original.to_bytes(_TIMESTAMP_LEN, "little"))
+    parts.append(_pack_length(transaction_length))
+    if not 0 <= version < _ORIGINAL_VERSION_BIT or not (
+            0 <= (original_version or 0) < _ORIGINAL_VERSION_BIT):
+        raise ValueError("server versions must fit in 31 bits")
+    if original_version is None:
+        parts.append(_U32.pack(version))
+    else:
+        parts.append(_U32.pack(version | _ORIGINAL_VERSION_BIT))
+        parts.append(_U32.pack(original_version))
+    if ticket is not None:
+        parts.append(_U64.pack(ticket))
+    return b"".join(parts)
+
+
+def encode_gtid(sid: uuid.UUID, gno: int, *, last_committed: int, sequence_number: int,
+                immediate_commit_timestamp: int, original_commit_timestamp: int | None,
+                rest_length: int, server_id: int, timestamp: int,
+                checksum: bool) -> bytearray:
+    """The whole GTID event that starts a transaction whose other events take
+    ``rest_length`` bytes (CRCs included): the bytes of
+    ``encode_event(GtidEvent(sid, gno, ...).with_transaction_length(rest_length), ...,
+    crc_later=True)`` for the 8.0 layout with the default flags and server version, built
+    without the event objects (the group commit leader makes one per transaction).
+    """
+    post_header = _GTID_POST_HEADER.pack(GTID_FLAG_MAY_HAVE_SBR, sid.bytes, gno,
+                                         LOGICAL_TIMESTAMP_TYPECODE, last_committed,
+                                         sequence_number)
+    crc_size = CHECKSUM_LEN if checksum else 0
+    info_size = len(_commit_info(immediate_commit_timestamp, original_commit_timestamp, 0,
+                                 SERVER_VERSION_ID, None, None)) - _packed_size(0)
+    length = _length_with_itself(HEADER_LEN + len(post_header) + info_size + crc_size
+                                 + rest_length)
+    body = post_header + _commit_info(immediate_commit_timestamp, original_commit_timestamp,
+                                      length, SERVER_VERSION_ID, None, None)
+    data = bytearray(_HEADER.pack(timestamp, GTID_LOG_EVENT, server_id,
+                                  HEADER_LEN + len(body) + crc_size, 0, 0))
+    data += body
+    if crc_size:
+        data += _NO_CRC
+    return data
 _G = TypeVar("_G", bound=_GtidEventBase)
 
 
@@ -784,9 +824,11 @@ def _has_crc(type_code: int, checksum: bool) -> bool:
 
 
 def encode_event(event: Event, *, server_id: int, timestamp: int, log_pos: int = 0,
-                 flags: int = 0, checksum: bool = True) -> bytes:
+                 flags: int = 0, checksum: bool = True, crc_later: bool = False) -> bytes:
     """The whole event: header (``event_size`` filled in), body, and the CRC32 when
-    ``checksum`` is on (an FD gets one always).
+    ``checksum`` is on (an FD gets one always). ``crc_later``: the CRC's four bytes are
+    left zero, for an event that :func:`relocate_events` finishes before it is written
+    (the CRC covers ``log_pos``, which only the writer knows).
     """
     body = event.encode_body()
     type_code = event.type_code
@@ -794,7 +836,7 @@ def encode_event(event: Event, *, server_id: int, timestamp: int, log_pos: int =
     size = HEADER_LEN + len(body) + (CHECKSUM_LEN if has_crc else 0)
     data = _HEADER.pack(timestamp, type_code, server_id, size, log_pos, flags) + body
     if has_crc:
-        data += _CRC_SLOT.pack(_crc(data))
+        data += _NO_CRC if crc_later else _CRC_SLOT.pack(_crc(data))
     return data
 
 
@@ -811,8 +853,20 @@ def set_log_pos(buf: bytearray, offset: int, log_pos: int, checksum: bool) -> No
 
 def relocate_events(buf: bytearray, file_position: int, *, checksum: bool) -> None:
     """Set every event's ``log_pos`` in ``buf`` (whole events back to back) for ``buf``
-    being written at ``file_position``: each becomes the file offset of its event's end.
+    being written at ``file_position``: each becomes the file offset of its event's end;
+    then its CRC.
     """
+    _finish_events(buf, file_position, checksum)
+
+
+def seal_events(buf: bytearray, *, checksum: bool) -> None:
+    """Set the CRC of every event in ``buf`` (whole events back to back; encoded with
+    ``crc_later``), leaving each ``log_pos`` as it is.
+    """
+    _finish_events(buf, None, checksum)
+
+
+def _finish_events(buf: bytearray, file_position: int | None, checksum: bool) -> None:
     offset, end = 0, len(buf)
     unpack_u32, pack_u32 = _U32.unpack_from, _U32.pack_into  # one loop, no call per event
     with memoryview(buf) as view:
@@ -820,7 +874,8 @@ def relocate_events(buf: bytearray, file_position: int, *, checksum: bool) -> No
             (size,) = unpack_u32(buf, offset + 9)
             if size < HEADER_LEN or offset + size > end:
                 raise EventError(f"event of size {size} at buffer offset {offset} is impossible")
-            pack_u32(buf, offset + 13, file_position + offset + size)
+            if file_position is not None:
+                pack_u32(buf, offset + 13, file_position + offset + size)
             if checksum or buf[offset + 4] == FORMAT_DESCRIPTION_EVENT:
                 crc_at = offset + size - CHECKSUM_LEN
                 pack_u32(buf, crc_at, _crc(view[offset:crc_at]))

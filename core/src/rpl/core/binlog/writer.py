@@ -47,12 +47,11 @@ from rpl.core.binlog.dependency import WRITESET, DependencyTracker
 from rpl.core.binlog.events import (
     LOG_EVENT_BINLOG_IN_USE_F,
     FormatDescriptionEvent,
-    GtidEvent,
     PreviousGtidsEvent,
     RotateEvent,
     StopEvent,
     encode_event,
-    gtid_transaction_length,
+    encode_gtid,
     relocate_events,
     set_log_pos,
 )
@@ -202,6 +201,7 @@ class Binlog:
         self.basename = basename
         self.server_id = server_id
         self.server_uuid = server_uuid
+        self._uuid_text = str(server_uuid)
         self.options = options
         self.storage = storage
         self.crash = crash or CrashPoints()
@@ -472,7 +472,7 @@ class Binlog:
         except OSError as failure:
             self._abort_server(group, "flush", failure)
         end = BinlogPosition(self._file, self._pos)
-        param = BinlogStorageParam(self.server_id, str(self.server_uuid), group[0].thread_id)
+        param = BinlogStorageParam(self.server_id, self._uuid_text, group[0].thread_id)
         try:
             self.storage.after_flush(param, self._file, end.pos)
         except HookError:
@@ -507,12 +507,11 @@ class Binlog:
             rest = sum(map(len, ticket.events))
             now_us = time.time_ns() // 1000
             original = ticket.original_commit_timestamp
-            event = gtid_transaction_length(GtidEvent(
-                sid=gtid.sid, gno=gtid.gno, last_committed=last_committed,
-                sequence_number=sequence, immediate_commit_timestamp=now_us,
-                original_commit_timestamp=original), rest, checksum)
-            raw = encode_event(event, server_id=ticket.server_id or self.server_id,
-                               timestamp=(original or now_us) // 1_000_000, checksum=checksum)
+            raw = encode_gtid(gtid.sid, gtid.gno, last_committed=last_committed,
+                              sequence_number=sequence, immediate_commit_timestamp=now_us,
+                              original_commit_timestamp=original, rest_length=rest,
+                              server_id=ticket.server_id or self.server_id,
+                              timestamp=(original or now_us) // 1_000_000, checksum=checksum)
             parts.append(raw)
             parts += ticket.events
             size += len(raw) + rest
@@ -568,7 +567,7 @@ class Binlog:
             self._groups_since_sync = 0
 
     def _commit_group(self, group: list[CommitTicket], end: BinlogPosition) -> None:
-        param = BinlogStorageParam(self.server_id, str(self.server_uuid), group[0].thread_id)
+        param = BinlogStorageParam(self.server_id, self._uuid_text, group[0].thread_id)
         try:
             self.storage.after_sync(param, end.file, end.pos)
             sync_error: MySQLError | None = None

@@ -83,7 +83,9 @@ them in every binlog down a chain, as MySQL's do (loop detection, replication la
 
 
 class EventEncoder:
-    """Encodes one session's events (``log_pos`` 0: the group commit leader relocates)."""
+    """Encodes one session's events: ``log_pos`` 0 and the CRC left to the group commit
+    leader, which relocates them (:func:`rpl.core.binlog.events.relocate_events`).
+    """
 
     def __init__(self, server_id: int, checksum: bool) -> None:
         self.server_id = server_id
@@ -104,4 +106,4 @@ class EventEncoder:
     def _encode(self, event: Event, origin: Origin | None) -> bytearray:
         server_id, timestamp = origin if origin else (self.server_id, int(time.time()))
         return bytearray(encode_event(event, server_id=server_id, timestamp=timestamp,
-                                      checksum=self.checksum))
+                                      checksum=self.checksum, crc_later=True))

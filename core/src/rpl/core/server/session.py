@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rpl.core import errorlog
+from rpl.core.binlog.events import seal_events
 from rpl.core.binlog.gtid import Gtid
 from rpl.core.binlog.writer import CommitTicket
 from rpl.core.delegates import HookError
@@ -296,7 +297,8 @@ class Session:
         try:
             if not self.server.delegates.transaction.is_empty("before_commit"):
                 self.server.delegates.transaction.before_commit(self._param(
-                    trx_cache=b"".join(events), write_set=write_set or frozenset()))
+                    trx_cache=_trx_cache(events, self.server.encoder.checksum),
+                    write_set=write_set or frozenset()))
         except HookError:
             if trx is not None:
                 self.trx = trx
@@ -368,3 +370,12 @@ class Session:
 
 def _nothing() -> None:
     return None
+
+
+def _trx_cache(events: list[bytearray], checksum: bool) -> bytes:
+    """before_commit's copy of a transaction's events, their CRCs set (the leader sets
+    the CRCs of the events it writes, once it knows their positions).
+    """
+    cache = bytearray().join(events)
+    seal_events(cache, checksum=checksum)
+    return bytes(cache)
