@@ -562,7 +562,7 @@ class Binlog:
         every = self.options.sync_binlog()
         self._groups_since_sync += 1
         if every and self._groups_since_sync >= every:
-            os.fsync(self._fd)
+            os.fdatasync(self._fd)  # as MySQL's my_sync: the data and the size that reads it
             self.fsyncs += 1
             self._groups_since_sync = 0
 

@@ -23,6 +23,8 @@ from rpl.core.engine import Row, RowChange, TableSchema
 from rpl.core.sql.ast import quote_identifier, quote_literal
 
 MAX_ROWS_PER_INSERT = 1000
+_BEGINS_KEPT = 4096
+"""Threads whose last BEGIN event :class:`EventEncoder` keeps (all, then none)."""
 
 
 def _table(schema: TableSchema) -> str:
@@ -91,6 +93,9 @@ class EventEncoder:
         self.server_id = server_id
         self.checksum = checksum
         self._status_vars = default_status_vars()
+        self._begins: dict[int, tuple[int, int, bytes]] = {}
+        """thread id -> (server id, timestamp, QUERY "BEGIN"): the last BEGIN of each
+        thread, the same bytes for every transaction it starts within that second."""
 
     def query(self, thread_id: int, db: str, text: str,
               origin: Origin | None = None) -> bytearray:
@@ -98,6 +103,18 @@ class EventEncoder:
         event = QueryEvent(thread_id=thread_id, exec_time=0, error_code=0,
                            status_vars=self._status_vars, db=db, query=text)
         return self._encode(event, origin)
+
+    def begin(self, thread_id: int, origin: Origin | None = None) -> bytearray:
+        """QUERY "BEGIN", which starts every transaction's events."""
+        server_id, timestamp = origin if origin else (self.server_id, int(time.time()))
+        last = self._begins.get(thread_id)
+        if last is not None and last[0] == server_id and last[1] == timestamp:
+            return bytearray(last[2])
+        event = self.query(thread_id, "", "BEGIN", (server_id, timestamp))
+        if len(self._begins) >= _BEGINS_KEPT:
+            self._begins.clear()
+        self._begins[thread_id] = (server_id, timestamp, bytes(event))
+        return event
 
     def xid(self, xid: int, origin: Origin | None = None) -> bytearray:
         """An XID event ending a transaction."""

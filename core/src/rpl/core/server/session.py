@@ -210,7 +210,7 @@ class Session:
             return
         encoder = self.server.encoder
         if not self.events:
-            self.events.append(encoder.query(self.thread_id, "", "BEGIN", self.origin))
+            self.events.append(encoder.begin(self.thread_id, self.origin))
         for db, text in change_statements(changes):
             self.events.append(encoder.query(self.thread_id, db, text, self.origin))
 
@@ -284,7 +284,7 @@ class Session:
         GTID (GTID, BEGIN, COMMIT), as MySQL logs it, so gtid_executed stays whole.
         """
         encoder = self.server.encoder
-        events = [encoder.query(self.thread_id, "", "BEGIN", self.origin),
+        events = [encoder.begin(self.thread_id, self.origin),
                   encoder.query(self.thread_id, "", "COMMIT", self.origin)]
         self._commit_events(trx, events)
 
