@@ -476,6 +476,8 @@ def encode_gtid(sid: uuid.UUID, gno: int, *, last_committed: int, sequence_numbe
     if crc_size:
         data += _NO_CRC
     return data
+
+
 _G = TypeVar("_G", bound=_GtidEventBase)
 
 

@@ -74,7 +74,9 @@ class RecvBuffer:
 
     def __init__(self, size: int) -> None:
         self.data = bytearray(size)
-        self._address = ctypes.addressof((ctypes.c_char * size).from_buffer(self.data))
+        self._export = (ctypes.c_char * size).from_buffer(self.data)
+        """Held so that ``data`` can never be resized away from ``_address``."""
+        self._address = ctypes.addressof(self._export)
 
     def recv_now(self, sock: socket.socket) -> int:
         """Receive what the socket holds now into ``data``, holding the interpreter lock:
