@@ -332,6 +332,20 @@ def test_encode_gtid_is_the_gtid_event_encoded(rest: int, checksum: bool, origin
     assert built == expected
 
 
+@given(st.integers(0, 2**32 - 1), st.text(max_size=64).filter(lambda d: "\0" not in d),
+       st.text(max_size=300), st.booleans(), st.integers(0, 2**32 - 1))
+def test_encode_query_is_the_query_event_encoded(thread_id: int, db: str, query: str,
+                                                 checksum: bool, server_id: int) -> None:
+    assume(len(db.encode("utf-8", "surrogateescape")) <= 255)
+    status_vars = ev.default_status_vars()
+    expected = ev.encode_event(ev.QueryEvent(thread_id, 0, 0, status_vars, db, query),
+                               server_id=server_id, timestamp=9, checksum=checksum,
+                               crc_later=True)
+    built = ev.encode_query(thread_id, db, query, status_vars=status_vars,
+                            server_id=server_id, timestamp=9, checksum=checksum)
+    assert bytes(built) == expected
+
+
 def test_crc_later_leaves_the_crc_to_relocation_or_sealing() -> None:
     event = ev.QueryEvent(thread_id=1, exec_time=0, error_code=0,
                           status_vars=ev.default_status_vars(), db="d", query="BEGIN")

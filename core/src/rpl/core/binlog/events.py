@@ -639,14 +639,8 @@ class QueryEvent(Event):
     query: str
 
     def encode_body(self) -> bytes:
-        db = _raw(self.db)
-        if len(db) > 255 or b"\0" in db:
-            raise ValueError(f"database name {self.db!r} is too long or contains NUL")
-        return b"".join((
-            _QUERY_POST_HEADER.pack(self.thread_id, self.exec_time, len(db), self.error_code,
-                                    len(self.status_vars)),
-            self.status_vars, db, b"\0", _raw(self.query),
-        ))
+        return _query_body(self.thread_id, self.exec_time, self.error_code, self.status_vars,
+                           self.db, self.query)
 
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
@@ -659,6 +653,35 @@ class QueryEvent(Event):
             db=_text(body[db_start:db_start + db_len]),
             query=_text(body[db_start + db_len + 1:]),
         )
+
+
+def _query_body(thread_id: int, exec_time: int, error_code: int, status_vars: bytes,
+                db: str, query: str) -> bytes:
+    raw_db = _raw(db)
+    if len(raw_db) > 255 or b"\0" in raw_db:
+        raise ValueError(f"database name {db!r} is too long or contains NUL")
+    return b"".join((
+        _QUERY_POST_HEADER.pack(thread_id, exec_time, len(raw_db), error_code,
+                                len(status_vars)),
+        status_vars, raw_db, b"\0", _raw(query),
+    ))
+
+
+def encode_query(thread_id: int, db: str, query: str, *, status_vars: bytes, server_id: int,
+                 timestamp: int, checksum: bool) -> bytearray:
+    """The whole QUERY event of a statement that ran without error: the bytes of
+    ``encode_event(QueryEvent(thread_id, 0, 0, status_vars, db, query), ...,
+    crc_later=True)``, built without the event object (a session makes one or more per
+    transaction).
+    """
+    body = _query_body(thread_id, 0, 0, status_vars, db, query)
+    crc_size = CHECKSUM_LEN if checksum else 0
+    data = bytearray(_HEADER.pack(timestamp, QUERY_EVENT, server_id,
+                                  HEADER_LEN + len(body) + crc_size, 0, 0))
+    data += body
+    if crc_size:
+        data += _NO_CRC
+    return data
 
 
 def query_layout(data: bytes | bytearray | memoryview, body_at: int,

@@ -13,11 +13,10 @@ import time
 from collections.abc import Iterable
 
 from rpl.core.binlog.events import (
-    Event,
-    QueryEvent,
     XidEvent,
     default_status_vars,
     encode_event,
+    encode_query,
 )
 from rpl.core.engine import Row, RowChange, TableSchema
 from rpl.core.sql.ast import quote_identifier, quote_literal
@@ -100,13 +99,13 @@ class EventEncoder:
     def query(self, thread_id: int, db: str, text: str,
               origin: Origin | None = None) -> bytearray:
         """A QUERY event (``origin``: a replicated transaction's server id and time)."""
-        event = QueryEvent(thread_id=thread_id, exec_time=0, error_code=0,
-                           status_vars=self._status_vars, db=db, query=text)
-        return self._encode(event, origin)
+        server_id, timestamp = self._stamp(origin)
+        return encode_query(thread_id, db, text, status_vars=self._status_vars,
+                            server_id=server_id, timestamp=timestamp, checksum=self.checksum)
 
     def begin(self, thread_id: int, origin: Origin | None = None) -> bytearray:
         """QUERY "BEGIN", which starts every transaction's events."""
-        server_id, timestamp = origin if origin else (self.server_id, int(time.time()))
+        server_id, timestamp = self._stamp(origin)
         last = self._begins.get(thread_id)
         if last is not None and last[0] == server_id and last[1] == timestamp:
             return bytearray(last[2])
@@ -118,9 +117,12 @@ class EventEncoder:
 
     def xid(self, xid: int, origin: Origin | None = None) -> bytearray:
         """An XID event ending a transaction."""
-        return self._encode(XidEvent(xid), origin)
-
-    def _encode(self, event: Event, origin: Origin | None) -> bytearray:
-        server_id, timestamp = origin if origin else (self.server_id, int(time.time()))
-        return bytearray(encode_event(event, server_id=server_id, timestamp=timestamp,
+        server_id, timestamp = self._stamp(origin)
+        return bytearray(encode_event(XidEvent(xid), server_id=server_id, timestamp=timestamp,
                                       checksum=self.checksum, crc_later=True))
+
+    def _stamp(self, origin: Origin | None) -> Origin:
+        """The server id and time an event carries: the originating server's for a
+        replicated transaction, this server's and now otherwise.
+        """
+        return origin if origin else (self.server_id, int(time.time()))

@@ -20,6 +20,7 @@ statements, and ``parse_expression(quote_literal(v)) == Literal(v)`` holds for e
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from typing import TypeAlias
 
@@ -740,6 +741,9 @@ def quote_identifier(name: str) -> str:
 
 _STRING_ESCAPES = str.maketrans(
     {"\\": "\\\\", "'": "\\'", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z"})
+_NEEDS_ESCAPE = re.compile("[\\\\'\0\n\r\x1a]")
+"""Any character _STRING_ESCAPES changes (a search is cheaper than a translate that
+changes nothing, the common case)."""
 
 
 def quote_literal(value: LiteralValue) -> str:
@@ -758,6 +762,8 @@ def quote_literal(value: LiteralValue) -> str:
     if value is False:
         return "FALSE"
     if isinstance(value, str):
+        if _NEEDS_ESCAPE.search(value) is None:
+            return "'" + value + "'"
         return "'" + value.translate(_STRING_ESCAPES) + "'"
     if isinstance(value, int):
         return str(value)
