@@ -470,10 +470,18 @@ def encode_gtid(sid: uuid.UUID, gno: int, *, last_committed: int, sequence_numbe
                                  + rest_length)
     body = post_header + _commit_info(immediate_commit_timestamp, original_commit_timestamp,
                                       length, SERVER_VERSION_ID, None, None)
-    data = bytearray(_HEADER.pack(timestamp, GTID_LOG_EVENT, server_id,
-                                  HEADER_LEN + len(body) + crc_size, 0, 0))
+    return _unsealed(GTID_LOG_EVENT, body, server_id, timestamp, checksum)
+
+
+def _unsealed(type_code: int, body: bytes, server_id: int, timestamp: int,
+              checksum: bool) -> bytearray:
+    """Header and ``body``, ``log_pos`` 0 and the CRC's bytes zero: an event for
+    :func:`relocate_events` to finish.
+    """
+    size = HEADER_LEN + len(body) + (CHECKSUM_LEN if checksum else 0)
+    data = bytearray(_HEADER.pack(timestamp, type_code, server_id, size, 0, 0))
     data += body
-    if crc_size:
+    if checksum:
         data += _NO_CRC
     return data
 
@@ -674,14 +682,8 @@ def encode_query(thread_id: int, db: str, query: str, *, status_vars: bytes, ser
     crc_later=True)``, built without the event object (a session makes one or more per
     transaction).
     """
-    body = _query_body(thread_id, 0, 0, status_vars, db, query)
-    crc_size = CHECKSUM_LEN if checksum else 0
-    data = bytearray(_HEADER.pack(timestamp, QUERY_EVENT, server_id,
-                                  HEADER_LEN + len(body) + crc_size, 0, 0))
-    data += body
-    if crc_size:
-        data += _NO_CRC
-    return data
+    return _unsealed(QUERY_EVENT, _query_body(thread_id, 0, 0, status_vars, db, query),
+                     server_id, timestamp, checksum)
 
 
 def query_layout(data: bytes | bytearray | memoryview, body_at: int,
