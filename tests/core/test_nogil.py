@@ -7,6 +7,8 @@ import select
 import socket
 import threading
 
+import pytest
+
 from rpl.core.net import nogil
 
 
@@ -55,3 +57,15 @@ def test_epoll_rearm_re_arms_a_oneshot_descriptor() -> None:
         assert nogil.epoll_rearm(epoll, b.fileno(), armed)
         assert [fd for fd, _ in epoll.poll(1)] == [b.fileno()]
         assert not nogil.epoll_rearm(epoll, a.fileno(), armed)  # never registered: False
+
+
+def test_the_fallbacks_make_the_blocking_calls() -> None:
+    a, b = socket.socketpair()
+    epoll = select.epoll()
+    buffer = nogil.RecvBuffer(8)
+    with a, b, epoll:
+        threading.Timer(0.05, a.sendall, args=(b"late",)).start()
+        b.settimeout(5)
+        assert buffer.recv(b) == 4 and bytes(buffer.data[:4]) == b"late"  # it waited
+        with pytest.raises(OSError):  # never registered: modify's own error
+            nogil.epoll_modify(epoll, a.fileno(), select.EPOLLIN)

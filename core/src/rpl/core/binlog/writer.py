@@ -8,7 +8,7 @@ A commit, in stages (DESIGN.md, "A commit, end to end"):
    binlog write lock, then the whole queue (everything that arrived while it waited), assigns
    GTIDs in queue order, fixes every event's ``log_pos`` and writes the group with
    one ``write``. Then ``after_flush`` with the group's end.
-2. **Sync.** ``fsync`` per ``sync_binlog`` (0: never, 1: every group, N: every N
+2. **Sync.** ``fdatasync`` per ``sync_binlog`` (0: never, 1: every group, N: every N
    groups). Then the new end is *published*: readers (dump threads) never read past
    the published end, so they never see bytes that might be cut back.
 3. The write lock is released here: the next group can flush while this one waits

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import platform
+import select
 import socket
 import struct
 from collections.abc import Callable
@@ -80,8 +81,7 @@ class RecvBuffer:
 
     def recv_now(self, sock: socket.socket) -> int:
         """Receive what the socket holds now into ``data``, holding the interpreter lock:
-        the byte count, or -1 when it holds nothing (or failed, or no libc recv here):
-        the caller then makes the blocking call, which waits or reports the error.
+        the byte count, or -1 when it holds nothing (or failed, or no libc recv here).
         0 is the peer's orderly close, as for ``recv``.
         """
         if _recv is None:
@@ -89,13 +89,27 @@ class RecvBuffer:
         received: int = _recv(sock.fileno(), self._address, len(self.data), MSG_DONTWAIT)
         return received
 
+    def recv(self, sock: socket.socket) -> int:
+        """``sock.recv_into(data)``, trying first without a thread switch: when the socket
+        holds nothing yet (or the call failed) the blocking call waits or raises the error.
+        """
+        received = self.recv_now(sock)
+        return received if received >= 0 else sock.recv_into(self.data)
 
-def epoll_rearm(epoll: object, fd: int, events: int) -> bool:
+
+def epoll_rearm(epoll: select.epoll, fd: int, events: int) -> bool:
     """``epoll.modify(fd, events)`` holding the interpreter lock (the call never blocks);
-    False when it failed or cannot be made here (the caller then calls ``modify``, which
-    raises the error).
+    False when it failed or cannot be made here.
     """
     if _epoll_ctl is None:
         return False
     event = _EPOLL_EVENT.pack(events, fd)
-    return _epoll_ctl(epoll.fileno(), _EPOLL_CTL_MOD, fd, event) == 0  # type: ignore[attr-defined]
+    return _epoll_ctl(epoll.fileno(), _EPOLL_CTL_MOD, fd, event) == 0
+
+
+def epoll_modify(epoll: select.epoll, fd: int, events: int) -> None:
+    """``epoll.modify(fd, events)``, trying first without a thread switch; a failure is
+    made again by ``modify``, which raises its OSError.
+    """
+    if not epoll_rearm(epoll, fd, events):
+        epoll.modify(fd, events)

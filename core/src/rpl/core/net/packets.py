@@ -144,11 +144,8 @@ class PacketChannel:
                 received = len(large)
                 buffer += large
             else:
-                chunk = self._chunk
-                received = chunk.recv_now(self.sock)
-                if received < 0:
-                    received = self.sock.recv_into(chunk.data)
-                buffer += memoryview(chunk.data)[:received]
+                received = self._chunk.recv(self.sock)
+                buffer += memoryview(self._chunk.data)[:received]
             if not received:
                 raise ConnectionClosed("connection closed by peer")
         data = bytes(buffer[:size])

@@ -241,8 +241,7 @@ class ThreadPool:
                 self._ready.append((fd, connection))
             return
         try:
-            if not nogil.epoll_rearm(self._epoll, fd, _ARMED):
-                self._epoll.modify(fd, _ARMED)
+            nogil.epoll_modify(self._epoll, fd, _ARMED)
         except OSError as lost:  # the socket went away under us (a KILL): forget it
             errorlog.log(_log, logging.INFO, f"Connection {connection.thread_id} left the "
                          f"thread pool: {lost}", code=10000)
