@@ -87,7 +87,12 @@ class ObserverRegistry:
         for interface in INTERFACES.values():
             self._pm.add_hookspecs(interface)
         self._register_lock = threading.Lock()
-        self._counts = threading.Condition()
+        self._count_lock = threading.Lock()
+        """Guards the generations' call counts and ``_waiting`` (a plain lock: every hook
+        call takes it twice)."""
+        self._counts = threading.Condition(self._count_lock)
+        self._waiting = 0
+        """Unregisters waiting for counts to drop: only then does a call's end notify."""
         self._generations: weakref.WeakSet[Generation] = weakref.WeakSet()
         self._inside = threading.local()
         self.current = Generation({}, frozenset())
@@ -161,9 +166,13 @@ class ObserverRegistry:
         if getattr(self._inside, "depth", 0):
             return
         with self._counts:
-            self._counts.wait_for(lambda: not any(
-                generation.active for generation in list(self._generations)
-                if name in generation.plugins))
+            self._waiting += 1
+            try:
+                self._counts.wait_for(lambda: not any(
+                    generation.active for generation in list(self._generations)
+                    if name in generation.plugins))
+            finally:
+                self._waiting -= 1
 
     def plugin_names(self) -> frozenset[str]:
         """Names of the registered plugins."""
@@ -210,7 +219,7 @@ class HookCall:
 
     def __enter__(self) -> Generation:
         registry = self._registry
-        with registry._counts:
+        with registry._count_lock:
             generation = registry.current
             generation.active += 1
         self._generation = generation
@@ -221,7 +230,7 @@ class HookCall:
     def __exit__(self, *exc_info: object) -> None:
         registry, generation = self._registry, self._generation
         registry._inside.depth -= 1
-        with registry._counts:
+        with registry._count_lock:
             generation.active -= 1
-            if not generation.active:
+            if not generation.active and registry._waiting:
                 registry._counts.notify_all()

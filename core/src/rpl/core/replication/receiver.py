@@ -43,11 +43,11 @@ from rpl.core.binlog.events import (
     STOP_EVENT,
     EventError,
     EventHeader,
-    GtidEvent,
     RotateEvent,
     convert_checksum,
     decode_event,
     event_checksum_alg,
+    event_gtid,
     query_layout,
     verify_checksum,
 )
@@ -64,7 +64,7 @@ from rpl.core.errors import (
 from rpl.core.replication.relaylog import SourcePosition
 from rpl.core.replication.services import SourceLink, nanoseconds
 from rpl.core.replication.worker import ChannelThread
-from rpl.observers import BinlogDumpFlags, BinlogRelayFlags, RelayIOParam
+from rpl.observers import BinlogDumpFlags, BinlogRelayFlags, NetError, RelayIOParam
 
 if TYPE_CHECKING:
     from rpl.core.replication.channel import ReplicaChannel
@@ -241,10 +241,7 @@ class Receiver(ChannelThread):
                      f"'{info.log_file or 'FIRST'}' at position {info.log_pos}", code=10562)
 
     def _lost(self, exc: Exception) -> Exception:
-        code, message = _error_of(exc)
-        if code in NETWORK_ERRORS or code == 0 or code >= 2000:
-            return ConnectionLost(code, message)
-        return MySQLError(code, "HY000", message)
+        return _failure(*_error_of(exc))
 
     def _query(self, sql: str) -> list[tuple[Any, ...]]:
         with self.connection.cursor() as cursor:
@@ -317,36 +314,28 @@ class Receiver(ChannelThread):
         self._tracker = TransactionTracker()
         self._pending_gtid = None
         self._in_transaction = False
-        self.connection._execute_command(command, payload)
+        assert self.link is not None
+        self.link.request_dump(command, payload)
 
     # --------------------------------------------------------------- read
     def _read_loop(self) -> None:
-        import pymysql
         relay = self.server.delegates.binlog_relay_io
+        link = self.link
+        assert link is not None
         while True:
             if self.stop_requested.is_set():
                 raise ReceiverStopped()
             self.set_state(STATE_WAITING)
             try:
-                payload = self.connection._read_packet().get_all_data()
-            except pymysql.err.OperationalError as lost:
-                code, message = _error_of(lost)
-                if code == 1236 or code == ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG.errno:
-                    raise MySQLError.of(ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG, 1236,
-                                        message) from lost
-                raise self._lost(lost) from lost
-            except pymysql.MySQLError as exc:
-                code, message = _error_of(exc)
-                if code == 1236:
-                    raise MySQLError.of(ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG, 1236,
-                                        message) from exc
-                raise self._lost(exc) from exc
-            except (OSError, AttributeError) as os_error:
-                raise ConnectionLost(2013, f"Lost connection to source: {os_error}") from os_error
+                payload = link.read()
+            except NetError as lost:
+                raise ConnectionLost(2013, f"Lost connection to source: {lost}") from lost
+            if payload[:1] == b"\xff":
+                raise self._source_error(payload)
             if payload[:1] == b"\xfe" and len(payload) < 9:
                 raise ReceiverStopped()  # end of a non-blocking dump
             self.set_state(STATE_QUEUEING)
-            event = bytes(payload[1:])
+            event = payload[1:]
             if not relay.is_empty("after_read_event"):
                 event = relay.after_read_event(self.param(), event)
             synced = self._queue(event)
@@ -354,6 +343,18 @@ class Receiver(ChannelThread):
                 flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced \
                     else BinlogRelayFlags.NONE
                 relay.after_queue_event(self.param(), event, flags)
+
+    def _source_error(self, payload: bytes) -> Exception:
+        """The ERR packet the source ended the dump with: 1236 (it cannot send the binlog)
+        stops the receiver with that error; any other is handled as a lost connection or
+        a query error, as a client error would be.
+        """
+        code = int.from_bytes(payload[1:3], "little")
+        at = 9 if payload[3:4] == b"#" else 3
+        message = payload[at:].decode("utf-8", "replace")
+        if code == 1236 or code == ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG.errno:
+            return MySQLError.of(ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG, 1236, message)
+        return _failure(code, message)
 
     def _queue(self, raw: bytes) -> bool:
         """Relay one event; True when the relay log was synced after it."""
@@ -401,11 +402,12 @@ class Receiver(ChannelThread):
         """Follow transaction boundaries: Retrieved_Gtid_Set and the resume position."""
         code = header.type_code
         if code == GTID_LOG_EVENT:
-            _, event = decode_event(raw, checksum=self.source_checksum)
-            assert isinstance(event, GtidEvent)
-            self._pending_gtid = Gtid(event.sid, event.gno)
+            try:
+                self._pending_gtid = event_gtid(raw)
+            except EventError as exc:
+                raise self._corrupt(str(exc)) from exc
             self._in_transaction = True
-            self._tracker.ends_group(header, event)
+            self._tracker.feed(code)
             return
         if code in (ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT, HEARTBEAT_LOG_EVENT,
                     PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT):
@@ -451,6 +453,15 @@ class Receiver(ChannelThread):
                 connection.close()
             except Exception:  # noqa: BLE001 - closing a broken connection may fail
                 pass
+
+
+def _failure(code: int, message: str) -> Exception:
+    """A client error as the receiver takes it: a lost connection to reconnect after, or
+    an error that stops it.
+    """
+    if code in NETWORK_ERRORS or code == 0 or code >= 2000:
+        return ConnectionLost(code, message)
+    return MySQLError(code, "HY000", message)
 
 
 def _error_of(exc: Exception) -> tuple[int, str]:

@@ -37,7 +37,6 @@ from rpl.core.binlog.events import (
     LOG_EVENT_ARTIFICIAL_F,
     QUERY_EVENT,
     ROTATE_EVENT,
-    GtidEvent,
     HeartbeatEvent,
     QueryEvent,
     RotateEvent,
@@ -45,8 +44,9 @@ from rpl.core.binlog.events import (
     decode_event,
     encode_event,
     event_checksum_alg,
+    event_gtid,
 )
-from rpl.core.binlog.gtid import Gtid, GtidSet
+from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import (
     LogError,
     TransactionTracker,
@@ -348,11 +348,9 @@ class BinlogSender:
         wanted = self.request.gtids
         assert wanted is not None
         if raw[4] == GTID_LOG_EVENT:
-            header, event = decode_event(raw, checksum=self.checksum)
-            assert isinstance(event, GtidEvent)
-            self._skipping = Gtid(event.sid, event.gno) in wanted
+            self._skipping = event_gtid(raw) in wanted
             self._tracker = TransactionTracker()
-            self._tracker.ends_group(header, event)
+            self._tracker.feed(GTID_LOG_EVENT)
             return self._skipping
         if not self._skipping:
             return False

@@ -5,9 +5,10 @@
   set on its dump connection (``@master_binlog_checksum``, ``@rpl_semi_sync_slave``).
 * :class:`SourceLink` — ``SourceConnection``: the receiver's PyMySQL connection to
   its source, with raw packet access for plugins (semisync sends its ACK with it).
-  It uses PyMySQL's packet-level methods (``_execute_command``, ``_read_packet``,
-  ``_write_bytes``), which is how replication clients built on PyMySQL talk the
-  binlog protocol.
+  PyMySQL authenticates and runs the setup statements; the dump request goes out with
+  its ``_execute_command``, and from then on the stream is read here, with the server's
+  own packet framing (:class:`~rpl.core.net.packets.PacketChannel`) on the same socket:
+  every event would otherwise pass through PyMySQL's packet objects.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from rpl.core.net.packets import frame_packets
+from rpl.core.net import nogil
+from rpl.core.net.packets import ConnectionClosed, PacketChannel, ProtocolError, frame_packets
 from rpl.observers import NetError, QueryError, UserVariableNotFound
 
 if TYPE_CHECKING:
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
 
 _HEADER = struct.Struct("<I")
 _MAX_CHUNK = 0xFFFFFF
+MAX_EVENT_PAYLOAD = 1 << 30
+"""The largest packet a replica accepts from its source (MySQL's
+``replica_max_allowed_packet`` default, 1 GiB)."""
 
 
 def _whole_payload(buffer: bytearray) -> bytes | None:
@@ -169,6 +174,7 @@ class SourceLink:
         self.connection = connection
         self._write_lock = threading.Lock()
         self._out: list[bytes] = []
+        self._stream: PacketChannel | None = None
 
     def query(self, statement: str) -> Sequence[Sequence[object]]:
         """Run ``statement`` on the source; its rows."""
@@ -183,8 +189,31 @@ class SourceLink:
                 raise NetError(str(message)) from exc
             raise QueryError(int(code), "HY000", str(message)) from exc
 
+    def request_dump(self, command: int, payload: bytes) -> None:
+        """Send COM_BINLOG_DUMP(_GTID) ``payload``; the stream that follows is read with
+        :meth:`read`. PyMySQL has read every reply before this command whole, and the
+        source sends nothing unasked, so PyMySQL's read buffer holds nothing of the stream.
+        """
+        self.connection._execute_command(command, payload)
+        self._stream = PacketChannel(self.connection._sock, max_payload=MAX_EVENT_PAYLOAD)
+        self._stream.sequence = 1  # the command was packet 0
+
     def read(self, timeout: float | None = None) -> bytes:
-        """One packet payload from the source."""
+        """One packet payload from the source (of the dump stream, once requested)."""
+        stream = self._stream
+        if stream is None:
+            return self._read_reply(timeout)
+        try:
+            if timeout is not None and not stream.buffered():
+                readable, _, _ = select.select([stream.sock], [], [], max(timeout, 0.0))
+                if not readable:
+                    raise NetError("read timed out", timed_out=True)
+            return stream.read()
+        except (OSError, ConnectionClosed, ProtocolError) as exc:
+            raise NetError(f"read failed: {exc}", timed_out=isinstance(exc, TimeoutError)) \
+                from exc
+
+    def _read_reply(self, timeout: float | None) -> bytes:
         import pymysql
         conn = self.connection
         saved = conn._read_timeout
@@ -213,7 +242,7 @@ class SourceLink:
             if not data:
                 return
             try:
-                self.connection._sock.sendall(data)
+                nogil.sendall(self.connection._sock, data)
             except (OSError, AttributeError) as exc:
                 raise NetError(f"write failed: {exc}") from exc
 
