@@ -246,6 +246,30 @@ def test_packet_is_ok_byte_then_headers_in_order_then_event(delegates: Delegates
     assert bytes(packet.data) == b"\x00\xef\x01abZEVENT"
 
 
+def test_event_packet_is_new_packet_then_before_send_event(delegates: Delegates) -> None:
+    delegates.registry.register(header_plugin("semisync", b"\xef\x00", flag=1), "semisync")
+    delegates.registry.register(header_plugin("other", b"abc", flag=ord("Z")), "other")
+    dump = start(delegates)
+    transmit = delegates.binlog_transmit
+    assert bytes(transmit.event_packet(dump, b"EVENT", "binlog.000001", 120)) == \
+        b"\x00\xef\x01abZEVENT"
+    unobserved = DumpObservers(TRANSMIT, dump.started, frozenset({"other"}))
+    assert bytes(transmit.event_packet(unobserved, b"EVENT", "binlog.000001", 120)) == \
+        b"\x00abZEVENT"
+
+
+def test_event_packet_failure_is_1236(delegates: Delegates) -> None:
+    def refuse(self: object) -> None:
+        raise ObserverError("no header")
+
+    delegates.registry.register(plugin("bad", transmit_start=lambda self: True,
+                                       reserve_header=lambda self: b"h",
+                                       before_send_event=refuse), "bad")
+    with pytest.raises(HookError) as raised:
+        delegates.binlog_transmit.event_packet(start(delegates), b"E", "binlog.000001", 9)
+    assert raised.value.errno == 1236
+
+
 def test_only_observing_plugins_reserve_headers(delegates: Delegates) -> None:
     delegates.registry.register(plugin("quiet", transmit_start=lambda self: None,
                                        reserve_header=lambda self: b"xx"), "quiet")

@@ -138,7 +138,11 @@ class Delegate:
         callbacks = generation.callbacks.get(hook, ())
         if only is None:
             return callbacks
-        return tuple(callback for callback in callbacks if callback.plugin in only)
+        selected = generation.selected.get((hook, only))
+        if selected is None:  # once per hook and plugin set in a generation
+            selected = tuple(callback for callback in callbacks if callback.plugin in only)
+            generation.selected[(hook, only)] = selected
+        return selected
 
     def _each(self, hook: str, callbacks: tuple[Callback, ...],
               arguments: Arguments) -> Iterator[tuple[Callback, object]]:
@@ -232,6 +236,8 @@ class EventPacket:
     data: bytearray
     slots: Mapping[str, tuple[int, int]]
     event_offset: int
+    event: bytes
+    """The event as the dump read it (what ``before_send_event`` observers are shown)."""
 
 
 class BinlogTransmitDelegate(Delegate):
@@ -268,49 +274,71 @@ class BinlogTransmitDelegate(Delegate):
 
     def new_packet(self, dump: DumpObservers, event: bytes) -> EventPacket:
         """Run ``reserve_header`` and build the event packet; raises HookError on failure."""
+        if not dump.observed or self.is_empty("reserve_header"):
+            return EventPacket(bytearray(b"\x00") + event, {}, 1, event)
+        with self._registry.calling() as generation:
+            return self._reserve(generation, dump, event)
+
+    def _reserve(self, generation: Generation, dump: DumpObservers,
+                 event: bytes) -> EventPacket:
         data = bytearray(b"\x00")
         slots: dict[str, tuple[int, int]] = {}
-        if not self.is_empty("reserve_header"):
-            with self._registry.calling() as generation:
-                callbacks = self._select(generation, "reserve_header", dump.observed)
-                for callback, reserved in self._each("reserve_header", callbacks,
-                                                     {"param": dump.param}):
-                    if reserved is None:
-                        continue
-                    if not isinstance(reserved, bytes | bytearray):
-                        self._reject("reserve_header", callback.plugin,
-                                     f"returned {type(reserved).__name__}, not bytes")
-                    if len(reserved) > MAX_RESERVED_HEADER:
-                        self._reject("reserve_header", callback.plugin,
-                                     f"reserved {len(reserved)} header bytes; at most "
-                                     f"{MAX_RESERVED_HEADER} are allowed")
-                    if reserved:
-                        slots[callback.plugin] = (len(data), len(data) + len(reserved))
-                        data += reserved
+        callbacks = self._select(generation, "reserve_header", dump.observed)
+        for callback, reserved in self._each("reserve_header", callbacks,
+                                             {"param": dump.param}):
+            if reserved is None:
+                continue
+            if not isinstance(reserved, bytes | bytearray):
+                self._reject("reserve_header", callback.plugin,
+                             f"returned {type(reserved).__name__}, not bytes")
+            if len(reserved) > MAX_RESERVED_HEADER:
+                self._reject("reserve_header", callback.plugin,
+                             f"reserved {len(reserved)} header bytes; at most "
+                             f"{MAX_RESERVED_HEADER} are allowed")
+            if reserved:
+                slots[callback.plugin] = (len(data), len(data) + len(reserved))
+                data += reserved
         offset = len(data)
         data += event
-        return EventPacket(data, slots, offset)
+        return EventPacket(data, slots, offset, event)
 
     def before_send_event(self, dump: DumpObservers, packet: EventPacket,
                           log_file: str, log_pos: int) -> None:
         """Run ``before_send_event``, giving each observer its own header bytes."""
-        if self.is_empty("before_send_event"):
+        if not dump.observed or self.is_empty("before_send_event"):
             return
+        with self._registry.calling() as generation:
+            self._before_send(generation, dump, packet, log_file, log_pos)
+
+    def _before_send(self, generation: Generation, dump: DumpObservers, packet: EventPacket,
+                     log_file: str, log_pos: int) -> None:
         view = memoryview(packet.data)
-        event = bytes(view[packet.event_offset:])
+        kwargs: dict[str, object] = {"param": dump.param, "event": packet.event,
+                                     "log_file": log_file, "log_pos": log_pos}
 
         def arguments(callback: Callback) -> Mapping[str, object]:
             start, end = packet.slots.get(callback.plugin, (0, 0))
-            return {"param": dump.param, "header": view[start:end], "event": event,
-                    "log_file": log_file, "log_pos": log_pos}
+            kwargs["header"] = view[start:end]
+            return kwargs
 
         try:
-            with self._registry.calling() as generation:
-                callbacks = self._select(generation, "before_send_event", dump.observed)
-                for _ in self._each("before_send_event", callbacks, arguments):
-                    pass
+            callbacks = self._select(generation, "before_send_event", dump.observed)
+            for _ in self._each("before_send_event", callbacks, arguments):
+                pass
         finally:
             view.release()
+
+    def event_packet(self, dump: DumpObservers, event: bytes, log_file: str,
+                     log_pos: int) -> bytearray:
+        """:meth:`new_packet` then :meth:`before_send_event` in one hook call (the dump
+        thread's per-event path): the packet's payload. Raises HookError on failure.
+        """
+        if not dump.observed:
+            return bytearray(b"\x00") + event
+        with self._registry.calling() as generation:
+            packet = self._reserve(generation, dump, event)
+            self._before_send(generation, dump, packet, log_file, log_pos)
+        return packet.data
 
     def after_send_event(self, dump: DumpObservers, event: bytes,
                          skipped_log_file: str | None = None, skipped_log_pos: int = 0) -> None:

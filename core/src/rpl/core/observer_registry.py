@@ -63,13 +63,16 @@ class Callback:
 class Generation:
     """One immutable view of all observers, with a count of calls using it."""
 
-    __slots__ = ("callbacks", "plugins", "active", "__weakref__")
+    __slots__ = ("callbacks", "plugins", "active", "selected", "__weakref__")
 
     def __init__(self, callbacks: Mapping[str, tuple[Callback, ...]],
                  plugins: frozenset[str]) -> None:
         self.callbacks = callbacks
         self.plugins = plugins
         self.active = 0
+        self.selected: dict[tuple[str, frozenset[str]], tuple[Callback, ...]] = {}
+        """Callbacks of a hook restricted to some plugins (a dump's observers), kept as
+        the delegates first select them: the generation never changes."""
 
 
 def _ordered(impls: list[pluggy.HookImpl]) -> list[pluggy.HookImpl]:

@@ -98,7 +98,7 @@ class PayloadReader:
         return chunk
 
 
-def frame_packets(payload: bytes, sequence: int) -> tuple[list[bytes], int]:
+def frame_packets(payload: bytes | bytearray, sequence: int) -> tuple[list[bytes], int]:
     """``payload`` as packets numbered from ``sequence`` (a payload of a multiple of
     MAX_PACKET_CHUNK bytes ends with an empty packet), and the next sequence number.
     """
@@ -170,11 +170,11 @@ class PacketChannel:
             if length < MAX_PACKET_CHUNK:
                 return parts[0] if len(parts) == 1 else b"".join(parts)
 
-    def _frame(self, payload: bytes) -> list[bytes]:
+    def _frame(self, payload: bytes | bytearray) -> list[bytes]:
         frames, self.sequence = frame_packets(payload, self.sequence)
         return frames
 
-    def queue(self, payload: bytes) -> None:
+    def queue(self, payload: bytes | bytearray) -> None:
         """Add a payload to the output buffer (sent by :meth:`flush`)."""
         self._out.extend(self._frame(payload))
 

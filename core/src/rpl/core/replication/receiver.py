@@ -391,11 +391,13 @@ class Receiver(ChannelThread):
             return False
         converted = convert_checksum(raw, has_crc=has_crc, want_crc=channel.relay_log.checksum)
         try:
-            synced = channel.relay_log.append(converted)
+            synced = channel.relay_log.append(converted, publish=False)
         except OSError as os_error:
             raise MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
                                 f"could not queue event from source: {os_error}") from os_error
         self._track(header, raw, write=True)
+        if not self._in_transaction:
+            channel.relay_log.publish()
         return synced
 
     def _track(self, header: EventHeader, raw: bytes, write: bool) -> None:

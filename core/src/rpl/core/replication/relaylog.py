@@ -17,7 +17,9 @@ The receiver appends; the applier reads. What holds:
   was interrupted inside it (the applier then discards the partial copy).
 * ``sync_relay_log`` = N: fsync after every N events (0: leave it to the OS).
 * The published ``end`` only moves past whole events: the applier never reads a
-  partial one.
+  partial one. The receiver publishes at transaction boundaries (and after events
+  outside any transaction), so the applier wakes once for a whole transaction, or for
+  all that arrived meanwhile, instead of once per event.
 """
 
 from __future__ import annotations
@@ -134,8 +136,10 @@ class RelayLog:
             self.open_new(previous_gtids(), source)
 
     # --------------------------------------------------------------- write
-    def append(self, raw: bytes) -> bool:
-        """Write one event; True when the file was synced after it."""
+    def append(self, raw: bytes, publish: bool = True) -> bool:
+        """Write one event; True when the file was synced after it. With ``publish``
+        False the new end waits for the next :meth:`publish` (or append that publishes).
+        """
         with self._lock:
             if "crash_in_relay_log_event_write" in self._crash.armed:
                 os.write(self._fd, raw[:len(raw) // 2])
@@ -152,8 +156,14 @@ class RelayLog:
                     os.fsync(self._fd)
                     self._unsynced = 0
                     synced = True
-            self._publish()
+            if publish:
+                self._publish()
             return synced
+
+    def publish(self) -> None:
+        """Let the applier read everything appended so far."""
+        with self._lock:
+            self._publish()
 
     def _publish(self) -> None:
         with self._published:

@@ -368,11 +368,10 @@ class BinlogSender:
     def _send(self, dump: DumpObservers, raw: bytes, name: str, log_pos: int) -> None:
         transmit = self.server.delegates.binlog_transmit
         try:
-            packet = transmit.new_packet(dump, raw)
-            transmit.before_send_event(dump, packet, name, log_pos)
+            packet = transmit.event_packet(dump, raw, name, log_pos)
         except HookError as exc:
             raise fatal(exc.message) from exc
-        self.connection.channel.queue(bytes(packet.data))
+        self.connection.channel.queue(packet)
         if self._flush_each:
             self._flush()
             try:
