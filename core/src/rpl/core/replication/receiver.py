@@ -331,7 +331,7 @@ class Receiver(ChannelThread):
             except NetError as lost:
                 raise ConnectionLost(2013, f"Lost connection to source: {lost}") from lost
             if payload[:1] == b"\xff":
-                raise self._source_error(payload)
+                raise source_error(payload)
             if payload[:1] == b"\xfe" and len(payload) < 9:
                 raise ReceiverStopped()  # end of a non-blocking dump
             self.set_state(STATE_QUEUEING)
@@ -343,18 +343,6 @@ class Receiver(ChannelThread):
                 flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced \
                     else BinlogRelayFlags.NONE
                 relay.after_queue_event(self.param(), event, flags)
-
-    def _source_error(self, payload: bytes) -> Exception:
-        """The ERR packet the source ended the dump with: 1236 (it cannot send the binlog)
-        stops the receiver with that error; any other is handled as a lost connection or
-        a query error, as a client error would be.
-        """
-        code = int.from_bytes(payload[1:3], "little")
-        at = 9 if payload[3:4] == b"#" else 3
-        message = payload[at:].decode("utf-8", "replace")
-        if code == 1236 or code == ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG.errno:
-            return MySQLError.of(ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG, 1236, message)
-        return _failure(code, message)
 
     def _queue(self, raw: bytes) -> bool:
         """Relay one event; True when the relay log was synced after it."""
@@ -455,6 +443,20 @@ class Receiver(ChannelThread):
                 connection.close()
             except Exception:  # noqa: BLE001 - closing a broken connection may fail
                 pass
+
+
+def source_error(payload: bytes) -> Exception:
+    """What the receiver raises for the ERR packet ``payload`` the source ended the dump
+    with: 1236 (the source cannot send the binlog) stops it with
+    ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG; any other code is taken as a client
+    error would be (:func:`_failure`).
+    """
+    code = int.from_bytes(payload[1:3], "little")
+    at = 9 if payload[3:4] == b"#" else 3
+    message = payload[at:].decode("utf-8", "replace")
+    if code == 1236 or code == ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG.errno:
+        return MySQLError.of(ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG, 1236, message)
+    return _failure(code, message)
 
 
 def _failure(code: int, message: str) -> Exception:
