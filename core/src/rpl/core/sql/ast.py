@@ -741,9 +741,9 @@ def quote_identifier(name: str) -> str:
 
 _STRING_ESCAPES = str.maketrans(
     {"\\": "\\\\", "'": "\\'", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z"})
-_NEEDS_ESCAPE = re.compile("[\\\\'\0\n\r\x1a]")
-"""Any character _STRING_ESCAPES changes (a search is cheaper than a translate that
-changes nothing, the common case)."""
+_NEEDS_ESCAPE = re.compile("[" + re.escape("".join(map(chr, _STRING_ESCAPES))) + "]")
+"""Any character _STRING_ESCAPES changes, derived from it (a search is cheaper than a
+translate that changes nothing, the common case)."""
 
 
 def quote_literal(value: LiteralValue) -> str:
