@@ -13,7 +13,9 @@ The list holds the statement path (protocol, parser, executor, engine, binlog gr
 commit) and the replication threads. Modules left out either gain nothing (cold paths),
 hold attrs classes with ``attrs.field()`` defaults that mypyc cannot compile as native
 classes (the event codec, the table schema), or keep weak references to their instances
-(the observer registry).
+(the observer registry). One helper is written in C by hand: ``rpl.core.net._sendmany``,
+the group commit leader's many replies sent with the interpreter lock let go once
+(rpl.core.net.nogil.send_many, which the pure build makes one send at a time).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from setuptools import setup
+from setuptools import Extension, setup
 
 COMPILED = [
     "rpl/core/binlog/dependency.py",
@@ -64,6 +66,9 @@ COMPILED = [
 ]
 """Paths under src/ of the modules the compiled build compiles."""
 
+C_EXTENSIONS = [Extension("rpl.core.net._sendmany", ["src/rpl/core/net/_sendmany.c"])]
+"""Hand-written C helpers of the compiled build (the pure build does without them)."""
+
 
 COMPILED_BUILD = "build/compiled"
 """The compiled build's own build tree, emptied at each compiled build: a pure build never
@@ -81,7 +86,7 @@ def _compiled() -> dict[str, object]:
     sources = [f"src/{path}" for path in COMPILED]
     modules = mypycify(["--explicit-package-bases", *sources], opt_level="3",
                        target_dir=f"{COMPILED_BUILD}/c")
-    return {"ext_modules": modules, "options": {"build": {"build_base": COMPILED_BUILD}}}
+    return {"ext_modules": [*modules, *C_EXTENSIONS], "options": {"build": {"build_base": COMPILED_BUILD}}}
 
 
 if __name__ == "__main__":  # as the build runs it; tests import COMPILED alone

@@ -12,18 +12,27 @@ import importlib.machinery
 import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 SETUP = Path(__file__).resolve().parents[2] / "core" / "setup.py"
 
 
-def _listed_modules() -> list[str]:
+def _setup() -> Any:
     spec = importlib.util.spec_from_file_location("rpl_core_setup", SETUP)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return [path.removesuffix(".py").replace("/", ".") for path in module.COMPILED]
+    return module
+
+
+def _listed_modules() -> list[str]:
+    return [path.removesuffix(".py").replace("/", ".") for path in _setup().COMPILED]
+
+
+def _c_helpers() -> list[str]:
+    return [extension.name for extension in _setup().C_EXTENSIONS]
 
 
 def _is_extension(name: str) -> bool:
@@ -35,3 +44,14 @@ def _is_extension(name: str) -> bool:
 def test_module_is_of_the_build_asked_for(name: str) -> None:
     compiled = os.environ.get("RPL_BUILD", "pure") == "compiled"
     assert _is_extension(name) == compiled, (name, importlib.import_module(name).__file__)
+
+
+@pytest.mark.parametrize("name", _c_helpers())
+def test_c_helpers_are_in_the_compiled_build_alone(name: str) -> None:
+    compiled = os.environ.get("RPL_BUILD", "pure") == "compiled"
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        assert not compiled, name
+    else:
+        assert compiled, name

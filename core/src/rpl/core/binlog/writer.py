@@ -60,6 +60,7 @@ from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, file_number
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import BinlogStorageDelegate, HookError
 from rpl.core.errors import ER_BINLOG_LOGGING_IMPOSSIBLE, ER_UNKNOWN_ERROR, MySQLError
+from rpl.core.net.packets import ReplyBatch
 from rpl.core.waits import thd_wait
 from rpl.observers import BinlogStorageParam
 
@@ -117,6 +118,11 @@ class BinlogOptions:
     dependency_history_size: Callable[[], int] = lambda: 25000
 
 
+Reply = Callable[[MySQLError | None, ReplyBatch], None]
+"""A ticket's reply: given the ticket's error (None: committed), it adds the client's
+reply to the batch in which the leader sends its group's replies together."""
+
+
 def _held_lock() -> _thread.LockType:
     lock = _thread.allocate_lock()
     lock.acquire()
@@ -153,11 +159,12 @@ class CommitTicket:
     the one thread that commits the ticket blocks in ``done.acquire()``, the leader
     releases it once. A bare lock is the cheapest one-shot signal CPython has (an Event
     builds a Condition and a lock per wait), and every commit makes one."""
-    reply: Callable[[MySQLError | None], None] | None = None
+    reply: Reply | None = None
     """When set, the committing thread does not wait: the leader calls ``reply`` with the
     ticket's error (None: committed) once the group is finished, after the engine commit
-    and ``after_commit``, and the reply to the client goes out from there (a session's
-    autocommit statement: no wake-up per commit). It must not raise."""
+    and ``after_commit``, and the reply to the client goes out from there, sent with the
+    rest of the group's (a session's autocommit statement: no wake-up per commit, and one
+    release of the interpreter lock for the group's sends). It must not raise."""
 
 
 @attrs.frozen
@@ -436,11 +443,13 @@ class Binlog:
                     ER_UNKNOWN_ERROR, f"internal error in the commit stage: {failure!r}")
             raise
         finally:
+            replies = ReplyBatch()
             for ticket in group:
                 if ticket.reply is not None:
-                    ticket.reply(ticket.error)
+                    ticket.reply(ticket.error, replies)
                 else:
                     ticket.done.release()
+            replies.send()
         if end is not None and self.on_group is not None:
             self.on_group(end)
         if end is not None and self._end.pos >= self.options.max_binlog_size():
@@ -534,10 +543,12 @@ class Binlog:
         errorlog.log(_log, logging.ERROR, f"Binary logging not possible. Message: {message} "
                      f"({self._file}: {failure})", code=10000)
         error = MySQLError.of(ER_BINLOG_LOGGING_IMPOSSIBLE, message)
+        replies = ReplyBatch()
         for ticket in group:
             ticket.error = error
             if ticket.reply is not None:
-                ticket.reply(error)
+                ticket.reply(error, replies)
+        replies.send()
         logging.shutdown()
         os._exit(1)
 

@@ -15,11 +15,16 @@ they cannot do at once (a full socket buffer, a command not arrived yet) is left
 caller's blocking call. No library offers this, so it is written here by hand; Linux and
 other POSIX systems only (elsewhere every call here does nothing and the blocking call
 does all the work).
+
+The exception is :func:`send_many`, for the group commit leader's replies: many sends at
+once, with the lock released once around them all (the compiled build's C helper
+``_sendmany``), so that the kernel's work runs beside the Python threads.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib
 import platform
 import select
 import socket
@@ -61,6 +66,29 @@ def send_now(sock: socket.socket, data: bytes) -> int:
         return 0
     sent: int = _send(sock.fileno(), data, len(data), MSG_DONTWAIT)
     return max(sent, 0)
+
+
+def _load_send_many() -> Callable[[list[int], list[bytes]], list[int]] | None:
+    """The compiled build's ``_sendmany.send_many`` (core/setup.py), or None."""
+    try:
+        module = importlib.import_module("rpl.core.net._sendmany")
+    except ImportError:
+        return None
+    return module.send_many  # type: ignore[no-any-return]
+
+
+_send_many = _load_send_many()
+
+
+def send_many(socks: list[socket.socket], data: list[bytes]) -> list[int]:
+    """Send ``data[i]`` on ``socks[i]``, what each socket takes at once: the byte counts
+    (0 for one that took nothing, failed or is closed; the caller's blocking send then
+    finishes it or reports the error). With the C helper the interpreter lock is let go
+    once for all the sends; without it each is :func:`send_now`.
+    """
+    if _send_many is None:
+        return [send_now(sock, chunk) for sock, chunk in zip(socks, data, strict=True)]
+    return _send_many([sock.fileno() for sock in socks], data)
 
 
 def sendall(sock: socket.socket, data: bytes) -> None:

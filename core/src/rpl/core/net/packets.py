@@ -110,6 +110,49 @@ def frame_packets(payload: bytes | bytearray, sequence: int) -> tuple[list[bytes
     return frames, sequence
 
 
+class ReplyBatch:
+    """Replies for many channels, gathered and then sent together (the group commit
+    leader's replies to its group): every channel's write lock is held while its reply
+    goes out, and the sends that do not block are made in one :func:`nogil.send_many`.
+    A client that went away is not an error here: its connection's reader sees the end.
+    """
+
+    def __init__(self) -> None:
+        self._channels: list[PacketChannel] = []
+        self._data: list[bytes] = []
+
+    def add(self, channel: PacketChannel, data: bytes) -> None:
+        """Queue framed ``data`` for ``channel`` (after what is queued for it already)."""
+        if channel in self._channels:
+            index = self._channels.index(channel)
+            self._data[index] += data
+            return
+        self._channels.append(channel)
+        self._data.append(data)
+
+    def send(self) -> None:
+        """Send everything queued, and empty the batch."""
+        channels, data = self._channels, self._data
+        if not channels:
+            return
+        self._channels, self._data = [], []
+        held = []
+        try:
+            for channel in channels:
+                channel._write_lock.acquire()
+                held.append(channel)
+            sent = nogil.send_many([channel.sock for channel in channels], data)
+            for channel, chunk, count in zip(channels, data, sent, strict=True):
+                if count < len(chunk):
+                    try:
+                        channel.sock.sendall(chunk[count:] if count else chunk)
+                    except OSError:
+                        pass
+        finally:
+            for channel in held:
+                channel._write_lock.release()
+
+
 class PacketChannel:
     """Whole payloads over a socket, with sequence ids and multi-packet payloads.
 
@@ -183,14 +226,14 @@ class PacketChannel:
         self.queue(payload)
         self.flush()
 
-    def send_as(self, sequence: int, payload: bytes) -> None:
-        """Send ``payload`` now as the packet(s) numbered from ``sequence``, leaving this
-        channel's own numbering alone: a reply framed for a command and sent by another
-        thread (the group commit leader) after this one went on to read the next command.
+    def reply_later(self, batch: ReplyBatch, sequence: int, payload: bytes) -> None:
+        """Add ``payload`` to ``batch`` as the packet(s) numbered from ``sequence``, leaving
+        this channel's own numbering alone: a reply framed for a command and sent by
+        another thread (the group commit leader) after this one went on to read the next
+        command.
         """
         frames, _ = frame_packets(payload, sequence)
-        with self._write_lock:
-            nogil.sendall(self.sock, b"".join(frames))
+        batch.add(self, b"".join(frames))
 
     def flush(self) -> None:
         """Send everything queued, in one system call where possible."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rpl.core import errorlog
+from rpl.core.binlog.writer import Reply
 from rpl.core.errors import (
     ER_ACCESS_DENIED_ERROR,
     ER_BAD_DB_ERROR,
@@ -24,7 +25,7 @@ from rpl.core.errors import (
 )
 from rpl.core.net import handshake as hs
 from rpl.core.net import responses as rsp
-from rpl.core.net.packets import ConnectionClosed, PacketChannel, ProtocolError
+from rpl.core.net.packets import ConnectionClosed, PacketChannel, ProtocolError, ReplyBatch
 from rpl.core.server.execute import execute
 from rpl.core.server.results import Ok, Result
 from rpl.core.server.session import Session, next_thread_id
@@ -216,8 +217,7 @@ class Connection:
         if not session.replied:
             self.send_result(session, result)
 
-    def _reply_later(self, session: Session,
-                     result: Ok) -> Callable[[MySQLError | None], None]:
+    def _reply_later(self, session: Session, result: Ok) -> Reply:
         """The reply to the running statement, framed now for the group commit leader to
         send (Session.reply_later): the OK as :meth:`send_result` would send it, with the
         status after the commit (no transaction open), or the commit's error.
@@ -227,13 +227,10 @@ class Connection:
                            rsp.SERVER_STATUS_AUTOCOMMIT if session.autocommit else 0,
                            len(session.warnings), result.info)
 
-        def send(error: MySQLError | None) -> None:
+        def send(error: MySQLError | None, batch: ReplyBatch) -> None:
             payload = ok if error is None else rsp.err_packet(error.errno, error.sqlstate,
                                                               error.message)
-            try:
-                self.channel.send_as(sequence, payload)
-            except OSError:
-                pass  # the client went away: its connection thread reads the end
+            self.channel.reply_later(batch, sequence, payload)
 
         return send
 

@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING
 from rpl.core import errorlog
 from rpl.core.binlog.events import seal_events
 from rpl.core.binlog.gtid import Gtid
-from rpl.core.binlog.writer import CommitTicket
+from rpl.core.binlog.writer import CommitTicket, Reply
 from rpl.core.delegates import HookError
 from rpl.core.engine import Transaction
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_SPECIFIC_ACCESS_DENIED_ERROR, MySQLError
+from rpl.core.net.packets import ReplyBatch
 from rpl.core.server.binlogging import Origin, change_statements
 from rpl.core.server.expressions import Context
 from rpl.core.server.results import Ok
@@ -37,7 +38,7 @@ from rpl.core.variables import display
 from rpl.observers import TableInfo, TransFlags, TransParam
 
 _log = errorlog.logger("session")
-ReplyLater = Callable[["Session", Ok], Callable[[MySQLError | None], None]]
+ReplyLater = Callable[["Session", Ok], Reply]
 """Given the session and its statement's OK, the sender of that reply (or of the commit's
 error) that another thread may call later (see Session._leader_reply)."""
 
@@ -255,8 +256,7 @@ class Session:
         events.append(self.server.encoder.xid(self.server.binlog.next_xid(), self.origin))
         self._commit_events(trx, events, self._leader_reply(reply_with, trx))
 
-    def _leader_reply(self, result: object,
-                      trx: Transaction) -> Callable[[MySQLError | None], None] | None:
+    def _leader_reply(self, result: object, trx: Transaction) -> Reply | None:
         """The reply the group commit leader sends for the statement ending with this
         commit, or None when this thread replies itself (no connection asked for it, or
         the result is not a plain OK).
@@ -271,11 +271,11 @@ class Session:
             return None
         send = self.reply_later(self, result)
 
-        def reply(error: MySQLError | None) -> None:
+        def reply(error: MySQLError | None, batch: ReplyBatch) -> None:
             if error is not None and trx.active:
                 trx.rollback()
             self.state = ""
-            send(error)
+            send(error, batch)
 
         return reply
 
@@ -289,7 +289,7 @@ class Session:
         self._commit_events(trx, events)
 
     def _commit_events(self, trx: Transaction | None, events: list[bytearray],
-                       reply: Callable[[MySQLError | None], None] | None = None) -> None:
+                       reply: Reply | None = None) -> None:
         """before_commit, then group commit of ``events`` with ``trx``'s engine commit
         (``reply``: the leader replies, see :meth:`_leader_reply`).
         """
