@@ -86,7 +86,8 @@ def _compiled() -> dict[str, object]:
     sources = [f"src/{path}" for path in COMPILED]
     modules = mypycify(["--explicit-package-bases", *sources], opt_level="3",
                        target_dir=f"{COMPILED_BUILD}/c")
-    return {"ext_modules": [*modules, *C_EXTENSIONS], "options": {"build": {"build_base": COMPILED_BUILD}}}
+    return {"ext_modules": [*modules, *C_EXTENSIONS],
+            "options": {"build": {"build_base": COMPILED_BUILD}}}
 
 
 if __name__ == "__main__":  # as the build runs it; tests import COMPILED alone

@@ -346,6 +346,16 @@ def test_encode_query_is_the_query_event_encoded(thread_id: int, db: str, query:
     assert bytes(built) == expected
 
 
+@given(st.integers(0, 2**64 - 1), st.booleans(), st.integers(0, 2**32 - 1),
+       st.integers(0, 2**32 - 1))
+def test_encode_xid_is_the_xid_event_encoded(xid: int, checksum: bool, server_id: int,
+                                             timestamp: int) -> None:
+    expected = ev.encode_event(ev.XidEvent(xid), server_id=server_id, timestamp=timestamp,
+                               checksum=checksum, crc_later=True)
+    built = ev.encode_xid(xid, server_id=server_id, timestamp=timestamp, checksum=checksum)
+    assert bytes(built) == expected
+
+
 def test_crc_later_leaves_the_crc_to_relocation_or_sealing() -> None:
     event = ev.QueryEvent(thread_id=1, exec_time=0, error_code=0,
                           status_vars=ev.default_status_vars(), db="d", query="BEGIN")

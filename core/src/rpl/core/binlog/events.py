@@ -743,6 +743,13 @@ class XidEvent(Event):
         return cls(_U64.unpack(body)[0])
 
 
+def encode_xid(xid: int, *, server_id: int, timestamp: int, checksum: bool) -> bytearray:
+    """The whole XID event: the bytes of ``encode_event(XidEvent(xid), ...,
+    crc_later=True)``, built without the event object (every transaction ends with one).
+    """
+    return _unsealed(XID_EVENT, _U64.pack(xid), server_id, timestamp, checksum)
+
+
 @mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
 @attrs.frozen
 class RotateEvent(Event):

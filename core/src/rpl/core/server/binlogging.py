@@ -12,12 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from rpl.core.binlog.events import (
-    XidEvent,
-    default_status_vars,
-    encode_event,
-    encode_query,
-)
+from rpl.core.binlog.events import default_status_vars, encode_query, encode_xid
 from rpl.core.engine import Row, RowChange, TableSchema
 from rpl.core.sql.ast import quote_identifier, quote_literal
 
@@ -118,8 +113,7 @@ class EventEncoder:
     def xid(self, xid: int, origin: Origin | None = None) -> bytearray:
         """An XID event ending a transaction."""
         server_id, timestamp = self._stamp(origin)
-        return bytearray(encode_event(XidEvent(xid), server_id=server_id, timestamp=timestamp,
-                                      checksum=self.checksum, crc_later=True))
+        return encode_xid(xid, server_id=server_id, timestamp=timestamp, checksum=self.checksum)
 
     def _stamp(self, origin: Origin | None) -> Origin:
         """The server id and time an event carries: the originating server's for a

@@ -54,11 +54,12 @@ Values: TypeAlias = list[ast.LiteralValue]
 Builder: TypeAlias = Callable[[Values], object]
 
 _SPLIT: Final = re.compile(
-    rf"(?=[`'0-9])({BQ_PATTERN}|(?<![{IDENT_CHARS}.'])(?:{SQ_PATTERN}|\d+(?![{IDENT_CHARS}.'])))")
-"""Backquoted identifiers (kept), string literals and unsigned integers (made ``?``); the
-lookahead lets the scan pass over other characters without trying each alternative."""
-_UNSAFE: Final = re.compile(r"['\"`@#\\?]|/\*|--")
-"""What, outside literals and backquoted identifiers, keeps a text from being shaped."""
+    rf"(?=[`'0-9\"@#\\\\?/-])({BQ_PATTERN}|(?<![{IDENT_CHARS}.'])(?:{SQ_PATTERN}|\d+(?![{IDENT_CHARS}.']))"
+    r"|['\"`@#\\?]|/\*|--)")
+"""Backquoted identifiers (kept), string literals and unsigned integers (made ``?``),
+and, outside those, whatever keeps a text from being shaped (a quote that starts no
+literal, ``" @ # \\ ?``, ``/*``, ``--``); the lookahead lets the scan pass over other
+characters without trying each alternative."""
 
 
 def split(sql: str) -> tuple[str, Values] | None:
@@ -68,24 +69,24 @@ def split(sql: str) -> tuple[str, Values] | None:
     (``s`` string, ``n`` number); ``values`` are the literals' values in text order.
     """
     parts = _SPLIT.split(sql)
-    if _UNSAFE.search(" ".join(parts[0::2])) is not None:
-        return None
     out = [parts[0]]
     values: Values = []
     kinds = []
     for index in range(1, len(parts), 2):
         token = parts[index]
         first = token[0]
-        if first == "`":
-            out.append(token)
-        elif first == "'":
+        if first == "'" and len(token) > 1:
             out.append("?")
             values.append(unescape_string(token[1:-1]))
             kinds.append("s")
-        else:
+        elif first.isdigit():
             out.append("?")
             values.append(int(token))
             kinds.append("n")
+        elif first == "`" and len(token) > 1:
+            out.append(token)
+        else:
+            return None  # not shapeable: see _SPLIT
         out.append(parts[index + 1])
     return "".join(out) + "\0" + "".join(kinds), values
 
