@@ -258,17 +258,17 @@ class BinlogSender:
             self._send_file(dump, self.file, start)
             first = False
             self._state(STATE_SWITCHING)
-            self.file = self._next_file(self.file)
+            self.file = self._next_file(dump, self.file)
             self.position = 4
 
-    def _next_file(self, name: str) -> str:
+    def _next_file(self, dump: DumpObservers, name: str) -> str:
         names = self.binlog.index.names()
         if name not in names:
             raise fatal(f"could not find next log; the binary log '{name}' was purged or "
                         f"reset while the dump was reading it")
         index = names.index(name)
         while index + 1 >= len(names):
-            self._idle_wait(self.binlog.end)
+            self._idle_wait(dump, self.binlog.end)
             names = self.binlog.index.names()
         return names[index + 1]
 
@@ -307,7 +307,7 @@ class BinlogSender:
                     self.connection.channel.write(rsp.eof_packet())
                     raise DumpEnded()
                 self._state(STATE_IDLE)
-                self._idle_wait(self.binlog.end)
+                self._idle_wait(dump, self.binlog.end)
 
     def _limit(self, name: str, tail: LogTail) -> int:
         end = self.binlog.end
@@ -387,7 +387,7 @@ class BinlogSender:
             raise DumpEnded() from exc
 
     # ------------------------------------------------------------- idling
-    def _idle_wait(self, end: object) -> None:
+    def _idle_wait(self, dump: DumpObservers, end: object) -> None:
         """Wait for the binlog to grow; heartbeat when due; end the dump if asked to."""
         timeout = IDLE_CHECK
         if self.heartbeat:
@@ -397,15 +397,23 @@ class BinlogSender:
         if self.session.killed.is_set() or self.server.stopping or self.net.peer_closed:
             raise DumpEnded()
         if self.heartbeat and time.monotonic() - self._last_sent >= self.heartbeat:
-            self._send_heartbeat()
+            self._send_heartbeat(dump)
         elif not grew and self._replica_gone():  # a busy dump learns it from its sends
             raise DumpEnded()
 
-    def _send_heartbeat(self) -> None:
+    def _send_heartbeat(self, dump: DumpObservers) -> None:
+        """A HEARTBEAT event, with the headers the dump's observers reserve (as every
+        packet of the dump: a semisync replica expects its header on each), but no
+        ``before_send_event`` / ``after_send_event``: a heartbeat is no binlog event.
+        """
         raw = encode_event(HeartbeatEvent(self.file), server_id=self.server.server_id,
                            timestamp=0, log_pos=self.position, flags=LOG_EVENT_ARTIFICIAL_F,
                            checksum=self.checksum)
-        self.connection.channel.queue(b"\x00" + raw)
+        try:
+            packet = self.server.delegates.binlog_transmit.new_packet(dump, raw)
+        except HookError as exc:
+            raise fatal(exc.message) from exc
+        self.connection.channel.queue(packet.data)
         self._flush()
         self._last_sent = time.monotonic()
 

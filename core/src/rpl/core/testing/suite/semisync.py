@@ -1,6 +1,7 @@
 """The semisync part of the conformance suite: the 17 behaviours MySQL's test suite
 checks of rpl_semi_sync_master / rpl_semi_sync_slave (one test each, numbered as in the
-project's reference list), against real server processes.
+project's reference list), against real server processes; and an 18th, heartbeats on
+an idle semisync dump (each carries the semisync header, as every packet of it does).
 
 An implementation under test must use MySQL's variable and status names
 (``rpl_semi_sync_master_*``, ``Rpl_semi_sync_master_*``, ``rpl_semi_sync_slave_enabled``,
@@ -34,6 +35,7 @@ from rpl.core.testing.topology import (
     drain,
     gtid_executed,
     replicate,
+    slave_status,
     status,
     wait_caught_up,
     wait_for,
@@ -492,6 +494,28 @@ class SemisyncSuite(SemisyncFixtures):
         source.query("SET GLOBAL rpl_semi_sync_master_wait_point = 'after_commit'")
         assert source.query("SELECT @@global.rpl_semi_sync_master_wait_point") == \
             [("AFTER_COMMIT",)]
+
+    # beyond the 17: every packet of a semisync dump carries the header, heartbeats too
+    def test_18_heartbeats_keep_an_idle_replica_semisync(self, nodes: Nodes) -> None:
+        source = nodes.source()
+        replica = nodes.replica(source)
+        wait_for(clients_are(source, 1), 20, "the semisync dump")
+        replica.query("STOP SLAVE")
+        replica.query("CHANGE MASTER TO MASTER_HEARTBEAT_PERIOD = 0.1")
+        replica.query("START SLAVE")
+        wait_for(clients_are(source, 1), 20, "the semisync dump, again")
+        inserts = Inserts(source)
+        inserts.one()
+        heartbeats = int(status(replica, "Slave_received_heartbeats"))
+        wait_for(lambda: int(status(replica, "Slave_received_heartbeats")) >= heartbeats + 5,
+                 20, "heartbeats while the source is idle")
+        assert slave_status(replica)["Slave_IO_Running"] == "Yes", \
+            slave_status(replica)["Last_IO_Error"]
+        yes_tx = counter(source, "yes_tx")
+        inserts.one()  # still acknowledged by the replica that read the heartbeats
+        assert counter(source, "yes_tx") == yes_tx + 1
+        assert counter(source, "no_tx") == 0
+        inserts.close()
 
 
 # ------------------------------------------------------------------ lossless failover
