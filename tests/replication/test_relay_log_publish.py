@@ -1,13 +1,17 @@
 """The relay log's published end: what the applier may read moves only when the
-receiver publishes (at transaction boundaries), never past a whole event."""
+receiver publishes (at transaction boundaries), never past a whole event; and how the
+events kept until then are written (one write per transaction, sync_relay_log)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from rpl.core.binlog.events import QueryEvent, encode_event
 from rpl.core.binlog.gtid import GtidSet
-from rpl.core.replication.relaylog import RelayLog
+from rpl.core.replication.relaylog import MAX_UNWRITTEN, RelayLog
 
 
 def relay_log(directory: Path) -> RelayLog:
@@ -45,3 +49,57 @@ def test_closing_publishes_what_was_appended(tmp_path: Path) -> None:
     log.append(event("BEGIN"), publish=False)
     log.close()
     assert log.end.pos == (tmp_path / log.end.file).stat().st_size
+
+
+def test_a_transaction_is_written_in_one_system_call(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    log = relay_log(tmp_path)
+    writes: list[int] = []
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: writes.append(len(data)) or
+                        real_write(fd, data))
+    before = (tmp_path / log.end.file).stat().st_size
+    events = [event("BEGIN"), event("INSERT INTO t VALUES (1)"), event("COMMIT")]
+    for raw in events[:-1]:
+        assert log.append(raw, publish=False) is False
+    assert writes == [] and (tmp_path / log.end.file).stat().st_size == before
+    log.append(events[-1], publish=False)
+    log.publish()
+    assert writes == [sum(map(len, events))]
+    with (tmp_path / log.end.file).open("rb") as relay:
+        relay.seek(before)
+        assert relay.read() == b"".join(events)  # in order, each once
+
+
+def test_sync_relay_log_counts_events_and_syncs_when_they_are_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    every = [3]
+    log = RelayLog(tmp_path, "relay-bin", 2, True, sync_every=lambda: every[0],
+                   max_size=lambda: 1 << 30)
+    log.open_new(GtidSet())
+    syncs: list[int] = []
+    monkeypatch.setattr(os, "fsync", lambda fd: syncs.append(fd))
+    log.append(event("BEGIN"), publish=False)
+    log.append(event("COMMIT"), publish=False)
+    assert log.publish() is False and syncs == []  # 2 events: not yet
+    log.append(event("BEGIN"), publish=False)
+    assert syncs == []
+    assert log.publish() is True and len(syncs) == 1  # the 3rd event, once written
+    every[0] = 1  # sync_relay_log = 1: each event written and synced as it arrives
+    size = (tmp_path / log.end.file).stat().st_size
+    assert log.append(event("BEGIN"), publish=False) is True and len(syncs) == 2
+    assert (tmp_path / log.end.file).stat().st_size > size
+
+
+def test_a_large_transaction_is_written_as_it_arrives_and_published_at_its_end(
+        tmp_path: Path) -> None:
+    log = relay_log(tmp_path)
+    start = log.end
+    big = event("INSERT INTO t VALUES ('" + "x" * 4096 + "')")
+    count = MAX_UNWRITTEN // len(big) + 2
+    for _ in range(count):
+        log.append(big, publish=False)
+    assert (tmp_path / start.file).stat().st_size > start.pos + MAX_UNWRITTEN // 2
+    assert log.end == start, "written is not published: the applier waits for the end"
+    log.publish()
+    assert log.end.pos == start.pos + count * len(big)

@@ -42,13 +42,13 @@ from rpl.core.binlog.events import (
     ROTATE_EVENT,
     STOP_EVENT,
     EventError,
-    EventHeader,
     RotateEvent,
     convert_checksum,
     decode_event,
     event_checksum_alg,
     event_gtid,
     query_layout,
+    unpack_header,
     verify_checksum,
 )
 from rpl.core.binlog.gtid import Gtid
@@ -336,25 +336,25 @@ class Receiver(ChannelThread):
                 raise ReceiverStopped()  # end of a non-blocking dump
             self.set_state(STATE_QUEUEING)
             event = payload[1:]
+            param = None  # built once per event, and only for observers
             if not relay.is_empty("after_read_event"):
-                event = relay.after_read_event(self.param(), event)
+                param = self.param()
+                event = relay.after_read_event(param, event)
             synced = self._queue(event)
             if not relay.is_empty("after_queue_event"):
                 flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced \
                     else BinlogRelayFlags.NONE
-                relay.after_queue_event(self.param(), event, flags)
+                relay.after_queue_event(param or self.param(), event, flags)
 
     def _queue(self, raw: bytes) -> bool:
         """Relay one event; True when the relay log was synced after it."""
         channel = self.channel
         info = channel.master_info
-        try:
-            header = EventHeader.unpack(raw)
-        except EventError as exc:
-            raise self._corrupt(str(exc)) from exc
-        if header.event_size != len(raw):
-            raise self._corrupt(f"event_size {header.event_size} but {len(raw)} bytes arrived")
-        code = header.type_code
+        if len(raw) < HEADER_LEN:
+            raise self._corrupt(f"event header needs {HEADER_LEN} bytes, {len(raw)} arrived")
+        _, code, server_id, event_size, log_pos, _ = unpack_header(raw, 0)
+        if event_size != len(raw):
+            raise self._corrupt(f"event_size {event_size} but {len(raw)} bytes arrived")
         has_crc = self.source_checksum or code == FORMAT_DESCRIPTION_EVENT
         if has_crc and not verify_checksum(raw):
             raise self._corrupt(f"CRC32 mismatch in an event of type {code}")
@@ -368,29 +368,38 @@ class Receiver(ChannelThread):
             _, rotate = decode_event(raw, checksum=self.source_checksum)
             assert isinstance(rotate, RotateEvent)
             info.log_file, info.log_pos = rotate.next_file, rotate.position
-        elif header.log_pos:
-            info.log_pos = header.log_pos
+        elif log_pos:
+            info.log_pos = log_pos
         if not self._in_transaction and code in _FILE_EVENTS:
             channel.boundary = (info.log_file, info.log_pos)
         if code in (PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT) or (
-                header.server_id == self.server.server_id and code != ROTATE_EVENT
+                server_id == self.server.server_id and code != ROTATE_EVENT
                 and code != FORMAT_DESCRIPTION_EVENT):
-            self._track(header, raw, write=False)
+            self._track(code, raw, write=False)
             return False
         converted = convert_checksum(raw, has_crc=has_crc, want_crc=channel.relay_log.checksum)
         try:
             synced = channel.relay_log.append(converted, publish=False)
         except OSError as os_error:
-            raise MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
-                                f"could not queue event from source: {os_error}") from os_error
-        self._track(header, raw, write=True)
-        if not self._in_transaction:
-            channel.relay_log.publish()
+            raise _write_failure(os_error) from os_error
+        if self._track(code, raw, write=True):
+            synced = True
+        if not self._in_transaction and self._publish():
+            synced = True
         return synced
 
-    def _track(self, header: EventHeader, raw: bytes, write: bool) -> None:
-        """Follow transaction boundaries: Retrieved_Gtid_Set and the resume position."""
-        code = header.type_code
+    def _publish(self) -> bool:
+        """Write what the relay log keeps and let the applier read it; True when synced."""
+        try:
+            return self.channel.relay_log.publish()
+        except OSError as os_error:
+            raise _write_failure(os_error) from os_error
+
+    def _track(self, code: int, raw: bytes, write: bool) -> bool:
+        """Follow transaction boundaries: Retrieved_Gtid_Set and the resume position. At
+        the end of a relayed transaction, the relay log is written and published first
+        (True when that synced it), then the master info is saved per sync_master_info.
+        """
         if code == GTID_LOG_EVENT:
             try:
                 self._pending_gtid = event_gtid(raw)
@@ -398,12 +407,14 @@ class Receiver(ChannelThread):
                 raise self._corrupt(str(exc)) from exc
             self._in_transaction = True
             self._tracker.feed(code)
-            return
+            return False
         if code in (ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT, HEARTBEAT_LOG_EVENT,
                     PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT):
-            return
+            return False
+        synced = False
         if self._tracker.feed(code, self._statement(raw) if code == QUERY_EVENT else b""):
             self._in_transaction = False
+            synced = write and self._publish()
             channel = self.channel
             if self._pending_gtid is not None:
                 if write:
@@ -422,6 +433,7 @@ class Receiver(ChannelThread):
                 channel.save_master_info()
                 self._since_save = 0
                 crash.hit("crash_after_master_info_before_after_queue_event")
+        return synced
 
     def _statement(self, raw: bytes) -> bytes:
         """A QUERY event's statement, found from the layout alone: the tracker needs its
@@ -443,6 +455,11 @@ class Receiver(ChannelThread):
                 connection.close()
             except Exception:  # noqa: BLE001 - closing a broken connection may fail
                 pass
+
+
+def _write_failure(os_error: OSError) -> MySQLError:
+    return MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
+                         f"could not queue event from source: {os_error}")
 
 
 def source_error(payload: bytes) -> Exception:

@@ -15,7 +15,10 @@ The receiver appends; the applier reads. What holds:
   current one passes ``max_relay_log_size`` (``max_binlog_size`` when 0) at a
   transaction boundary, so a transaction spans two files only when the receiver
   was interrupted inside it (the applier then discards the partial copy).
-* ``sync_relay_log`` = N: fsync after every N events (0: leave it to the OS).
+* ``sync_relay_log`` = N: fsync once N events were added since the last sync, when
+  they are written (0: leave it to the OS). The receiver's events are kept in memory
+  until the end of their transaction and written then, in one system call (1: every
+  event is written and synced as it arrives, as MySQL does).
 * The published ``end`` only moves past whole events: the applier never reads a
   partial one. The receiver publishes at transaction boundaries (and after events
   outside any transaction), so the applier wakes once for a whole transaction, or for
@@ -36,6 +39,10 @@ from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, file_number
 from rpl.core.binlog.writer import BinlogPosition, end_file, file_header
 from rpl.core.debug import CrashPoints
+
+MAX_UNWRITTEN = 1 << 20
+"""Bytes of appended events kept in memory at most before they are written (a large
+transaction is written as it arrives, and published at its end)."""
 
 
 @attrs.frozen
@@ -68,6 +75,8 @@ class RelayLog:
         self._pos = 0
         self._end = BinlogPosition("", 0)
         self._unsynced = 0
+        self._unwritten = bytearray()
+        """Events appended and not written yet (see :meth:`append`)."""
 
     # ---------------------------------------------------------------- files
     @property
@@ -110,6 +119,7 @@ class RelayLog:
             return name
 
     def _close_locked(self, next_file: bool) -> None:
+        self._flush(0)
         last: RotateEvent | StopEvent
         if next_file:
             last = RotateEvent(4, binlog_file_name(self.basename, file_number(self._file) + 1))
@@ -137,33 +147,57 @@ class RelayLog:
 
     # --------------------------------------------------------------- write
     def append(self, raw: bytes, publish: bool = True) -> bool:
-        """Write one event; True when the file was synced after it. With ``publish``
-        False the new end waits for the next :meth:`publish` (or append that publishes).
+        """Add one event; True when the file was synced after it.
+
+        With ``publish`` False the event is kept in memory, and the new end waits, until
+        the next :meth:`publish` (or an append that publishes) writes everything kept in
+        one system call: the receiver publishes at transaction boundaries, so a
+        transaction is one write. Under ``sync_relay_log`` = 1 every event is written
+        and synced at once; past :data:`MAX_UNWRITTEN` bytes kept, they are written
+        (not published).
         """
         with self._lock:
             if "crash_in_relay_log_event_write" in self._crash.armed:
-                os.write(self._fd, raw[:len(raw) // 2])
+                self._write(bytes(self._unwritten) + raw[:len(raw) // 2])
                 self._crash.hit("crash_in_relay_log_event_write")
-            written = os.write(self._fd, raw)
-            while written < len(raw):
-                written += os.write(self._fd, raw[written:])
-            self._pos += len(raw)
-            synced = False
+            self._unwritten += raw
             every = self._sync_every()
             if every:
                 self._unsynced += 1
-                if self._unsynced >= every:
-                    os.fsync(self._fd)
-                    self._unsynced = 0
-                    synced = True
-            if publish:
-                self._publish()
+            if publish or every == 1 or len(self._unwritten) >= MAX_UNWRITTEN:
+                synced = self._flush(every)
+                if publish:
+                    self._publish()
+                return synced
+            return False
+
+    def publish(self) -> bool:
+        """Write what was kept (one system call), sync it when ``sync_relay_log`` events
+        have been added since the last sync, and let the applier read everything
+        appended so far; True when the file was synced.
+        """
+        with self._lock:
+            synced = self._flush(self._sync_every())
+            self._publish()
             return synced
 
-    def publish(self) -> None:
-        """Let the applier read everything appended so far."""
-        with self._lock:
-            self._publish()
+    def _flush(self, every: int) -> bool:
+        if not self._unwritten:
+            return False
+        self._write(self._unwritten)
+        self._pos += len(self._unwritten)
+        self._unwritten.clear()
+        if every and self._unsynced >= every:
+            os.fsync(self._fd)
+            self._unsynced = 0
+            return True
+        return False
+
+    def _write(self, data: bytes | bytearray) -> None:
+        with memoryview(data) as view:
+            written = os.write(self._fd, view)
+            while written < len(view):
+                written += os.write(self._fd, view[written:])
 
     def _publish(self) -> None:
         with self._published:
@@ -198,6 +232,7 @@ class RelayLog:
                 self.path(old).unlink(missing_ok=True)
             self.index.rewrite([])
             self._file, self._pos = "", 0
+            self._unwritten.clear()
             self._publish()
 
     def space(self) -> int:
