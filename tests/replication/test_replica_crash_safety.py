@@ -16,6 +16,7 @@ environment runs many.
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -173,6 +174,12 @@ def _spans(path: str) -> bool:
     return False
 
 
+STOP_TRIES = 400
+"""The receiver relays a transaction without a system call between its events (the
+relay log writes it whole at its end), so it spends a few percent of its time inside
+one: a STOP SLAVE at a random moment lands there once in a few dozen tries."""
+
+
 def test_transaction_split_across_two_relay_files_is_applied_whole(
         servers: ServerFactory, source: ServerProcess) -> None:
     """STOP SLAVE IO_THREAD lands inside a long transaction: its first part ends one relay
@@ -198,8 +205,8 @@ def test_transaction_split_across_two_relay_files_is_applied_whole(
     thread = threading.Thread(target=long_transactions, daemon=True)
     thread.start()
     try:
-        for _ in range(40):
-            time.sleep(0.15)
+        for _ in range(STOP_TRIES):
+            time.sleep(random.uniform(0.01, 0.05))
             replica.query("STOP SLAVE IO_THREAD")
             if any(_spans(str(replica.datadir / n)) for n in relay_files(replica)[:-1]):
                 break
