@@ -336,15 +336,13 @@ class Receiver(ChannelThread):
                 raise ReceiverStopped()  # end of a non-blocking dump
             self.set_state(STATE_QUEUEING)
             event = payload[1:]
-            param = None  # built once per event, and only for observers
             if not relay.is_empty("after_read_event"):
-                param = self.param()
-                event = relay.after_read_event(param, event)
+                event = relay.after_read_event(self.param(), event)
             synced = self._queue(event)
-            if not relay.is_empty("after_queue_event"):
+            if not relay.is_empty("after_queue_event"):  # the position after this event
                 flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced \
                     else BinlogRelayFlags.NONE
-                relay.after_queue_event(param or self.param(), event, flags)
+                relay.after_queue_event(self.param(), event, flags)
 
     def _queue(self, raw: bytes) -> bool:
         """Relay one event; True when the relay log was synced after it."""
