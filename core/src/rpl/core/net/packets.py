@@ -118,24 +118,19 @@ class ReplyBatch:
     """
 
     def __init__(self) -> None:
-        self._channels: list[PacketChannel] = []
-        self._data: list[bytes] = []
+        self._data: dict[PacketChannel, bytes] = {}
+        """Framed data by channel, in the order the channels were first added."""
 
     def add(self, channel: PacketChannel, data: bytes) -> None:
         """Queue framed ``data`` for ``channel`` (after what is queued for it already)."""
-        if channel in self._channels:
-            index = self._channels.index(channel)
-            self._data[index] += data
-            return
-        self._channels.append(channel)
-        self._data.append(data)
+        self._data[channel] = self._data.get(channel, b"") + data
 
     def send(self) -> None:
         """Send everything queued, and empty the batch."""
-        channels, data = self._channels, self._data
-        if not channels:
+        queued, self._data = self._data, {}
+        if not queued:
             return
-        self._channels, self._data = [], []
+        channels, data = list(queued), list(queued.values())
         held = []
         try:
             for channel in channels:
