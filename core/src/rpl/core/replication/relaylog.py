@@ -200,6 +200,12 @@ class RelayLog:
                 written += os.write(self._fd, view[written:])
 
     def _publish(self) -> None:
+        """Move the published end to what is written; the applier is woken only when it
+        moved (the receiver publishes at a transaction's end and after events outside
+        one, so an end may be published twice).
+        """
+        if self._end.file == self._file and self._end.pos == self._pos:
+            return
         with self._published:
             self._end = BinlogPosition(self._file, self._pos)
             self._published.notify_all()
