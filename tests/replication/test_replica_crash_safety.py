@@ -16,7 +16,6 @@ environment runs many.
 from __future__ import annotations
 
 import os
-import random
 import threading
 import time
 from collections.abc import Callable
@@ -174,17 +173,12 @@ def _spans(path: str) -> bool:
     return False
 
 
-STOP_TRIES = 400
-"""The receiver relays a transaction without a system call between its events (the
-relay log writes it whole at its end), so it spends a few percent of its time inside
-one: a STOP SLAVE at a random moment lands there once in a few dozen tries."""
-
-
 def test_transaction_split_across_two_relay_files_is_applied_whole(
         servers: ServerFactory, source: ServerProcess) -> None:
-    """STOP SLAVE IO_THREAD lands inside a long transaction: its first part ends one relay
-    file, the whole of it is fetched again into the next. After a SIGKILL and a restart
-    the applier discards the part and applies the whole, once."""
+    """The receiver stops inside a long transaction (the ``stop_io_inside_transaction``
+    fault point: a STOP SLAVE IO_THREAD after its first statement): its first part
+    ends one relay file, the whole of it is fetched again into the next. After a SIGKILL
+    and a restart the applier discards the part and applies the whole, once."""
     source.query("INSERT INTO d.t VALUES " + ",".join(f"({i}, 'r', 0)" for i in range(1, 201)))
     replica = servers("replica")
     replicate(replica, source, auto_position=False)
@@ -205,14 +199,12 @@ def test_transaction_split_across_two_relay_files_is_applied_whole(
     thread = threading.Thread(target=long_transactions, daemon=True)
     thread.start()
     try:
-        for _ in range(STOP_TRIES):
-            time.sleep(random.uniform(0.01, 0.05))
-            replica.query("STOP SLAVE IO_THREAD")
-            if any(_spans(str(replica.datadir / n)) for n in relay_files(replica)[:-1]):
-                break
-            replica.query("START SLAVE IO_THREAD")
-        else:
-            pytest.fail("STOP SLAVE IO_THREAD never landed inside a transaction")
+        time.sleep(0.2)
+        replica.query("SET GLOBAL debug = '+d,stop_io_inside_transaction'")
+        wait_for(lambda: slave_status(replica)["Slave_IO_Running"] == "No", 30,
+                 "the receiver to stop inside a transaction")
+        assert _spans(str(replica.datadir / relay_files(replica)[-1])), \
+            "the relay file the stop closed ends inside a transaction"
         replica.query("START SLAVE IO_THREAD")
         time.sleep(0.3)
     finally:

@@ -56,11 +56,14 @@ transaction, before master.info; in the middle of writing an event to the relay 
 FAULT_POINTS = (
     "dump_cut_mid_transaction",
     "binlog_write_error",
+    "stop_io_inside_transaction",
 )
 """One-shot faults (disarmed when hit). ``dump_cut_mid_transaction``: the dump thread
 drops its replica's connection right after sending a transaction's BEGIN, so the replica
 holds half a transaction. ``binlog_write_error``: the next group's binlog write fails as
-on a full disk (ENOSPC), before a byte is written."""
+on a full disk (ENOSPC), before a byte is written. ``stop_io_inside_transaction``: the
+receiver stops, as STOP SLAVE IO_THREAD would stop it, right after it relays the first
+statement after a transaction's BEGIN, so its relay log ends inside that transaction."""
 
 
 SYNC_POINTS = (

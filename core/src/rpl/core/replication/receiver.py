@@ -343,6 +343,19 @@ class Receiver(ChannelThread):
                 flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced \
                     else BinlogRelayFlags.NONE
                 relay.after_queue_event(self.param(), event, flags)
+            if self._in_transaction and self.server.crash.armed:
+                self._fault(event)
+
+    def _fault(self, raw: bytes) -> None:
+        """The ``stop_io_inside_transaction`` fault point (see rpl.core.debug): the
+        thread ends as a STOP SLAVE IO_THREAD between two events would end it.
+        """
+        if raw[4] == QUERY_EVENT and self._tracker.state == "inside" and \
+                not self._statement(raw).startswith(b"BEGIN") and \
+                self.server.crash.fire_once("stop_io_inside_transaction"):
+            errorlog.log(_log, logging.WARNING, "Fault point stop_io_inside_transaction: "
+                         "stopping the receiver", code=10000)
+            raise ReceiverStopped()
 
     def _queue(self, raw: bytes) -> bool:
         """Relay one event; True when the relay log was synced after it."""
