@@ -13,9 +13,11 @@ The list holds the statement path (protocol, parser, executor, engine, binlog gr
 commit) and the replication threads. Modules left out either gain nothing (cold paths),
 hold attrs classes with ``attrs.field()`` defaults that mypyc cannot compile as native
 classes (the event codec, the table schema), or keep weak references to their instances
-(the observer registry). One helper is written in C by hand: ``rpl.core.net._sendmany``,
+(the observer registry). Two helpers are written in C by hand: ``rpl.core.net._sendmany``,
 the group commit leader's many replies sent with the interpreter lock let go once
-(rpl.core.net.nogil.send_many, which the pure build makes one send at a time).
+(rpl.core.net.nogil.send_many, which the pure build makes one send at a time), and
+``rpl.core.binlog._finish``, the loop that sets a group's ``log_pos`` and CRCs
+(rpl.core.binlog.events.finish_in_python in the pure build); it links zlib.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ COMPILED = [
     "rpl/core/binlog/writer.py",
     "rpl/core/delegates.py",
     "rpl/core/engine/locks.py",
+    "rpl/core/engine/memo.py",
     "rpl/core/engine/storage.py",
     "rpl/core/errors.py",
     "rpl/core/net/nogil.py",
@@ -66,7 +69,10 @@ COMPILED = [
 ]
 """Paths under src/ of the modules the compiled build compiles."""
 
-C_EXTENSIONS = [Extension("rpl.core.net._sendmany", ["src/rpl/core/net/_sendmany.c"])]
+C_EXTENSIONS = [
+    Extension("rpl.core.net._sendmany", ["src/rpl/core/net/_sendmany.c"]),
+    Extension("rpl.core.binlog._finish", ["src/rpl/core/binlog/_finish.c"], libraries=["z"]),
+]
 """Hand-written C helpers of the compiled build (the pure build does without them)."""
 
 

@@ -367,6 +367,54 @@ def test_crc_later_leaves_the_crc_to_relocation_or_sealing() -> None:
     assert later == whole and ev.verify_checksum(later)
 
 
+FINISHERS = [pytest.param(ev.finish_in_python, id="python")] + (
+    [pytest.param(ev._finish_in_c, id="c")] if ev._finish_in_c is not None else [])
+"""The event finishing loops this build has: the C one only in the compiled build
+(test_compiled_build checks that it is there)."""
+
+
+@pytest.mark.parametrize("finish", FINISHERS)
+@given(group=st.lists(events, min_size=1, max_size=6), checksum=st.booleans(),
+       in_use=st.booleans(), start=st.integers(4, 1 << 30))
+def test_finishing_a_group_sets_every_log_pos_and_crc(
+        finish: object, group: list[ev.Event], checksum: bool, in_use: bool,
+        start: int) -> None:
+    """Each event of a group, encoded with log_pos 0 and its CRC left open, comes out as
+    that event encoded alone at its own end offset: the C loop and the Python one alike
+    (an FD flagged in use gets the CRC of the flag cleared)."""
+    flags = ev.LOG_EVENT_BINLOG_IN_USE_F if in_use else 0
+    buf = bytearray().join(ev.encode_event(e, server_id=7, timestamp=9, flags=flags,
+                                           checksum=checksum, crc_later=True) for e in group)
+    expected, end = bytearray(), start
+    for event in group:
+        size = len(ev.encode_event(event, server_id=7, timestamp=9, checksum=checksum))
+        end += size
+        expected += ev.encode_event(event, server_id=7, timestamp=9, flags=flags,
+                                    log_pos=end, checksum=checksum)
+    assert finish(buf, start, checksum) == -1  # type: ignore[operator]
+    assert buf == expected
+
+
+@pytest.mark.parametrize("finish", FINISHERS)
+@pytest.mark.parametrize("cut", [1, 10, 19])
+def test_finishing_stops_at_an_impossible_size(
+        finish: object, cut: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group whose second event is cut short (or claims a size under a header): the
+    first event is finished, the rest left as it was, and relocate_events says where."""
+    xid = bytes(ev.encode_event(ev.XidEvent(5), server_id=7, timestamp=9, crc_later=True))
+    buf = bytearray(xid + xid[:cut])
+    finished = bytearray(ev.encode_event(ev.XidEvent(5), server_id=7, timestamp=9,
+                                         log_pos=100 + len(xid)))
+    assert finish(buf, 100, True) == len(xid)  # type: ignore[operator]
+    assert buf == finished + xid[:cut]
+    liar = bytearray(xid)
+    struct.pack_into("<I", liar, 9, 18)
+    assert finish(liar, 100, True) == 0  # type: ignore[operator]
+    monkeypatch.setattr(ev, "_finish_in_c", None if finish is ev.finish_in_python else finish)
+    with pytest.raises(ev.EventError, match=f"at buffer offset {len(xid)} is impossible"):
+        ev.relocate_events(bytearray(xid + xid[:cut]), 100, checksum=True)
+
+
 def test_transaction_length_boundaries() -> None:
     event = ev.GtidEvent(SID, 1)
     # 79-byte event with a 3-byte length; 77 with a 1-byte one.

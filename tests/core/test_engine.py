@@ -22,6 +22,7 @@ from rpl.core.engine import (
     Value,
     coerce,
 )
+from rpl.core.engine.memo import SchemaMemo
 from rpl.core.errors import MySQLError
 
 
@@ -548,3 +549,27 @@ def test_status_counters_named_as_mysql(engine: Engine) -> None:
     assert status["Innodb_row_lock_waits"] == 0 and status["Innodb_deadlocks"] == 0
     assert set(status) >= {"Innodb_row_lock_current_waits", "Innodb_row_lock_time",
                            "Innodb_row_lock_time_avg", "Innodb_row_lock_time_max"}
+
+
+# ------------------------------------------------------------------- SchemaMemo
+def test_schema_memo_computes_once_per_definition_and_key() -> None:
+    calls: list[tuple[str, int]] = []
+
+    def make(schema: TableSchema, key: int) -> str:
+        if key < 0:
+            raise MySQLError(1054, "42S22", "bad key")
+        calls.append((schema.name, key))
+        return f"{schema.name}:{key}"
+
+    memo: SchemaMemo[int, str] = SchemaMemo(make, kept=3)
+    first, again = sbtest_schema(name="t"), sbtest_schema(name="t")
+    assert memo.get(first, 1) == "t:1" and memo.get(first, 1) == "t:1"
+    assert calls == [("t", 1)]
+    assert memo.get(again, 1) == "t:1" and calls == [("t", 1), ("t", 1)], \
+        "an equal definition that is another object (DDL made it) is computed again"
+    with pytest.raises(MySQLError):
+        memo.get(first, -1)
+    assert len(memo) == 2, "a failed computation keeps nothing"
+    memo.get(first, 2)
+    memo.get(first, 3)
+    assert len(memo) == 1, "full at 3 entries: emptied before the fourth"

@@ -280,6 +280,29 @@ def test_wrong_values(people: Any) -> None:
     assert rows(cur, "SELECT COUNT(*) FROM p") == [(5,)]
 
 
+def test_insert_column_lists(people: Any) -> None:
+    """Column lists in any order, DEFAULT, left-out columns; the same list against a table
+    dropped and created again with other columns reads the new definition."""
+    cur = people
+    cur.execute("INSERT INTO p (age, name, id) VALUES (7, 'kim', 40)")
+    cur.execute("INSERT INTO p (name, id) VALUES ('lee', 41)")
+    cur.execute("INSERT INTO p VALUES (42, 'max', DEFAULT)")
+    assert rows(cur, "SELECT id, name, age FROM p WHERE id >= 40") == [
+        (40, "kim", 7), (41, "lee", None), (42, "max", None)]
+    no_default = (1364, "HY000", "Field 'name' doesn't have a default value")
+    assert fail(cur, "INSERT INTO p (id, age) VALUES (43, 1)") == no_default
+    assert fail(cur, "INSERT INTO p (id, name, age) VALUES (43, DEFAULT, 1)") == no_default
+    assert fail(cur, "INSERT INTO p VALUES (43, DEFAULT, 1)") == no_default
+    cur.execute("CREATE TABLE q (id INT PRIMARY KEY, a INT NOT NULL)")
+    cur.execute("INSERT INTO q (id, a) VALUES (1, 2)")
+    cur.execute("DROP TABLE q")
+    cur.execute("CREATE TABLE q (a INT NOT NULL, id INT PRIMARY KEY, b INT NOT NULL)")
+    assert fail(cur, "INSERT INTO q (id, a) VALUES (1, 2)") == (
+        1364, "HY000", "Field 'b' doesn't have a default value")
+    cur.execute("INSERT INTO q (id, a, b) VALUES (1, 2, 3)")
+    assert rows(cur, "SELECT a, id, b FROM q") == [(2, 1, 3)]
+
+
 def test_unknown_names(people: Any) -> None:
     cur = people
     assert fail(cur, "SELECT nope FROM p") == (1054, "42S22", "Unknown column 'nope' in "

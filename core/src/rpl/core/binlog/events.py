@@ -28,11 +28,13 @@ the same bytes, so a relay log can pass through any event a source sends.
 from __future__ import annotations
 
 import functools
+import importlib
 import mmap
 import re
 import struct
 import uuid
 import zlib
+from collections.abc import Callable
 from typing import ClassVar, Final, Literal, Self, TypeVar
 
 import attrs
@@ -920,19 +922,57 @@ def seal_events(buf: bytearray, *, checksum: bool) -> None:
 
 
 def _finish_events(buf: bytearray, file_position: int | None, checksum: bool) -> None:
+    """:func:`relocate_events` (``file_position``) or :func:`seal_events` (None): by the
+    compiled build's C loop when it is there (core/setup.py), else :func:`finish_in_python`.
+    EventError at the first event whose size is impossible.
+    """
+    position = -1 if file_position is None else file_position
+    if _finish_in_c is not None:
+        bad = _finish_in_c(buf, position, checksum)
+    else:
+        bad = finish_in_python(buf, position, checksum)
+    if bad >= 0:
+        size = _U32.unpack_from(buf, bad + 9)[0] if len(buf) - bad >= HEADER_LEN else 0
+        raise EventError(f"event of size {size} at buffer offset {bad} is impossible")
+
+
+def finish_in_python(buf: bytearray, file_position: int, checksum: bool) -> int:
+    """Set each event's ``log_pos`` (when ``file_position`` >= 0) and CRC (``checksum``,
+    or a FORMAT_DESCRIPTION) in ``buf``; -1 when all are done, else the offset of the
+    first event whose size is impossible (it and those after it are left untouched).
+    The C helper ``rpl.core.binlog._finish`` does the same.
+    """
     offset, end = 0, len(buf)
     unpack_u32, pack_u32 = _U32.unpack_from, _U32.pack_into  # one loop, no call per event
     with memoryview(buf) as view:
         while offset < end:
+            if end - offset < HEADER_LEN:
+                return offset
             (size,) = unpack_u32(buf, offset + 9)
             if size < HEADER_LEN or offset + size > end:
-                raise EventError(f"event of size {size} at buffer offset {offset} is impossible")
-            if file_position is not None:
+                return offset
+            has_crc = checksum or buf[offset + 4] == FORMAT_DESCRIPTION_EVENT
+            if has_crc and size < HEADER_LEN + CHECKSUM_LEN:
+                return offset
+            if file_position >= 0:
                 pack_u32(buf, offset + 13, file_position + offset + size)
-            if checksum or buf[offset + 4] == FORMAT_DESCRIPTION_EVENT:
+            if has_crc:
                 crc_at = offset + size - CHECKSUM_LEN
                 pack_u32(buf, crc_at, _crc(view[offset:crc_at]))
             offset += size
+    return -1
+
+
+def _load_finish() -> Callable[[bytearray, int, bool], int] | None:
+    """The compiled build's ``_finish.finish_events`` (core/setup.py), or None."""
+    try:
+        module = importlib.import_module("rpl.core.binlog._finish")
+    except ImportError:
+        return None
+    return module.finish_events  # type: ignore[no-any-return]
+
+
+_finish_in_c = _load_finish()
 
 
 def verify_checksum(data: bytes | bytearray | memoryview) -> bool:

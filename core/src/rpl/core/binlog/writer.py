@@ -34,8 +34,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -180,22 +179,37 @@ class BinlogPosition:
 
 
 class _Turnstile:
-    """Lets numbered groups through one at a time, in number order."""
+    """Lets numbered groups through one at a time, in number order.
+
+    ``enter(n)`` returns once group n-1 has left; ``leave()`` lets the next one in. The
+    common case, a group whose turn it already is, passes without a lock: ``_next``
+    only grows, and only the group in its turn moves it on.
+    """
 
     def __init__(self) -> None:
         self._next = 0
-        self._cond = threading.Condition()
+        self._waiting = 0
+        self._lock = threading.Lock()
+        self._moved = threading.Condition(self._lock)
 
-    @contextmanager
-    def turn(self, number: int) -> Iterator[None]:
-        with self._cond:
-            self._cond.wait_for(lambda: self._next == number)
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._next += 1
-                self._cond.notify_all()
+    def enter(self, number: int) -> None:
+        """Wait until it is ``number``'s turn."""
+        if self._next == number:
+            return
+        with self._lock:
+            self._waiting += 1
+            try:
+                while self._next != number:
+                    self._moved.wait()
+            finally:
+                self._waiting -= 1
+
+    def leave(self) -> None:
+        """The group in its turn is through: the next one's turn."""
+        with self._lock:
+            self._next += 1
+            if self._waiting:
+                self._moved.notify_all()
 
 
 class Binlog:
@@ -434,9 +448,12 @@ class Binlog:
                     if self._queue:  # queued during this flush: led while this one commits
                         self._wake_flusher()
         try:
-            with self._turnstile.turn(number):
+            self._turnstile.enter(number)
+            try:
                 if end is not None:
                     self._commit_group(group, end)
+            finally:
+                self._turnstile.leave()
         except BaseException as failure:
             for ticket in group:  # never an OK for what the commit stage did not finish
                 ticket.error = ticket.error or MySQLError.of(

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from rpl.core.binlog.events import default_status_vars, encode_query, encode_xid
 from rpl.core.engine import Row, RowChange, TableSchema
+from rpl.core.engine.memo import SchemaMemo
 from rpl.core.sql.ast import quote_identifier, quote_literal
 
 MAX_ROWS_PER_INSERT = 1000
@@ -30,6 +31,15 @@ def _where_pk(schema: TableSchema, row: Row) -> str:
                         for i in schema.pk_positions)
 
 
+def _make_insert_head(schema: TableSchema, _: None) -> str:
+    columns = ",".join(quote_identifier(c.name) for c in schema.columns)
+    return f"INSERT INTO {_table(schema)} ({columns}) VALUES "
+
+
+_insert_heads: SchemaMemo[None, str] = SchemaMemo(_make_insert_head)
+"""A table's ``INSERT INTO `db`.`t` (`a`,`b`) VALUES ``, built once per definition."""
+
+
 def _values(row: Row) -> str:
     return "(" + ",".join(quote_literal(v) for v in row) + ")"
 
@@ -42,10 +52,8 @@ def change_statements(changes: Iterable[RowChange]) -> list[tuple[str, str]]:
 
     def flush_inserts() -> None:
         if pending_schema is not None and pending:
-            columns = ",".join(quote_identifier(c.name) for c in pending_schema.columns)
             values = ",".join(_values(r) for r in pending)
-            out.append((pending_schema.db,
-                        f"INSERT INTO {_table(pending_schema)} ({columns}) VALUES {values}"))
+            out.append((pending_schema.db, _insert_heads.get(pending_schema, None) + values))
         pending.clear()
 
     for change in changes:

@@ -19,8 +19,9 @@ from typing import cast
 
 import attrs
 
-from rpl.core.engine import NO_DEFAULT, Table, TableSchema, Transaction
+from rpl.core.engine import NO_DEFAULT, ColumnSchema, Table, TableSchema, Transaction
 from rpl.core.engine import Row as EngineRow
+from rpl.core.engine.memo import SchemaMemo
 from rpl.core.engine.schema import coerce_leniently
 from rpl.core.errors import (
     ER_BAD_FIELD_ERROR,
@@ -282,13 +283,13 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, "ON DUPLICATE KEY UPDATE")
     table = resolve_table(session, stmt.table)
     schema = table.schema
-    positions = _insert_positions(schema, stmt.columns)
+    plan = _plans.get(schema, tuple(stmt.columns))
     compiler = Compiler((), "", session.context)
-    rows = [_insert_row(schema, positions, [compiler.evaluate(e) if not isinstance(
+    rows = [_insert_row(schema, plan, [compiler.evaluate(e) if not isinstance(
         e, ast.Default) else _DEFAULT for e in values], number)
         for number, values in enumerate(stmt.rows, 1)]
     if stmt.ignore:
-        rows = [_lenient_row(session, schema, positions, row, number)
+        rows = [_lenient_row(session, schema, plan.positions, row, number)
                 for number, row in enumerate(rows, 1)]
 
     def body(trx: Transaction) -> Result:
@@ -328,6 +329,31 @@ class _DefaultMarker:
 _DEFAULT = _DefaultMarker()
 
 
+class _InsertPlan:
+    """What an INSERT's column list means for one table, worked out once: the row index
+    of each value, whether they are all the columns in table order, and the first
+    column left out that can take no default (ER_NO_DEFAULT_FOR_FIELD unless a value is
+    DEFAULT, which :func:`_insert_row` then checks the long way).
+    """
+
+    def __init__(self, schema: TableSchema, columns: Sequence[str]) -> None:
+        self.positions = _insert_positions(schema, columns)
+        self.in_order = self.positions == list(range(len(schema.columns)))
+        given = set(self.positions)
+        self.missing: str | None = next(
+            (column.name for i, column in enumerate(schema.columns)
+             if i not in given and _needs_value(column)), None)
+
+
+_plans: SchemaMemo[tuple[str, ...], _InsertPlan] = SchemaMemo(_InsertPlan)
+"""Each table definition's plan per INSERT column list."""
+
+
+def _needs_value(column: ColumnSchema) -> bool:
+    """A column an INSERT must give: NOT NULL, no DEFAULT, not AUTO_INCREMENT."""
+    return column.default is NO_DEFAULT and not column.nullable and not column.auto_increment
+
+
 def _insert_positions(schema: TableSchema, columns: Sequence[str]) -> list[int]:
     if not columns:
         return list(range(len(schema.columns)))
@@ -359,10 +385,16 @@ def _lenient_row(session: Session, schema: TableSchema, positions: list[int],
     return tuple(out)
 
 
-def _insert_row(schema: TableSchema, positions: list[int], values: list[object],
+def _insert_row(schema: TableSchema, plan: _InsertPlan, values: list[object],
                 number: int) -> tuple[object, ...]:
+    positions = plan.positions
     if len(values) != len(positions):
         raise MySQLError.of(ER_WRONG_VALUE_COUNT_ON_ROW, number)
+    if not any(value is _DEFAULT for value in values):
+        if plan.missing is not None:
+            raise MySQLError.of(ER_NO_DEFAULT_FOR_FIELD, plan.missing)
+        if plan.in_order:
+            return tuple(values)
     row: list[object] = list(schema.default_row)
     given = set()
     for position, value in zip(positions, values, strict=True):
@@ -370,9 +402,7 @@ def _insert_row(schema: TableSchema, positions: list[int], values: list[object],
             row[position] = value
             given.add(position)
     for i, column in enumerate(schema.columns):
-        if i in given or column.auto_increment:
-            continue
-        if column.default is NO_DEFAULT and not column.nullable:
+        if i not in given and _needs_value(column):
             raise MySQLError.of(ER_NO_DEFAULT_FOR_FIELD, column.name)
     return tuple(row)
 
