@@ -13,9 +13,10 @@ The list holds the statement path (protocol, parser, executor, engine, binlog gr
 commit) and the replication threads. Modules left out either gain nothing (cold paths),
 hold attrs classes with ``attrs.field()`` defaults that mypyc cannot compile as native
 classes (the event codec, the table schema), or keep weak references to their instances
-(the observer registry). Two helpers are written in C by hand: ``rpl.core.net._sendmany``,
+(the observer registry). Two helpers are written in C by hand: ``rpl.core.net._nogil``,
 the group commit leader's many replies sent with the interpreter lock let go once
-(rpl.core.net.nogil.send_many, which the pure build makes one send at a time), and
+(rpl.core.net.nogil.send_many, which the pure build makes one send at a time) and the
+single socket calls made holding it (through ctypes in the pure build), and
 ``rpl.core.binlog._finish``, the loop that sets a group's ``log_pos`` and CRCs
 (rpl.core.binlog.events.finish_in_python in the pure build); it links zlib.
 """
@@ -70,7 +71,7 @@ COMPILED = [
 """Paths under src/ of the modules the compiled build compiles."""
 
 C_EXTENSIONS = [
-    Extension("rpl.core.net._sendmany", ["src/rpl/core/net/_sendmany.c"]),
+    Extension("rpl.core.net._nogil", ["src/rpl/core/net/_nogil.c"]),
     Extension("rpl.core.binlog._finish", ["src/rpl/core/binlog/_finish.c"], libraries=["z"]),
 ]
 """Hand-written C helpers of the compiled build (the pure build does without them)."""

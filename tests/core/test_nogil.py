@@ -12,7 +12,16 @@ import pytest
 from rpl.core.net import nogil
 
 
-def test_send_now_sends_and_sendall_finishes_what_it_could_not() -> None:
+@pytest.fixture(params=["ctypes"] + (["C helper"] if nogil._helper is not None else []))
+def single_calls(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """send_now, recv_now and epoll_rearm through the compiled build's C helper (there
+    only) and through ctypes."""
+    if request.param == "ctypes":
+        monkeypatch.setattr(nogil, "_helper", None)
+    return str(request.param)
+
+
+def test_send_now_sends_and_sendall_finishes_what_it_could_not(single_calls: str) -> None:
     a, b = socket.socketpair()
     with a, b:
         assert nogil.send_now(a, b"ping") == 4
@@ -32,7 +41,7 @@ def test_send_now_sends_and_sendall_finishes_what_it_could_not() -> None:
         assert bytes(received) == big  # in order, nothing lost or sent twice
 
 
-def test_recv_now_reads_what_is_there_and_never_waits() -> None:
+def test_recv_now_reads_what_is_there_and_never_waits(single_calls: str) -> None:
     a, b = socket.socketpair()
     buffer = nogil.RecvBuffer(8)
     with a, b:
@@ -45,7 +54,7 @@ def test_recv_now_reads_what_is_there_and_never_waits() -> None:
     assert buffer.recv_now(b) == -1  # a closed socket: the blocking call reports it
 
 
-def test_epoll_rearm_re_arms_a_oneshot_descriptor() -> None:
+def test_epoll_rearm_re_arms_a_oneshot_descriptor(single_calls: str) -> None:
     a, b = socket.socketpair()
     epoll = select.epoll()
     armed = select.EPOLLIN | select.EPOLLONESHOT
@@ -59,7 +68,7 @@ def test_epoll_rearm_re_arms_a_oneshot_descriptor() -> None:
         assert not nogil.epoll_rearm(epoll, a.fileno(), armed)  # never registered: False
 
 
-def test_the_fallbacks_make_the_blocking_calls() -> None:
+def test_the_fallbacks_make_the_blocking_calls(single_calls: str) -> None:
     a, b = socket.socketpair()
     epoll = select.epoll()
     buffer = nogil.RecvBuffer(8)

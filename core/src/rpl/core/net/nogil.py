@@ -9,16 +9,18 @@ to get it back (two thread switches). Under sysbench that hand-off was a sixth o
 server's time on oltp_point_select (send); doing the pool worker's read and re-arm the
 same way took oltp_insert at 16 threads from about 7000 to 8200 transactions/s.
 
-The calls go to the C library through a ``ctypes.PyDLL`` handle, which keeps the lock,
-with ``MSG_DONTWAIT`` so that a send or receive can never block while holding it; what
-they cannot do at once (a full socket buffer, a command not arrived yet) is left to the
-caller's blocking call. No library offers this, so it is written here by hand; Linux and
-other POSIX systems only (elsewhere every call here does nothing and the blocking call
-does all the work).
+The calls are made with ``MSG_DONTWAIT`` so that a send or receive can never block
+while holding the lock; what they cannot do at once (a full socket buffer, a command not
+arrived yet) is left to the caller's blocking call. The compiled build makes them in its
+C helper ``rpl.core.net._nogil`` (core/setup.py); the pure build goes to the C library
+through a ``ctypes.PyDLL`` handle, which keeps the lock too but costs about twice the
+system call in argument conversion. No library offers this, so it is written here by
+hand; Linux and other POSIX systems only (elsewhere every call here does nothing and the
+blocking call does all the work).
 
 The exception is :func:`send_many`, for the group commit leader's replies: many sends at
-once, with the lock released once around them all (the compiled build's C helper
-``_sendmany``), so that the kernel's work runs beside the Python threads.
+once, with the lock released once around them all (in the C helper), so that the
+kernel's work runs beside the Python threads.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import select
 import socket
 import struct
 from collections.abc import Callable
+from typing import Any
 
 MSG_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
 
@@ -58,26 +61,30 @@ _EPOLL_EVENT = struct.Struct("=IQ" if platform.machine() in ("x86_64", "AMD64") 
 """struct epoll_event: packed on x86-64, its 64-bit data aligned elsewhere."""
 
 
+def _load_helper() -> Any:
+    """The compiled build's C helper module (core/setup.py), or None."""
+    try:
+        return importlib.import_module("rpl.core.net._nogil")
+    except ImportError:
+        return None
+
+
+_helper = _load_helper()
+_send_many: Callable[[list[int], list[bytes]], list[int]] | None = \
+    _helper.send_many if _helper is not None else None
+
+
 def send_now(sock: socket.socket, data: bytes) -> int:
     """Send what the socket takes at once, holding the interpreter lock; the byte count
     (0 when it took nothing or failed: the caller's blocking send then reports the error).
     """
-    if _send is None:
+    if _helper is not None:
+        sent: int = _helper.send_now(sock.fileno(), data)
+    elif _send is not None:
+        sent = _send(sock.fileno(), data, len(data), MSG_DONTWAIT)
+    else:
         return 0
-    sent: int = _send(sock.fileno(), data, len(data), MSG_DONTWAIT)
     return max(sent, 0)
-
-
-def _load_send_many() -> Callable[[list[int], list[bytes]], list[int]] | None:
-    """The compiled build's ``_sendmany.send_many`` (core/setup.py), or None."""
-    try:
-        module = importlib.import_module("rpl.core.net._sendmany")
-    except ImportError:
-        return None
-    return module.send_many  # type: ignore[no-any-return]
-
-
-_send_many = _load_send_many()
 
 
 def send_many(socks: list[socket.socket], data: list[bytes]) -> list[int]:
@@ -112,9 +119,12 @@ class RecvBuffer:
         the byte count, or -1 when it holds nothing (or failed, or no libc recv here).
         0 is the peer's orderly close, as for ``recv``.
         """
+        if _helper is not None:
+            received: int = _helper.recv_now(sock.fileno(), self.data)
+            return received
         if _recv is None:
             return -1
-        received: int = _recv(sock.fileno(), self._address, len(self.data), MSG_DONTWAIT)
+        received = _recv(sock.fileno(), self._address, len(self.data), MSG_DONTWAIT)
         return received
 
     def recv(self, sock: socket.socket) -> int:
@@ -129,6 +139,8 @@ def epoll_rearm(epoll: select.epoll, fd: int, events: int) -> bool:
     """``epoll.modify(fd, events)`` holding the interpreter lock (the call never blocks);
     False when it failed or cannot be made here.
     """
+    if _helper is not None:
+        return bool(_helper.epoll_mod(epoll.fileno(), fd, events) == 0)
     if _epoll_ctl is None:
         return False
     event = _EPOLL_EVENT.pack(events, fd)

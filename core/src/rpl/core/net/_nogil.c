@@ -1,14 +1,19 @@
 /*
- * rpl.core.net._sendmany: many small writes to many sockets, with CPython's interpreter
- * lock released once for all of them (the compiled build only; core/setup.py).
+ * rpl.core.net._nogil: the compiled build's socket calls for rpl.core.net.nogil (core/setup.py).
  *
- * The group commit leader sends the OK of every transaction of its group. Made one by one
- * they either hold the interpreter lock through each system call (nogil.sendall: the
+ * send_many: the group commit leader sends the OK of every transaction of its group.
+ * Made one by one they either hold the interpreter lock through each system call (the
  * kernel's loopback send, which also wakes the client, runs while no Python thread can)
- * or release and take it back once per reply (socket.sendall: two thread switches each).
- * send_many releases it once around all the sends of a group, so that the kernel's work
- * runs on one core while Python runs on the other. The C library offers no call that
- * writes to many sockets, so this is written by hand.
+ * or release and take it back once per reply (two thread switches each). send_many
+ * releases it once around all the sends of a group, so that the kernel's work runs on
+ * one core while Python runs on the other.
+ *
+ * send_now, recv_now, epoll_mod: one system call that cannot block (MSG_DONTWAIT, or an
+ * epoll re-arm), made holding the lock. The pure build makes them through ctypes, whose
+ * argument conversion costs about twice the system call; here they cost the call.
+ *
+ * The C library offers no call that writes to many sockets, and Python's socket module
+ * releases the lock around every call, so these are written by hand.
  *
  * send_many(fds: list[int], data: list[bytes-like]) -> list[int]
  *     Sends data[i] on the socket fds[i] with MSG_DONTWAIT | MSG_NOSIGNAL, once each
@@ -16,11 +21,20 @@
  *     took (0 when it took nothing, failed or was skipped). Nothing
  *     here blocks or raises for a socket's sake: the caller finishes what a send did not
  *     take with a blocking send, which reports the socket's error.
+ * send_now(fd: int, data: bytes-like) -> int
+ *     One send with MSG_DONTWAIT | MSG_NOSIGNAL: the bytes it took, or -1 (nothing
+ *     taken now, or an error the caller's blocking send will report).
+ * recv_now(fd: int, buffer: writable bytes-like) -> int
+ *     One recv with MSG_DONTWAIT into buffer: the bytes received, 0 at the peer's
+ *     orderly close, -1 when nothing is there now or the call failed.
+ * epoll_mod(epfd: int, fd: int, events: int) -> int
+ *     epoll_ctl(EPOLL_CTL_MOD) of fd to events (data: fd): 0, or -1 when it failed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <limits.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -90,19 +104,59 @@ done:
     return result;
 }
 
+static PyObject *send_now(PyObject *module, PyObject *args)
+{
+    int fd;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "iy*:send_now", &fd, &view))
+        return NULL;
+    ssize_t n = send(fd, view.buf, (size_t)view.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(n < 0 ? -1 : n);
+}
+
+static PyObject *recv_now(PyObject *module, PyObject *args)
+{
+    int fd;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "iw*:recv_now", &fd, &view))
+        return NULL;
+    ssize_t n = recv(fd, view.buf, (size_t)view.len, MSG_DONTWAIT);
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(n < 0 ? -1 : n);
+}
+
+static PyObject *epoll_mod(PyObject *module, PyObject *args)
+{
+    int epfd, fd;
+    unsigned int events;
+    if (!PyArg_ParseTuple(args, "iiI:epoll_mod", &epfd, &fd, &events))
+        return NULL;
+    struct epoll_event event = {.events = events, .data.fd = fd};
+    return PyLong_FromLong(epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &event) == 0 ? 0 : -1);
+}
+
 static PyMethodDef methods[] = {
     {"send_many", send_many, METH_VARARGS,
      "send_many(fds, data) -> list[int]: send data[i] on fds[i] without blocking, the "
      "interpreter lock released once; the bytes each send took."},
+    {"send_now", send_now, METH_VARARGS,
+     "send_now(fd, data) -> int: one send that never blocks, lock held; bytes or -1."},
+    {"recv_now", recv_now, METH_VARARGS,
+     "recv_now(fd, buffer) -> int: one recv that never blocks, lock held; bytes, 0 at "
+     "the peer's close, or -1."},
+    {"epoll_mod", epoll_mod, METH_VARARGS,
+     "epoll_mod(epfd, fd, events) -> int: EPOLL_CTL_MOD, lock held; 0 or -1."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "rpl.core.net._sendmany",
-    "Many non-blocking socket writes with the interpreter lock released once.", -1, methods,
+    PyModuleDef_HEAD_INIT, "rpl.core.net._nogil",
+    "Socket calls that never block: many sends with the interpreter lock released once, "
+    "single ones holding it.", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__sendmany(void)
+PyMODINIT_FUNC PyInit__nogil(void)
 {
     return PyModule_Create(&module);
 }
