@@ -91,6 +91,20 @@ def test_read_only_unknown_and_scope_errors(variables: SystemVariables) -> None:
         1229, "Variable 'x_count' is a GLOBAL variable and should be set with SET GLOBAL")
 
 
+def test_readers_follow_set_global(variables: SystemVariables) -> None:
+    count, point = variables.int_reader("x-count"), variables.str_reader("x_point")
+    assert (count(), point()) == (9, "AFTER_SYNC")
+    variables.set_global("x_count", 300)
+    variables.set_global("x_point", "after_commit")
+    assert (count(), point()) == (300, "AFTER_COMMIT")
+    with pytest.raises(MySQLError) as raised:
+        variables.int_reader("x_nope")
+    assert raised.value.errno == 1193
+    with pytest.raises(MySQLError) as raised:
+        variables.get_global("x_local")
+    assert raised.value.errno == 1238
+
+
 def test_startup_option_sets_the_initial_value(variables: SystemVariables) -> None:
     assert variables.get_global("x_count") == 9
 

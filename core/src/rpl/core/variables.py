@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
@@ -157,6 +157,8 @@ class SystemVariableEntry:
         self.owner = owner
         self._value = value
         self.update_lock = threading.Lock()
+        self.session_only = definition.scope is Scope.SESSION
+        """No global value (SELECT @@GLOBAL.name is an error)."""
 
     @property
     def name(self) -> str:
@@ -229,10 +231,25 @@ class SystemVariables:
 
     def get_global(self, name: str) -> SysVarValue:
         """SELECT @@GLOBAL.name."""
-        entry = self.lookup(name)
-        if entry.definition.scope is Scope.SESSION:
+        entry = self._entries.get(name)  # the server's own calls: a canonical name
+        if entry is None:
+            entry = self.lookup(name)
+        if entry.session_only:
             raise MySQLError.of(ER_INCORRECT_GLOBAL_LOCAL_VAR, entry.name, "SESSION")
-        return entry.value
+        return entry._value
+
+    def int_reader(self, name: str) -> Callable[[], int]:
+        """A function returning the global value of the integer variable ``name`` as it is
+        at each call (SET GLOBAL shows at once): what the server's hot paths hold instead
+        of a lambda over :meth:`get_global`, so no interpreted frame runs per read.
+        """
+        entry = self.lookup(name)
+        return lambda: int(entry._value)  # type: ignore[arg-type]
+
+    def str_reader(self, name: str) -> Callable[[], str]:
+        """:meth:`int_reader` for a variable whose value is text."""
+        entry = self.lookup(name)
+        return lambda: str(entry._value)
 
     def set_global(self, name: str, raw: object) -> list[Warning]:
         """SET GLOBAL name = raw, with MySQL's checks; returns the warnings."""

@@ -232,9 +232,10 @@ class Binlog:
         self._write_lock = threading.Lock()
         self._queue: list[CommitTicket] = []
         self._queue_lock = threading.Lock()
-        self._flush_wanted = threading.Condition(self._queue_lock)
         self._flushers = 0
-        self._flushers_idle = 0
+        self._parked: list[_thread.LockType] = []
+        """Idle flush threads, each blocked on a lock of its own that :meth:`_wake_flusher`
+        (or :meth:`close`) releases: a wake-up is one lock release, no condition variable."""
         self._flushing = False
         """A leader is in the flush stage (write lock held, its group taken): tickets
         queued meanwhile wait for the end of that stage, when it wakes a flush thread for
@@ -244,7 +245,11 @@ class Binlog:
         self._group_number = 0
         self.commit_stage_lock = threading.Lock()
         """Held during each group's engine commits: hold it to see no commit in progress."""
-        self._published = threading.Condition()
+        self._published_lock = threading.Lock()
+        self._published = threading.Condition(self._published_lock)
+        self._readers_waiting = 0
+        """Threads in :meth:`wait_for_update`: a group's publish notifies only when there
+        are some (the condition's Python code costs a commit group more than the check)."""
         self._end = BinlogPosition("", 0)
         self._committed_end = BinlogPosition("", 0)
         self._fd = -1
@@ -322,7 +327,9 @@ class Binlog:
         """
         with self._queue_lock:
             self._closed = True
-            self._flush_wanted.notify_all()
+            for parked in self._parked:
+                parked.release()
+            self._parked.clear()
         with self._write_lock:
             if self._fd >= 0:
                 self._close_current(StopEvent())
@@ -335,9 +342,10 @@ class Binlog:
 
     # ------------------------------------------------------- end position
     def _publish(self, end: BinlogPosition) -> None:
-        with self._published:
+        with self._published_lock:
             self._end = end
-            self._published.notify_all()
+            if self._readers_waiting:
+                self._published.notify_all()
 
     @property
     def end(self) -> BinlogPosition:
@@ -352,7 +360,11 @@ class Binlog:
     def wait_for_update(self, past: BinlogPosition, timeout: float | None) -> BinlogPosition:
         """Block until the published end moves past ``past`` (or timeout); return it."""
         with self._published:
-            self._published.wait_for(lambda: self._end != past, timeout)
+            self._readers_waiting += 1
+            try:
+                self._published.wait_for(lambda: self._end != past, timeout)
+            finally:
+                self._readers_waiting -= 1
             return self._end
 
     # -------------------------------------------------------- group commit
@@ -401,8 +413,8 @@ class Binlog:
         groups: a group waiting in after_sync for a semisync ACK must not hold up the
         next group's flush).
         """
-        if self._flushers_idle:
-            self._flush_wanted.notify()
+        if self._parked:
+            self._parked.pop().release()  # the one idle the shortest time
         elif self._flushers < MAX_FLUSHERS:
             self._flushers += 1
             threading.Thread(target=self._flush_thread, name="rpl-binlog-flush",
@@ -410,15 +422,18 @@ class Binlog:
 
     def _flush_thread(self) -> None:
         """Lead every group queued by callers that do not wait, until the binlog closes."""
+        wake = _held_lock()
         while True:
             with self._queue_lock:
-                while not self._queue and not self._closed:
-                    self._flushers_idle += 1
-                    self._flush_wanted.wait()
-                    self._flushers_idle -= 1
                 if self._closed and not self._queue:
                     self._flushers -= 1
                     return
+                idle = not self._queue
+                if idle:
+                    self._parked.append(wake)
+            if idle:
+                wake.acquire()  # until woken; a release before this makes it return at once
+                continue
             try:
                 self._lead()
             except Exception as failure:  # noqa: BLE001 - keep flushing the next groups

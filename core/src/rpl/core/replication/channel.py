@@ -54,7 +54,7 @@ class ReplicaChannel:
         self.relay_log = RelayLog(
             self.datadir, str(get("relay_log")), server.server_id,
             get("binlog_checksum") == "CRC32",
-            sync_every=lambda: int(get("sync_relay_log")),  # type: ignore[arg-type]
+            sync_every=server.variables.int_reader("sync_relay_log"),
             max_size=lambda: int(get("max_relay_log_size")  # type: ignore[arg-type]
                                  or get("max_binlog_size")),
             crash=server.crash)

@@ -244,30 +244,29 @@ class Server:
         self.accounts.grant("root", "localhost", STATIC_PRIVILEGES, None, grant_option=True)
 
     def _make_binlog(self) -> Binlog:
-        get = self.variables.get_global
+        variables = self.variables
         options = BinlogOptions(
-            sync_binlog=lambda: int(get("sync_binlog")),  # type: ignore[arg-type]
-            max_binlog_size=lambda: int(get("max_binlog_size")),  # type: ignore[arg-type]
-            group_commit_sync_delay=lambda: int(
-                get("binlog_group_commit_sync_delay")),  # type: ignore[arg-type]
-            group_commit_sync_no_delay_count=lambda: int(
-                get("binlog_group_commit_sync_no_delay_count")),  # type: ignore[arg-type]
+            sync_binlog=variables.int_reader("sync_binlog"),
+            max_binlog_size=variables.int_reader("max_binlog_size"),
+            group_commit_sync_delay=variables.int_reader("binlog_group_commit_sync_delay"),
+            group_commit_sync_no_delay_count=variables.int_reader(
+                "binlog_group_commit_sync_no_delay_count"),
             checksum=self._checksum(),
-            dependency_tracking=lambda: str(get("binlog_transaction_dependency_tracking")),
-            dependency_history_size=lambda: int(
-                get("binlog_transaction_dependency_history_size")))  # type: ignore[arg-type]
+            dependency_tracking=variables.str_reader("binlog_transaction_dependency_tracking"),
+            dependency_history_size=variables.int_reader(
+                "binlog_transaction_dependency_history_size"))
         return Binlog(self.config.datadir.resolve(), self.config.log_bin, self.server_id,
                       self.server_uuid, options, self.delegates.binlog_storage, self.crash)
 
     def _make_thread_pool(self) -> ThreadPool | None:
-        get = self.variables.get_global
-        if get("thread_handling") != POOL_OF_THREADS:
+        variables = self.variables
+        if variables.get_global("thread_handling") != POOL_OF_THREADS:
             return None
         pool = ThreadPool(
-            size=lambda: int(get("thread_pool_size")),  # type: ignore[arg-type]
-            max_threads=lambda: int(get("thread_pool_max_threads")),  # type: ignore[arg-type]
-            stall_limit_ms=lambda: int(get("thread_pool_stall_limit")),  # type: ignore[arg-type]
-            idle_timeout=lambda: int(get("thread_pool_idle_timeout")))  # type: ignore[arg-type]
+            size=variables.int_reader("thread_pool_size"),
+            max_threads=variables.int_reader("thread_pool_max_threads"),
+            stall_limit_ms=variables.int_reader("thread_pool_stall_limit"),
+            idle_timeout=variables.int_reader("thread_pool_idle_timeout"))
         pool.start()
         return pool
 
