@@ -36,6 +36,7 @@ COMPILED = [
     "rpl/core/binlog/tail.py",
     "rpl/core/binlog/writer.py",
     "rpl/core/delegates.py",
+    "rpl/core/engine/coercion.py",
     "rpl/core/engine/locks.py",
     "rpl/core/engine/memo.py",
     "rpl/core/engine/storage.py",

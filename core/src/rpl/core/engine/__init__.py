@@ -1,19 +1,13 @@
 """The server's storage engine: in-memory tables with InnoDB's READ COMMITTED semantics.
 
-:mod:`.schema` defines tables and converts values as MySQL strict mode does; :mod:`.locks`
-is the row lock manager (FIFO waits, lock wait timeout, deadlock detection);
-:mod:`.storage` holds the engine, its tables and transactions.
+:mod:`.schema` defines tables; :mod:`.coercion` converts values as MySQL strict mode does;
+:mod:`.locks` is the row lock manager (FIFO waits, lock wait timeout, deadlock
+detection); :mod:`.storage` holds the engine, its tables and transactions.
 """
 
+from rpl.core.engine.coercion import Value, coerce
 from rpl.core.engine.locks import LockKey, LockManager, LockOwner
-from rpl.core.engine.schema import (
-    NO_DEFAULT,
-    ColumnSchema,
-    Row,
-    TableSchema,
-    Value,
-    coerce,
-)
+from rpl.core.engine.schema import NO_DEFAULT, ColumnSchema, Row, TableSchema
 from rpl.core.engine.storage import (
     Engine,
     Key,

@@ -46,8 +46,9 @@ from typing import IO, Any, Final, Literal
 import attrs
 from sortedcontainers import SortedDict  # type: ignore[import-untyped]
 
+from rpl.core.engine.coercion import Value, coerce
 from rpl.core.engine.locks import LockKey, LockManager, LockOwner
-from rpl.core.engine.schema import NO_DEFAULT, ColumnSchema, Row, TableSchema, Value, coerce
+from rpl.core.engine.schema import NO_DEFAULT, ColumnSchema, Row, TableSchema
 from rpl.core.errors import (
     ER_BAD_DB_ERROR,
     ER_BAD_FIELD_ERROR,
@@ -384,7 +385,7 @@ class Transaction(LockOwner):
         ``values`` is a mapping of column name to value (missing columns take their
         DEFAULT; a NOT NULL column without one is ER_NO_DEFAULT_FOR_FIELD) or a full row in
         column order (else ER_WRONG_VALUE_COUNT_ON_ROW). Values are coerced
-        (:func:`~rpl.core.engine.schema.coerce`); NULL or 0 in the AUTO_INCREMENT column
+        (:func:`~rpl.core.engine.coercion.coerce`); NULL or 0 in the AUTO_INCREMENT column
         generates the next value, an explicit larger value moves the counter. The key is
         locked before the duplicate check, so a key another transaction holds is waited
         for; a key that exists (committed, or written by this transaction) is ER_DUP_ENTRY,

@@ -21,8 +21,8 @@ import attrs
 
 from rpl.core.engine import NO_DEFAULT, ColumnSchema, Table, TableSchema, Transaction
 from rpl.core.engine import Row as EngineRow
+from rpl.core.engine.coercion import coerce_leniently
 from rpl.core.engine.memo import SchemaMemo
-from rpl.core.engine.schema import coerce_leniently
 from rpl.core.errors import (
     ER_BAD_FIELD_ERROR,
     ER_DUP_ENTRY,
