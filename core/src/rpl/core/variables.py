@@ -231,9 +231,7 @@ class SystemVariables:
 
     def get_global(self, name: str) -> SysVarValue:
         """SELECT @@GLOBAL.name."""
-        entry = self._entries.get(name)  # the server's own calls: a canonical name
-        if entry is None:
-            entry = self.lookup(name)
+        entry = self.lookup(name)
         if entry.session_only:
             raise MySQLError.of(ER_INCORRECT_GLOBAL_LOCAL_VAR, entry.name, "SESSION")
         return entry._value
