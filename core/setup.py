@@ -44,6 +44,7 @@ COMPILED = [
     "rpl/core/net/nogil.py",
     "rpl/core/net/packets.py",
     "rpl/core/net/responses.py",
+    "rpl/core/observer_registry.py",
     "rpl/core/replication/applier.py",
     "rpl/core/replication/apply.py",
     "rpl/core/replication/batch.py",

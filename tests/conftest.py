@@ -8,6 +8,12 @@ from collections.abc import Callable
 
 import attrs
 import pytest
+from hypothesis import settings
+
+# Property tests assert what holds, not how fast: hypothesis's per-example deadline
+# (200 ms) turned a slow moment of a loaded CI machine into a failure.
+settings.register_profile("rpl", deadline=None)
+settings.load_profile("rpl")
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from rpl.core.binlog.events import GtidEvent
 from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import BinlogIndex, read_events
 from rpl.core.testing.process import ServerProcess
+from rpl.core.testing.proxy import TcpProxy
 from rpl.core.testing.topology import (
     create_replication_user,
     gtid_executed,
@@ -194,6 +195,48 @@ def test_source_restart_reconnects(servers: ServerFactory, source: ServerProcess
     load.join()
     assert_same_data(source, replica)
     assert slave_status(replica)["Last_IO_Errno"] == 0
+
+
+XID_EVENT = 16
+
+
+def xid_events(stream: bytes) -> int:
+    """XID events in a dump stream's packets (4-byte header, 0x00, the event)."""
+    count, offset = 0, 0
+    while offset + 4 <= len(stream):
+        length = int.from_bytes(stream[offset:offset + 3], "little")
+        packet = stream[offset + 4:offset + 4 + length]
+        if len(packet) == length and length > 5 and packet[0] == 0 and \
+                packet[1 + 4] == XID_EVENT:
+            count += 1
+        offset += 4 + length
+    return count
+
+
+def test_a_torn_stream_leaves_its_whole_transactions_to_the_applier(
+        servers: ServerFactory, source: ServerProcess) -> None:
+    """The link breaks while the source sends (the stream ends inside a packet) and the
+    source stays unreachable: the transactions that arrived whole are applied while the
+    receiver waits to reconnect; the torn one is not."""
+    replica = servers("replica")
+    proxy = TcpProxy(source.port)
+    try:
+        replicate(replica, source, master_port=proxy.port, master_connect_retry=60)
+        source.query("INSERT INTO d.t VALUES (1, 'before', 0)")
+        wait_caught_up(source, replica)
+        proxy.hold()
+        for row in (2, 3, 4):
+            source.query(f"INSERT INTO d.t VALUES ({row}, 'held', 0)")
+        wait_for(lambda: xid_events(proxy.held()) == 3, 20, "three transactions held")
+        proxy.tear(drop=5)  # the last XID event cut short
+        wait_for(lambda: slave_status(replica)["Slave_IO_Running"] == "Connecting", 20,
+                 "the receiver to lose the source")
+        wait_for(lambda: replica.query("SELECT COUNT(*) FROM d.t") == [(3,)], 20,
+                 "the whole transactions applied")
+        time.sleep(0.5)
+        assert replica.query("SELECT id FROM d.t ORDER BY id") == [(1,), (2,), (3,)]
+    finally:
+        proxy.close()
 
 
 def test_chained_replication(servers: ServerFactory, source: ServerProcess,

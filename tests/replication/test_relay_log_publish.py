@@ -1,6 +1,7 @@
 """The relay log's published end: what the applier may read moves only when the
-receiver publishes (at transaction boundaries), never past a whole event; and how the
-events kept until then are written (one write per transaction, sync_relay_log)."""
+receiver publishes, and then only to the last transaction boundary written, never past
+a whole event; and how the events kept until then are written (one write per
+transaction, sync_relay_log)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def test_an_unpublished_append_is_not_readable_until_published(tmp_path: Path) -
     log.append(event("BEGIN"), publish=False)
     log.append(event("INSERT INTO t VALUES (1)"), publish=False)
     assert log.end == start, "the applier must not see a transaction's first events alone"
+    log.write()
+    assert log.end == start, "written at a boundary is not published yet"
     log.publish()
     size = (tmp_path / start.file).stat().st_size
     assert log.end.file == start.file and log.end.pos == size > start.pos
@@ -64,7 +67,7 @@ def test_a_transaction_is_written_in_one_system_call(tmp_path: Path,
         assert log.append(raw, publish=False) is False
     assert writes == [] and (tmp_path / log.end.file).stat().st_size == before
     log.append(events[-1], publish=False)
-    log.publish()
+    log.write()
     assert writes == [sum(map(len, events))]
     with (tmp_path / log.end.file).open("rb") as relay:
         relay.seek(before)
@@ -81,10 +84,10 @@ def test_sync_relay_log_counts_events_and_syncs_when_they_are_written(
     monkeypatch.setattr(os, "fsync", lambda fd: syncs.append(fd))
     log.append(event("BEGIN"), publish=False)
     log.append(event("COMMIT"), publish=False)
-    assert log.publish() is False and syncs == []  # 2 events: not yet
+    assert log.write() is False and syncs == []  # 2 events: not yet
     log.append(event("BEGIN"), publish=False)
     assert syncs == []
-    assert log.publish() is True and len(syncs) == 1  # the 3rd event, once written
+    assert log.write() is True and len(syncs) == 1  # the 3rd event, once written
     every[0] = 1  # sync_relay_log = 1: each event written and synced as it arrives
     size = (tmp_path / log.end.file).stat().st_size
     assert log.append(event("BEGIN"), publish=False) is True and len(syncs) == 2
@@ -102,4 +105,47 @@ def test_a_large_transaction_is_written_as_it_arrives_and_published_at_its_end(
     assert (tmp_path / start.file).stat().st_size > start.pos + MAX_UNWRITTEN // 2
     assert log.end == start, "written is not published: the applier waits for the end"
     log.publish()
+    assert log.end == start, "publishing shows the last boundary, not a partial transaction"
+    log.write()
+    log.publish()
     assert log.end.pos == start.pos + count * len(big)
+
+
+def test_publish_shows_the_last_boundary_not_what_follows_it(tmp_path: Path) -> None:
+    log = relay_log(tmp_path)
+    first = [event("BEGIN"), event("COMMIT")]
+    for raw in first:
+        log.append(raw, publish=False)
+    log.write()
+    boundary = (tmp_path / log.end.file).stat().st_size
+    log.append(event("BEGIN"), publish=False)  # the next transaction has begun
+    log.publish()
+    assert log.end.pos == boundary
+
+
+def test_a_channel_has_a_packet_only_once_all_of_it_is_received() -> None:
+    """The receiver publishes when no whole packet is left among the bytes received: a
+    packet cut by a socket read does not count, so a long catch-up stream is published
+    at every read and not only when a read happens to end on a packet boundary."""
+    import socket
+
+    from rpl.core.net.packets import PacketChannel, frame_packets
+
+    a, b = socket.socketpair()
+    try:
+        channel = PacketChannel(b)
+        first, sequence = frame_packets(b"\x00" + b"e" * 50, 0)
+        second, _ = frame_packets(b"\x00" + b"f" * 50, sequence)
+        wire = b"".join(first + second)
+        a.sendall(wire[:len(wire) - 10])  # the second packet is cut short
+        assert not channel.has_packet()
+        channel.read()  # the first; the second's start is now buffered
+        assert channel.buffered() > 0 and not channel.has_packet()
+        a.sendall(wire[len(wire) - 10:])
+        channel._in += b.recv(100)  # what a read would take in
+        assert channel.has_packet()
+        channel.read()
+        assert not channel.has_packet()
+    finally:
+        a.close()
+        b.close()

@@ -226,18 +226,21 @@ class DumpObservers:
     observed: frozenset[str]
 
 
-@attrs.frozen
 class EventPacket:
     """An event packet: 0x00, each observing plugin's reserved header, the event.
 
-    ``slots`` maps each plugin that reserved bytes to their ``(start, end)`` in ``data``.
+    ``slots`` maps each plugin that reserved bytes to their ``(start, end)`` in ``data``;
+    ``event`` is the event as the dump read it (what ``before_send_event`` observers are
+    shown). A plain class, not attrs: one is made per event sent, and the compiled build
+    makes a plain class native (an attrs class keeps an interpreted ``__init__``).
     """
 
-    data: bytearray
-    slots: Mapping[str, tuple[int, int]]
-    event_offset: int
-    event: bytes
-    """The event as the dump read it (what ``before_send_event`` observers are shown)."""
+    def __init__(self, data: bytearray, slots: Mapping[str, tuple[int, int]],
+                 event_offset: int, event: bytes) -> None:
+        self.data = data
+        self.slots = slots
+        self.event_offset = event_offset
+        self.event = event
 
 
 class BinlogTransmitDelegate(Delegate):

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 import pluggy
+from mypy_extensions import mypyc_attr
 
 from rpl.observers import HOOKS, INTERFACES, PROJECT_NAME
 
@@ -60,6 +61,7 @@ class Callback:
         return self.function(*[kwargs[name] for name in self.argnames])
 
 
+@mypyc_attr(native_class=False)  # the registry keeps generations in a WeakSet
 class Generation:
     """One immutable view of all observers, with a count of calls using it."""
 

@@ -161,12 +161,13 @@ class SemisyncMaster:
         transaction, or semisync is off and it is at or past the largest one (the ACK that
         can switch semisync back on).
         """
-        if not self.settings.enabled():
-            return False
-        with self.lock:
-            if self.active.is_end(position):
-                return True
-            return not self.state_on and self.commit is not None and position >= self.commit
+        with self.lock:  # most events end no recorded transaction, with semisync on:
+            if self.active.is_end(position):  # settled without reading a variable
+                return self.settings.enabled()
+            if self.state_on:
+                return False
+            off_past_commit = self.commit is not None and position >= self.commit
+        return off_past_commit and self.settings.enabled()
 
     def wait(self, position: Position) -> None:
         """Wait (AFTER_SYNC or AFTER_COMMIT) until ``position`` is acknowledged, semisync

@@ -44,6 +44,9 @@ from rpl.semisync_master.master import SemisyncMaster, Settings
 
 UINT32_MAX: Final = 4294967295
 ACK_IN_DUMP_THREAD_ENV: Final = "RPL_SEMISYNC_ACK_IN_DUMP_THREAD"
+CLEAR_HEADER: Final = event_header(False)
+"""The header every event is sent with (``before_send_event`` sets the flag in the
+packet's copy of it)."""
 
 SYSTEM_VARIABLES: Final = (
     SystemVariable("rpl_semi_sync_master_enabled", VarType.BOOL, False,
@@ -207,7 +210,7 @@ class SemisyncMasterPlugin(ReplicationPlugin):
     @hookimpl
     def reserve_header(self, param: TransmitParam) -> bytes:
         """The magic and a clear sync flag, in front of every event."""
-        return event_header(False)
+        return CLEAR_HEADER
 
     @hookimpl
     def before_send_event(self, param: TransmitParam, header: memoryview, event: bytes,

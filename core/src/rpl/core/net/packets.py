@@ -173,6 +173,16 @@ class PacketChannel:
         """Bytes received and not read yet (a pipelined command: the socket shows none)."""
         return len(self._in)
 
+    def has_packet(self) -> bool:
+        """Whether a whole packet is received and not read yet: :meth:`read` returns it
+        without a system call (a payload split over several packets counts as not whole).
+        """
+        buffer = self._in
+        if len(buffer) < 4:
+            return False
+        length = buffer[0] | buffer[1] << 8 | buffer[2] << 16
+        return length < MAX_PACKET_CHUNK and len(buffer) >= 4 + length
+
     def _read_exact(self, size: int) -> bytes:
         buffer = self._in
         while len(buffer) < size:

@@ -12,7 +12,9 @@ on that connection. In order, as MySQL's IO thread:
    received, or COM_BINLOG_DUMP_GTID with executed + retrieved GTIDs (auto-position).
 4. Per packet: ``after_read_event`` (may strip a plugin's header), verify the CRC,
    write the event to the relay log (``sync_relay_log``), advance the position,
-   ``after_queue_event``.
+   ``after_queue_event``. Once no whole packet is left among the bytes received (a
+   burst, one commit group of the source, is read; or one read of a long catch-up
+   stream), the applier is shown the whole transactions written.
 5. A lost connection: wait MASTER_CONNECT_RETRY seconds and reconnect, at most
    MASTER_RETRY_COUNT times, resuming at the last transaction boundary received (the
    applier discards the partial copy), so nothing is missing or duplicated.
@@ -319,9 +321,16 @@ class Receiver(ChannelThread):
 
     # --------------------------------------------------------------- read
     def _read_loop(self) -> None:
+        try:
+            self._read_events()
+        finally:  # whatever ends the reading, the applier gets every whole transaction
+            self.channel.relay_log.publish()
+
+    def _read_events(self) -> None:
         relay = self.server.delegates.binlog_relay_io
         link = self.link
         assert link is not None
+        relay_log = self.channel.relay_log
         while True:
             if self.stop_requested.is_set():
                 raise ReceiverStopped()
@@ -345,6 +354,8 @@ class Receiver(ChannelThread):
                 relay.after_queue_event(self.param(), event, flags)
             if self._in_transaction and self.server.crash.armed:
                 self._fault(event)
+            if not link.has_packet():  # what arrived is read: the applier may start on it
+                relay_log.publish()
 
     def _fault(self, raw: bytes) -> None:
         """The ``stop_io_inside_transaction`` fault point (see rpl.core.debug): the
@@ -395,21 +406,23 @@ class Receiver(ChannelThread):
             raise _write_failure(os_error) from os_error
         if self._track(code, raw, write=True):
             synced = True
-        if not self._in_transaction and self._publish():
+        if not self._in_transaction and self._write_relay_log():
             synced = True
         return synced
 
-    def _publish(self) -> bool:
-        """Write what the relay log keeps and let the applier read it; True when synced."""
+    def _write_relay_log(self) -> bool:
+        """At a transaction boundary: write what the relay log keeps; True when synced.
+        The applier sees it once the burst being read is published (:meth:`_read_loop`).
+        """
         try:
-            return self.channel.relay_log.publish()
+            return self.channel.relay_log.write()
         except OSError as os_error:
             raise _write_failure(os_error) from os_error
 
     def _track(self, code: int, raw: bytes, write: bool) -> bool:
         """Follow transaction boundaries: Retrieved_Gtid_Set and the resume position. At
-        the end of a relayed transaction, the relay log is written and published first
-        (True when that synced it), then the master info is saved per sync_master_info.
+        the end of a relayed transaction, the relay log is written first (True when that
+        synced it), then the master info is saved per sync_master_info.
         """
         if code == GTID_LOG_EVENT:
             try:
@@ -425,7 +438,7 @@ class Receiver(ChannelThread):
         synced = False
         if self._tracker.feed(code, self._statement(raw) if code == QUERY_EVENT else b""):
             self._in_transaction = False
-            synced = write and self._publish()
+            synced = write and self._write_relay_log()
             channel = self.channel
             if self._pending_gtid is not None:
                 if write:

@@ -19,10 +19,14 @@ The receiver appends; the applier reads. What holds:
   they are written (0: leave it to the OS). The receiver's events are kept in memory
   until the end of their transaction and written then, in one system call (1: every
   event is written and synced as it arrives, as MySQL does).
-* The published ``end`` only moves past whole events: the applier never reads a
-  partial one. The receiver publishes at transaction boundaries (and after events
-  outside any transaction), so the applier wakes once for a whole transaction, or for
-  all that arrived meanwhile, instead of once per event.
+* The published ``end`` only moves to a transaction boundary the receiver wrote
+  (:meth:`RelayLog.write`): the applier never reads a partial event, nor a transaction
+  whose end has not arrived. The receiver writes at each boundary but publishes only
+  once no whole packet is left among the bytes it received, so the applier wakes once for
+  a burst of transactions (a source's commit group; a socket read of a catch-up stream)
+  instead of once per transaction, and
+  does not take the interpreter lock from the receiver in the middle of a burst (a
+  semisync ACK waits for the burst's last event).
 """
 
 from __future__ import annotations
@@ -74,6 +78,9 @@ class RelayLog:
         self._file = ""
         self._pos = 0
         self._end = BinlogPosition("", 0)
+        self._boundary = BinlogPosition("", 0)
+        """The end of the last :meth:`write` (a transaction boundary): what
+        :meth:`publish` shows."""
         self._unsynced = 0
         self._unwritten = bytearray()
         """Events appended and not written yet (see :meth:`append`)."""
@@ -149,12 +156,12 @@ class RelayLog:
     def append(self, raw: bytes, publish: bool = True) -> bool:
         """Add one event; True when the file was synced after it.
 
-        With ``publish`` False the event is kept in memory, and the new end waits, until
-        the next :meth:`publish` (or an append that publishes) writes everything kept in
-        one system call: the receiver publishes at transaction boundaries, so a
-        transaction is one write. Under ``sync_relay_log`` = 1 every event is written
-        and synced at once; past :data:`MAX_UNWRITTEN` bytes kept, they are written
-        (not published).
+        With ``publish`` False the event is kept in memory until the next :meth:`write`
+        (or an append that publishes), which writes everything kept in one system call:
+        the receiver writes at transaction boundaries, so a transaction is one write.
+        Under ``sync_relay_log`` = 1 every event is written and synced at once; past
+        :data:`MAX_UNWRITTEN` bytes kept, they are written (neither is a boundary, so
+        neither is published).
         """
         with self._lock:
             if "crash_in_relay_log_event_write" in self._crash.armed:
@@ -164,22 +171,33 @@ class RelayLog:
             every = self._sync_every()
             if every:
                 self._unsynced += 1
-            if publish or every == 1 or len(self._unwritten) >= MAX_UNWRITTEN:
-                synced = self._flush(every)
-                if publish:
-                    self._publish()
+            if publish:
+                synced = self._write_boundary(every)
+                self._publish(self._boundary)
                 return synced
+            if every == 1 or len(self._unwritten) >= MAX_UNWRITTEN:
+                return self._flush(every)
             return False
 
-    def publish(self) -> bool:
-        """Write what was kept (one system call), sync it when ``sync_relay_log`` events
-        have been added since the last sync, and let the applier read everything
-        appended so far; True when the file was synced.
+    def write(self) -> bool:
+        """At a transaction boundary: write what was kept (one system call), sync it when
+        ``sync_relay_log`` events have been added since the last sync, and make this end
+        the one the next :meth:`publish` shows; True when the file was synced.
         """
         with self._lock:
-            synced = self._flush(self._sync_every())
-            self._publish()
-            return synced
+            return self._write_boundary(self._sync_every())
+
+    def publish(self) -> None:
+        """Let the applier read up to the last :meth:`write` (nothing after it, kept or
+        written: a transaction whose end has not been written stays unread).
+        """
+        with self._lock:
+            self._publish(self._boundary)
+
+    def _write_boundary(self, every: int) -> bool:
+        synced = self._flush(every)
+        self._boundary = BinlogPosition(self._file, self._pos)
+        return synced
 
     def _flush(self, every: int) -> bool:
         if not self._unwritten:
@@ -199,15 +217,16 @@ class RelayLog:
             while written < len(view):
                 written += os.write(self._fd, view[written:])
 
-    def _publish(self) -> None:
-        """Move the published end to what is written; the applier is woken only when it
-        moved (the receiver publishes at a transaction's end and after events outside
-        one, so an end may be published twice).
+    def _publish(self, end: BinlogPosition | None = None) -> None:
+        """Move the published end to ``end`` (by default what is written: a file's
+        start or end, always a boundary); the applier is woken only when it moved.
         """
-        if self._end.file == self._file and self._end.pos == self._pos:
+        if end is None:
+            end = self._boundary = BinlogPosition(self._file, self._pos)
+        if self._end == end:
             return
         with self._published:
-            self._end = BinlogPosition(self._file, self._pos)
+            self._end = end
             self._published.notify_all()
 
     def wait_for_update(self, past: BinlogPosition, timeout: float) -> BinlogPosition:

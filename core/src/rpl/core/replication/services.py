@@ -227,6 +227,10 @@ class SourceLink:
         finally:
             conn._read_timeout = saved
 
+    def has_packet(self) -> bool:
+        """Whether a whole packet of the dump stream is received and not read yet."""
+        return self._stream is not None and self._stream.has_packet()
+
     def write(self, payload: bytes) -> None:
         """Queue one packet: a new sequence (id 0), as a replica's reply is; the
         connection's own sequence for the source's packets is left as it was.
