@@ -636,6 +636,9 @@ class FailoverHarness(SemisyncFixtures):
                    for n in range(WRITERS)]
         threads += [in_background(lambda: _reader(source, history, stop))[0]
                     for _ in range(READERS)]
+        # The kill's moment is drawn from when commits flow, not from when the clients
+        # started: on a loaded machine connecting sixteen clients can take most of a second.
+        wait_for(lambda: bool(history.acknowledged), 30, "a first acknowledged commit")
         time.sleep(0.3 + rng.random() * 0.7)
         if kill == "network_cut":
             proxy.cut()
