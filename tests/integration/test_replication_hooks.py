@@ -110,6 +110,10 @@ def test_transmit_and_relay_hooks_in_order_with_positions(
         assert q["flags"] == (1 if relayed_event else 0), \
             "sync_relay_log=1: every relayed event is synced before after_queue_event"
     assert queued[-1]["param"]["master_log_pos"] == master_end
+    reads = [c["args"] for c in events if c["hook"] == "after_read_event"]
+    for previous, read in zip(queued, reads[1:], strict=False):
+        assert read["param"]["master_log_pos"] == previous["param"]["master_log_pos"], \
+            "after_read_event sees the receiver's position before the event it reads"
     assert queued[-1]["param"]["master_log_name"] == "binlog.000001"
     tail = [n for n in names if n not in ("after_read_event", "after_queue_event")]
     assert tail[-3:] == ["thread_stop", "applier_stop", "after_reset_slave"] or \

@@ -353,7 +353,9 @@ class BinlogRelayIOObserver:
         Called in the receiver thread for each packet read from the source,
         before anything is written for it. ``packet`` is the payload after the
         OK byte 0x00 (from a semisync source: 0xEF, the sync flag, the event),
-        as the previous observer left it.
+        as the previous observer left it. ``param.master_log_name``/
+        ``param.master_log_pos`` are still the end of the previous event: the
+        receiver advances past this one only when it queues it.
 
         Returns: the event to queue instead (semisync strips its two header
         bytes), or None to keep ``packet`` as it is. The next observer receives

@@ -118,8 +118,9 @@ class RelayIOParam:
 
     ``server_id`` is this replica's own; ``host``/``port``/``user`` name the
     source; ``master_log_name``/``master_log_pos`` are the receiver's position
-    in the source's binlog when the hook is called (for the event hooks: the
-    end of the event just read). ``mysql`` is the replica's connection to the
+    in the source's binlog when the hook is called (``after_read_event``: the
+    end of the previous event; ``after_queue_event``: the end of the event just
+    queued). ``mysql`` is the replica's connection to the
     source (``mysql_net_read/write/flush`` plus statements), or ``None`` while
     not connected (``thread_start``, ``thread_stop``, the applier hooks,
     ``after_reset_slave``).
