@@ -15,6 +15,7 @@ from rpl.core.delegates import Delegates, DumpObservers, HookError
 from rpl.core.observer_registry import PluginLoadError
 from rpl.observers import (
     HOOKS,
+    INTERFACES,
     BinlogDumpFlags,
     BinlogRelayFlags,
     BinlogStorageParam,
@@ -222,6 +223,44 @@ def test_hook_arguments_are_passed_by_name_and_subset(delegates: Delegates) -> N
         (log_file, log_pos))), "p")
     delegates.binlog_storage.after_flush(STORAGE, "binlog.000007", 1234)
     assert seen == [("binlog.000007", 1234)]
+
+
+# What each argument a delegate passes must be, by the name the specification gives it.
+ARGUMENT_TYPES: dict[str, type | tuple[type, ...]] = {
+    "param": (TransParam, BinlogStorageParam, TransmitParam, RelayIOParam, ServerStateParam),
+    "log_file": str, "log_pos": int, "event": bytes, "header": memoryview, "packet": bytes,
+    "flags": (BinlogDumpFlags, BinlogRelayFlags), "aborted": bool,
+    "skipped_log_file": (str, type(None)), "skipped_log_pos": int,
+}
+
+
+def all_arguments_plugin(hook: str, seen: dict[str, dict[str, object]]) -> object:
+    """A plugin whose ``hook`` declares every argument of its specification, in order."""
+    names = getattr(hookspecs_of(hook), hook).__code__.co_varnames[1:]
+    names = names[:getattr(hookspecs_of(hook), hook).__code__.co_argcount - 1]
+    source = f"def {hook}(self, {', '.join(names)}):\n" \
+             f"    seen[{hook!r}] = dict(zip({names!r}, ({', '.join(names)},)))\n"
+    scope: dict[str, Any] = {"seen": seen}
+    exec(source, scope)  # noqa: S102 - a signature built from the specification
+    hooks: dict[str, Callable[..., Any]] = {hook: scope[hook]}
+    if hook != "transmit_start":
+        hooks["transmit_start"] = lambda self: True
+    return plugin(f"all_{hook}", **hooks)
+
+
+def hookspecs_of(hook: str) -> type:
+    return next(cls for cls in INTERFACES.values() if hasattr(cls, hook))
+
+
+@pytest.mark.parametrize("hook", sorted(HOOKS))
+def test_each_argument_reaches_the_observer_under_its_own_name(delegates: Delegates,
+                                                               hook: str) -> None:
+    seen: dict[str, dict[str, object]] = {}
+    delegates.registry.register(all_arguments_plugin(hook, seen), "all")
+    CALLS[hook](delegates)
+    assert set(seen) == {hook}
+    for name, value in seen[hook].items():
+        assert isinstance(value, ARGUMENT_TYPES[name]), f"{hook}: {name} = {value!r}"
 
 
 # --- binlog transmit: observe flag, reserve_header, before_send_event ----------------------

@@ -110,7 +110,12 @@ def _hook_error(hook: str, plugin: str, exc: Exception) -> HookError:
     return HookError(hook, plugin, code.errno, code.sqlstate, message)
 
 
-Arguments = Mapping[str, object] | Callable[[Callback], Mapping[str, object]]
+_FAILED: Final = object()
+"""What :meth:`Delegate._call` returns for a callback whose failure is only logged."""
+
+Arguments = tuple[object, ...] | Callable[[Callback], tuple[object, ...]]
+"""A hook's arguments in the order of its specification, or a function giving them per
+callback (``before_send_event``: each observer sees its own header bytes)."""
 
 
 class Delegate:
@@ -123,12 +128,14 @@ class Delegate:
         """Whether no observer implements ``hook`` right now."""
         return hook not in self._registry.current.callbacks
 
-    def _run(self, hook: str, *, only: frozenset[str] | None = None, **kwargs: object) -> None:
-        """Call the observers of ``hook`` with ``kwargs``; with ``only``, just those plugins."""
+    def _run(self, hook: str, *args: object, only: frozenset[str] | None = None) -> None:
+        """Call the observers of ``hook`` with ``args`` (in the specification's order);
+        with ``only``, just those plugins.
+        """
         if self.is_empty(hook):
             return
         with self._registry.calling() as generation:
-            for _ in self._each(hook, self._select(generation, hook, only), kwargs):
+            for _ in self._each(hook, self._select(generation, hook, only), args):
                 pass
 
     @staticmethod
@@ -152,13 +159,21 @@ class Delegate:
         or ends the iteration for an ignored one.
         """
         for callback in callbacks:
-            kwargs = arguments(callback) if callable(arguments) else arguments
-            try:
-                result = callback(kwargs)
-            except Exception as exc:  # noqa: BLE001 - any exception fails the hook
-                self._failed(hook, callback.plugin, exc)
+            args = arguments if isinstance(arguments, tuple) else arguments(callback)
+            result = self._call(hook, callback, args)
+            if result is _FAILED:
                 return
             yield callback, result
+
+    def _call(self, hook: str, callback: Callback, args: tuple[object, ...]) -> object:
+        """Call one callback. A failure is logged, then raised as :class:`HookError` for
+        an error hook or returned as ``_FAILED`` for an ignored one.
+        """
+        try:
+            return callback(args)
+        except Exception as exc:  # noqa: BLE001 - any exception fails the hook
+            self._failed(hook, callback.plugin, exc)
+            return _FAILED
 
     def _failed(self, hook: str, plugin: str, exc: Exception) -> None:
         """Log a failed callback and apply the hook's consequence."""
@@ -182,27 +197,27 @@ class TransDelegate(Delegate):
 
     def begin(self, param: TransParam) -> None:
         """Run ``begin``; raises HookError on failure."""
-        self._run("begin", param=param)
+        self._run("begin", param)
 
     def before_dml(self, param: TransParam) -> None:
         """Run ``before_dml``; raises HookError on failure."""
-        self._run("before_dml", param=param)
+        self._run("before_dml", param)
 
     def before_commit(self, param: TransParam) -> None:
         """Run ``before_commit``; raises HookError on failure."""
-        self._run("before_commit", param=param)
+        self._run("before_commit", param)
 
     def before_rollback(self, param: TransParam) -> None:
         """Run ``before_rollback``; failures are logged only."""
-        self._run("before_rollback", param=param)
+        self._run("before_rollback", param)
 
     def after_commit(self, param: TransParam) -> None:
         """Run ``after_commit``; failures are logged only."""
-        self._run("after_commit", param=param)
+        self._run("after_commit", param)
 
     def after_rollback(self, param: TransParam) -> None:
         """Run ``after_rollback``; failures are logged only."""
-        self._run("after_rollback", param=param)
+        self._run("after_rollback", param)
 
 
 class BinlogStorageDelegate(Delegate):
@@ -210,11 +225,11 @@ class BinlogStorageDelegate(Delegate):
 
     def after_flush(self, param: BinlogStorageParam, log_file: str, log_pos: int) -> None:
         """Run ``after_flush``; raises HookError on failure."""
-        self._run("after_flush", param=param, log_file=log_file, log_pos=log_pos)
+        self._run("after_flush", param, log_file, log_pos)
 
     def after_sync(self, param: BinlogStorageParam, log_file: str, log_pos: int) -> None:
         """Run ``after_sync``; raises HookError on failure."""
-        self._run("after_sync", param=param, log_file=log_file, log_pos=log_pos)
+        self._run("after_sync", param, log_file, log_pos)
 
 
 @attrs.frozen
@@ -257,11 +272,11 @@ class BinlogTransmitDelegate(Delegate):
         """
         started: list[str] = []
         observed: list[str] = []
-        kwargs = {"param": param, "log_file": log_file, "log_pos": log_pos}
         with self._registry.calling() as generation:
             try:
                 callbacks = self._select(generation, "transmit_start", None)
-                for callback, result in self._each("transmit_start", callbacks, kwargs):
+                for callback, result in self._each("transmit_start", callbacks,
+                                                   (param, log_file, log_pos)):
                     started.append(callback.plugin)
                     if result:
                         observed.append(callback.plugin)
@@ -273,7 +288,7 @@ class BinlogTransmitDelegate(Delegate):
 
     def transmit_stop(self, dump: DumpObservers) -> None:
         """Run ``transmit_stop`` for the observers started on this dump; failures are logged."""
-        self._run("transmit_stop", only=dump.started, param=dump.param)
+        self._run("transmit_stop", dump.param, only=dump.started)
 
     def new_packet(self, dump: DumpObservers, event: bytes) -> EventPacket:
         """Run ``reserve_header`` and build the event packet; raises HookError on failure."""
@@ -287,8 +302,7 @@ class BinlogTransmitDelegate(Delegate):
         data = bytearray(b"\x00")
         slots: dict[str, tuple[int, int]] = {}
         callbacks = self._select(generation, "reserve_header", dump.observed)
-        for callback, reserved in self._each("reserve_header", callbacks,
-                                             {"param": dump.param}):
+        for callback, reserved in self._each("reserve_header", callbacks, (dump.param,)):
             if reserved is None:
                 continue
             if not isinstance(reserved, bytes | bytearray):
@@ -316,13 +330,10 @@ class BinlogTransmitDelegate(Delegate):
     def _before_send(self, generation: Generation, dump: DumpObservers, packet: EventPacket,
                      log_file: str, log_pos: int) -> None:
         view = memoryview(packet.data)
-        kwargs: dict[str, object] = {"param": dump.param, "event": packet.event,
-                                     "log_file": log_file, "log_pos": log_pos}
 
-        def arguments(callback: Callback) -> Mapping[str, object]:
+        def arguments(callback: Callback) -> tuple[object, ...]:
             start, end = packet.slots.get(callback.plugin, (0, 0))
-            kwargs["header"] = view[start:end]
-            return kwargs
+            return (dump.param, view[start:end], packet.event, log_file, log_pos)
 
         try:
             callbacks = self._select(generation, "before_send_event", dump.observed)
@@ -346,12 +357,12 @@ class BinlogTransmitDelegate(Delegate):
     def after_send_event(self, dump: DumpObservers, event: bytes,
                          skipped_log_file: str | None = None, skipped_log_pos: int = 0) -> None:
         """Run ``after_send_event``; raises HookError on failure."""
-        self._run("after_send_event", only=dump.observed, param=dump.param, event=event,
-                  skipped_log_file=skipped_log_file, skipped_log_pos=skipped_log_pos)
+        self._run("after_send_event", dump.param, event, skipped_log_file, skipped_log_pos,
+                  only=dump.observed)
 
     def after_reset_master(self, param: BinlogStorageParam) -> None:
         """Run ``after_reset_master``; failures are logged only."""
-        self._run("after_reset_master", param=param)
+        self._run("after_reset_master", param)
 
 
 class BinlogRelayIODelegate(Delegate):
@@ -359,23 +370,23 @@ class BinlogRelayIODelegate(Delegate):
 
     def thread_start(self, param: RelayIOParam) -> None:
         """Run ``thread_start``; raises HookError on failure."""
-        self._run("thread_start", param=param)
+        self._run("thread_start", param)
 
     def thread_stop(self, param: RelayIOParam) -> None:
         """Run ``thread_stop``; failures are logged only."""
-        self._run("thread_stop", param=param)
+        self._run("thread_stop", param)
 
     def applier_start(self, param: RelayIOParam) -> None:
         """Run ``applier_start``; raises HookError on failure."""
-        self._run("applier_start", param=param)
+        self._run("applier_start", param)
 
     def applier_stop(self, param: RelayIOParam, aborted: bool) -> None:
         """Run ``applier_stop``; failures are logged only."""
-        self._run("applier_stop", param=param, aborted=aborted)
+        self._run("applier_stop", param, aborted)
 
     def before_request_transmit(self, param: RelayIOParam, flags: BinlogDumpFlags) -> None:
         """Run ``before_request_transmit``; raises HookError on failure."""
-        self._run("before_request_transmit", param=param, flags=flags)
+        self._run("before_request_transmit", param, flags)
 
     def after_read_event(self, param: RelayIOParam, packet: bytes) -> bytes:
         """Run ``after_read_event``, each observer on the previous one's output;
@@ -383,28 +394,25 @@ class BinlogRelayIODelegate(Delegate):
         """
         if self.is_empty("after_read_event"):
             return packet
-        kwargs: dict[str, object] = {"param": param, "packet": packet}
         with self._registry.calling() as generation:
-            callbacks = self._select(generation, "after_read_event", None)
-            for callback, replacement in self._each("after_read_event", callbacks, kwargs):
+            for callback in self._select(generation, "after_read_event", None):
+                replacement = self._call("after_read_event", callback, (param, packet))
                 if replacement is None:
                     continue
                 if not isinstance(replacement, bytes | bytearray):
                     self._reject("after_read_event", callback.plugin,
                                  f"returned {type(replacement).__name__}, not bytes")
-                kwargs["packet"] = bytes(replacement)
-        result = kwargs["packet"]
-        assert isinstance(result, bytes)
-        return result
+                packet = bytes(replacement)
+        return packet
 
     def after_queue_event(self, param: RelayIOParam, event: bytes,
                           flags: BinlogRelayFlags) -> None:
         """Run ``after_queue_event``; raises HookError on failure."""
-        self._run("after_queue_event", param=param, event=event, flags=flags)
+        self._run("after_queue_event", param, event, flags)
 
     def after_reset_slave(self, param: RelayIOParam) -> None:
         """Run ``after_reset_slave``; failures are logged only."""
-        self._run("after_reset_slave", param=param)
+        self._run("after_reset_slave", param)
 
 
 class ServerStateDelegate(Delegate):
@@ -412,23 +420,23 @@ class ServerStateDelegate(Delegate):
 
     def before_recovery(self, param: ServerStateParam) -> None:
         """Run ``before_recovery``."""
-        self._run("before_recovery", param=param)
+        self._run("before_recovery", param)
 
     def after_engine_recovery(self, param: ServerStateParam) -> None:
         """Run ``after_engine_recovery``."""
-        self._run("after_engine_recovery", param=param)
+        self._run("after_engine_recovery", param)
 
     def after_recovery(self, param: ServerStateParam) -> None:
         """Run ``after_recovery``."""
-        self._run("after_recovery", param=param)
+        self._run("after_recovery", param)
 
     def before_server_shutdown(self, param: ServerStateParam) -> None:
         """Run ``before_server_shutdown``."""
-        self._run("before_server_shutdown", param=param)
+        self._run("before_server_shutdown", param)
 
     def after_server_shutdown(self, param: ServerStateParam) -> None:
         """Run ``after_server_shutdown``."""
-        self._run("after_server_shutdown", param=param)
+        self._run("after_server_shutdown", param)
 
 
 @attrs.frozen

@@ -32,7 +32,7 @@ from __future__ import annotations
 import difflib
 import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 import pluggy
@@ -49,16 +49,37 @@ class PluginLoadError(Exception):
 
 @attrs.frozen
 class Callback:
-    """One observer callback: the plugin's implementation of one hook."""
+    """One observer callback: the plugin's implementation of one hook.
+
+    The delegates pass a hook's arguments as a tuple in the order of its
+    specification; an implementation may declare any subset of them, in any order
+    (pluggy's rule), so ``positions`` says where each argument it declares is in that
+    tuple. Most declare them all, in order (``takes_all``): those get the tuple as it is.
+    """
 
     plugin: str
     hook: str
     function: Callable[..., object]
-    argnames: tuple[str, ...]
+    positions: tuple[int, ...]
+    takes_all: bool
 
-    def __call__(self, kwargs: Mapping[str, object]) -> object:
-        """Call with the hook arguments the implementation declares."""
-        return self.function(*[kwargs[name] for name in self.argnames])
+    @classmethod
+    def of(cls, plugin: str, hook: str, function: Callable[..., object],
+           argnames: Sequence[str], spec_argnames: Sequence[str]) -> Callback:
+        """The callback of ``function``, which declares ``argnames`` of the hook's
+        ``spec_argnames`` (validated: each is one of them).
+        """
+        positions = tuple(list(spec_argnames).index(name) for name in argnames)
+        return cls(plugin, hook, function, positions,
+                   positions == tuple(range(len(spec_argnames))))
+
+    def __call__(self, args: tuple[object, ...]) -> object:
+        """Call with the hook's arguments (``args``, in specification order) that the
+        implementation declares.
+        """
+        if self.takes_all:
+            return self.function(*args)
+        return self.function(*[args[i] for i in self.positions])
 
 
 @mypyc_attr(native_class=False)  # the registry keeps generations in a WeakSet
@@ -188,8 +209,10 @@ class ObserverRegistry:
         for hook in HOOKS:
             impls = _ordered(getattr(self._pm.hook, hook).get_hookimpls())
             if impls:
+                spec = getattr(self._pm.hook, hook).spec
                 callbacks[hook] = tuple(
-                    Callback(impl.plugin_name, hook, impl.function, tuple(impl.argnames))
+                    Callback.of(impl.plugin_name, hook, impl.function, impl.argnames,
+                                spec.argnames)
                     for impl in impls)
         names = frozenset(name for name, _ in self._pm.list_name_plugin())
         generation = Generation(callbacks, names)

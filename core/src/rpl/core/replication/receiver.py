@@ -119,6 +119,7 @@ class Receiver(ChannelThread):
         self._pending_gtid: Gtid | None = None
         self._in_transaction = False
         self._since_save = 0
+        self._event_param: RelayIOParam | None = None
 
     def interrupt(self) -> None:
         """Break a blocking read from the source."""
@@ -135,6 +136,18 @@ class Receiver(ChannelThread):
         return RelayIOParam(self.server.server_id, self.channel.io_thread_id, "",
                             info.host, info.port, info.user, info.log_file, info.log_pos,
                             self.link if with_link else None)
+
+    def event_param(self) -> RelayIOParam:
+        """:meth:`param` for the per-event hooks while connected. One event's
+        ``after_queue_event`` and the next one's ``after_read_event`` are at the same
+        position, so one (immutable) param serves both: one is built per event, not two.
+        """
+        info = self.channel.master_info
+        last = self._event_param
+        if last is None or last.master_log_pos != info.log_pos or \
+                last.master_log_name != info.log_file:
+            last = self._event_param = self.param()
+        return last
 
     # ------------------------------------------------------------------ run
     def run(self) -> None:
@@ -331,6 +344,7 @@ class Receiver(ChannelThread):
         link = self.link
         assert link is not None
         relay_log = self.channel.relay_log
+        self._event_param = None  # a new link
         while True:
             if self.stop_requested.is_set():
                 raise ReceiverStopped()
@@ -346,12 +360,12 @@ class Receiver(ChannelThread):
             self.set_state(STATE_QUEUEING)
             event = payload[1:]
             if not relay.is_empty("after_read_event"):
-                event = relay.after_read_event(self.param(), event)
+                event = relay.after_read_event(self.event_param(), event)
             synced = self._queue(event)
             if not relay.is_empty("after_queue_event"):  # the position after this event
                 flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced \
                     else BinlogRelayFlags.NONE
-                relay.after_queue_event(self.param(), event, flags)
+                relay.after_queue_event(self.event_param(), event, flags)
             if self._in_transaction and self.server.crash.armed:
                 self._fault(event)
             if not link.has_packet():  # what arrived is read: the applier may start on it
