@@ -251,10 +251,9 @@ class EventPacket:
     """
 
     def __init__(self, data: bytearray, slots: Mapping[str, tuple[int, int]],
-                 event_offset: int, event: bytes) -> None:
+                 event: bytes) -> None:
         self.data = data
         self.slots = slots
-        self.event_offset = event_offset
         self.event = event
 
 
@@ -293,7 +292,7 @@ class BinlogTransmitDelegate(Delegate):
     def new_packet(self, dump: DumpObservers, event: bytes) -> EventPacket:
         """Run ``reserve_header`` and build the event packet; raises HookError on failure."""
         if not dump.observed or self.is_empty("reserve_header"):
-            return EventPacket(bytearray(b"\x00") + event, {}, 1, event)
+            return EventPacket(bytearray(b"\x00") + event, {}, event)
         with self._registry.calling() as generation:
             return self._reserve(generation, dump, event)
 
@@ -315,9 +314,8 @@ class BinlogTransmitDelegate(Delegate):
             if reserved:
                 slots[callback.plugin] = (len(data), len(data) + len(reserved))
                 data += reserved
-        offset = len(data)
         data += event
-        return EventPacket(data, slots, offset, event)
+        return EventPacket(data, slots, event)
 
     def before_send_event(self, dump: DumpObservers, packet: EventPacket,
                           log_file: str, log_pos: int) -> None:

@@ -148,6 +148,11 @@ class ReplyBatch:
                 channel._write_lock.release()
 
 
+def _payload_length(header: bytes | bytearray) -> int:
+    """The payload length a packet header (its first 3 bytes, little-endian) announces."""
+    return header[0] | header[1] << 8 | header[2] << 16
+
+
 class PacketChannel:
     """Whole payloads over a socket, with sequence ids and multi-packet payloads.
 
@@ -180,7 +185,7 @@ class PacketChannel:
         buffer = self._in
         if len(buffer) < 4:
             return False
-        length = buffer[0] | buffer[1] << 8 | buffer[2] << 16
+        length = _payload_length(buffer)
         return length < MAX_PACKET_CHUNK and len(buffer) >= 4 + length
 
     def _read_exact(self, size: int) -> bytes:
@@ -206,7 +211,7 @@ class PacketChannel:
         total = 0
         while True:
             header = self._read_exact(4)
-            length = header[0] | header[1] << 8 | header[2] << 16
+            length = _payload_length(header)
             if header[3] != self.sequence & 0xFF:
                 raise ProtocolError(
                     f"packets out of order (expected {self.sequence & 0xFF}, got {header[3]})")
