@@ -372,24 +372,6 @@ class _GtidEventBase(Event):
                             self.transaction_length, self.immediate_server_version,
                             self.original_server_version, self.commit_group_ticket)
 
-    @classmethod
-    def _decode_gtid_body(cls, body: bytes) -> tuple[uuid.UUID, int, dict[str, object]]:
-        flags, sid_bytes, gno = gtid_fields(body, 0, len(body))
-        sid = uuid.UUID(bytes=sid_bytes)
-        fields: dict[str, object] = {"flags": flags}
-        if len(body) == _GTID_V56.size:
-            fields["layout"] = "5.6"
-            return sid, gno, fields
-        if len(body) < GTID_POST_HEADER_LEN or body[25] != LOGICAL_TIMESTAMP_TYPECODE:
-            raise EventError("GTID body has a bad logical clock (length or type code)")
-        _, _, _, _, fields["last_committed"], fields["sequence_number"] = (
-            _GTID_POST_HEADER.unpack_from(body))
-        if len(body) == GTID_POST_HEADER_LEN:
-            fields["layout"] = "5.7"
-            return sid, gno, fields
-        fields.update(_decode_commit_info(body, GTID_POST_HEADER_LEN))
-        return sid, gno, fields
-
     def with_transaction_length(self, rest_length: int, *, checksum: bool = True) -> Self:
         """This event with ``transaction_length`` set for a transaction whose other events
         (BEGIN .. XID/COMMIT, their CRCs included) take ``rest_length`` bytes.
@@ -501,6 +483,28 @@ def gtid_fields(data: bytes | bytearray | memoryview, body_at: int,
     return int(flags), bytes(sid), int(gno)
 
 
+def gtid_body(body: bytes) -> tuple[uuid.UUID, int, dict[str, object]]:
+    """The SID, GNO and other fields (keyword arguments of :class:`GtidEvent`) of a
+    GTID or ANONYMOUS_GTID body; EventError if malformed. The GNO's range is the caller's
+    to check (an anonymous one is 0).
+    """
+    flags, sid_bytes, gno = gtid_fields(body, 0, len(body))
+    sid = _sid(sid_bytes)
+    fields: dict[str, object] = {"flags": flags}
+    if len(body) == _GTID_V56.size:
+        fields["layout"] = "5.6"
+        return sid, gno, fields
+    if len(body) < GTID_POST_HEADER_LEN or body[25] != LOGICAL_TIMESTAMP_TYPECODE:
+        raise EventError("GTID body has a bad logical clock (length or type code)")
+    _, _, _, _, fields["last_committed"], fields["sequence_number"] = (
+        _GTID_POST_HEADER.unpack_from(body))
+    if len(body) == GTID_POST_HEADER_LEN:
+        fields["layout"] = "5.7"
+        return sid, gno, fields
+    fields.update(_decode_commit_info(body, GTID_POST_HEADER_LEN))
+    return sid, gno, fields
+
+
 def event_gtid(raw: bytes | bytearray | memoryview) -> Gtid:
     """The GTID of the whole GTID event ``raw``, read in place, for readers that need
     nothing else of it (a dump thread skipping what its replica has, a receiver keeping
@@ -595,7 +599,7 @@ class GtidEvent(_GtidEventBase):
 
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
-        sid, gno, fields = cls._decode_gtid_body(body)
+        sid, gno, fields = gtid_body(body)
         if not 1 <= gno <= GNO_MAX:
             raise EventError(f"GTID event: invalid GNO {gno}")
         return cls(sid, gno, **fields)  # type: ignore[arg-type]
@@ -613,7 +617,7 @@ class AnonymousGtidEvent(_GtidEventBase):
 
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
-        sid, gno, fields = cls._decode_gtid_body(body)
+        sid, gno, fields = gtid_body(body)
         if sid != _NULL_SID or gno != 0:
             raise EventError(f"ANONYMOUS_GTID event with GTID {sid}:{gno}")
         return cls(**fields)  # type: ignore[arg-type]
@@ -674,14 +678,25 @@ class QueryEvent(Event):
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
         thread_id, exec_time, error_code, db_start, db_len = query_layout(body, 0, len(body))
+        db, query = _query_strings(body, db_start, db_len)
         return cls(
             thread_id=thread_id,
             exec_time=exec_time,
             error_code=error_code,
             status_vars=body[_QUERY_POST_HEADER.size:db_start],
-            db=_text(body[db_start:db_start + db_len]),
-            query=_text(body[db_start + db_len + 1:]),
+            db=db,
+            query=query,
         )
+
+
+def query_body(body: bytes) -> tuple[str, str]:
+    """(database, statement) of a QUERY body; EventError if the layout overruns it."""
+    _, _, _, db_start, db_len = query_layout(body, 0, len(body))
+    return _query_strings(body, db_start, db_len)
+
+
+def _query_strings(body: bytes, db_start: int, db_len: int) -> tuple[str, str]:
+    return _text(body[db_start:db_start + db_len]), _text(body[db_start + db_len + 1:])
 
 
 def _query_body(thread_id: int, exec_time: int, error_code: int, status_vars: bytes,
@@ -740,9 +755,15 @@ class XidEvent(Event):
 
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
-        if len(body) != _U64.size:
-            raise EventError(f"XID body of {len(body)} bytes is not 8")
-        return cls(_U64.unpack(body)[0])
+        return cls(xid_body(body))
+
+
+def xid_body(body: bytes) -> int:
+    """The XID of an XID body; EventError unless it is 8 bytes."""
+    if len(body) != _U64.size:
+        raise EventError(f"XID body of {len(body)} bytes is not 8")
+    xid: int = _U64.unpack(body)[0]
+    return xid
 
 
 def encode_xid(xid: int, *, server_id: int, timestamp: int, checksum: bool) -> bytearray:
@@ -997,18 +1018,8 @@ def decode_event(data: bytes | memoryview, *, checksum: bool) -> tuple[EventHead
 def decode_with_header(header: EventHeader, data: bytes | memoryview, *,
                        checksum: bool) -> Event:
     """The event of ``data`` whose header has already been unpacked (see decode_event)."""
-    size = len(data)
-    if header.event_size != size:
-        raise EventError(f"event_size {header.event_size} but the event has {size} bytes")
     type_code = header.type_code
-    if _has_crc(type_code, checksum):
-        if size < HEADER_LEN + CHECKSUM_LEN:
-            raise EventError(f"event of {size} bytes has no room for its CRC")
-        if not verify_checksum(data):
-            raise EventError(f"CRC32 mismatch in event of type {type_code}")
-        body = bytes(data[HEADER_LEN:size - CHECKSUM_LEN])
-    else:
-        body = bytes(data[HEADER_LEN:])
+    body = checked_body(data, type_code, header.event_size, checksum=checksum)
     cls = EVENT_CLASSES.get(type_code)
     if cls is None:
         return UnknownEvent(type_code, body)
@@ -1018,6 +1029,24 @@ def decode_with_header(header: EventHeader, data: bytes | memoryview, *,
         raise
     except (ValueError, struct.error, IndexError) as exc:
         raise EventError(f"malformed body of event type {type_code}: {exc}") from exc
+
+
+def checked_body(data: bytes | memoryview, type_code: int, event_size: int, *,
+                 checksum: bool) -> bytes:
+    """The body of the whole event ``data`` (type ``type_code``, header ``event_size``),
+    its CRC checked and cut off as :func:`decode_with_header` does: for readers that take a
+    few fields from the body themselves (the applier). EventError on a size or CRC mismatch.
+    """
+    size = len(data)
+    if event_size != size:
+        raise EventError(f"event_size {event_size} but the event has {size} bytes")
+    if _has_crc(type_code, checksum):
+        if size < HEADER_LEN + CHECKSUM_LEN:
+            raise EventError(f"event of {size} bytes has no room for its CRC")
+        if not verify_checksum(data):
+            raise EventError(f"CRC32 mismatch in event of type {type_code}")
+        return bytes(data[HEADER_LEN:size - CHECKSUM_LEN])
+    return bytes(data[HEADER_LEN:])
 
 
 def convert_checksum(raw: bytes, *, has_crc: bool, want_crc: bool) -> bytes:

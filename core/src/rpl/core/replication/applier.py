@@ -23,6 +23,7 @@ What holds:
 from __future__ import annotations
 
 import logging
+import struct
 from typing import TYPE_CHECKING
 
 from rpl.core import errorlog
@@ -33,7 +34,9 @@ from rpl.core.binlog.events import (
     ROTATE_EVENT,
     EventError,
     RotateEvent,
+    checked_body,
     decode_event,
+    unpack_header,
 )
 from rpl.core.binlog.logfile import LogError, TransactionTracker
 from rpl.core.binlog.tail import LogTail
@@ -234,13 +237,41 @@ class Applier(ChannelThread):
         if offset == 4 or (code in (PREVIOUS_GTIDS_LOG_EVENT,) and self._pending is None):
             self._moved(name, end)
             return
+        if code in (ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT):
+            self._file_event(name, offset, end, raw)
+            return
+        try:
+            timestamp, _, server_id, event_size, log_pos, _ = unpack_header(raw, 0)
+            body = checked_body(raw, code, event_size, checksum=self._checksum)
+            if code == GTID_LOG_EVENT:
+                pending = self._pending = Transaction(body, server_id, timestamp)
+                self._tracker = TransactionTracker()
+                statement = ""
+            else:
+                pending = self._pending
+                statement = pending.add(code, body) if pending is not None else ""
+        except (EventError, struct.error) as exc:
+            raise _read_failure(f"could not parse relay log event entry ({exc})", name,
+                                offset) from exc
+        if pending is None:
+            self._moved(name, end)
+            return
+        if self._tracker.feed(code, statement):
+            self._pending = None
+            pending.end_relay = (name, end)
+            pending.end_master_pos = log_pos
+            self._dispatch(pending)
+
+    def _file_event(self, name: str, offset: int, end: int, raw: bytes) -> None:
+        """A ROTATE or FORMAT_DESCRIPTION: the source's file name, or the source resent
+        from a boundary (the partial copy of a transaction is dropped).
+        """
         try:
             header, event = decode_event(raw, checksum=self._checksum)
         except EventError as exc:
             raise _read_failure(f"could not parse relay log event entry ({exc})", name,
                                 offset) from exc
-        if code == ROTATE_EVENT:
-            assert isinstance(event, RotateEvent)
+        if isinstance(event, RotateEvent):
             if header.server_id != self.server.server_id or header.flags & 0x20:
                 if self._pending is None:
                     self.channel.relay_info.master_log_file = event.next_file
@@ -248,22 +279,8 @@ class Applier(ChannelThread):
             if self._pending is None:
                 self._moved(name, end)
             return
-        if code == FORMAT_DESCRIPTION_EVENT:
-            self._pending = None  # the source resent from a boundary: drop the partial copy
-            self._moved(name, end)
-            return
-        if code == GTID_LOG_EVENT:
-            self._pending = Transaction()
-            self._tracker = TransactionTracker()
-        if self._pending is None:
-            self._moved(name, end)
-            return
-        self._pending.events.append((header, event))
-        if self._tracker.ends_group(header, event):
-            transaction, self._pending = self._pending, None
-            transaction.end_relay = (name, end)
-            transaction.end_master_pos = header.log_pos
-            self._dispatch(transaction)
+        self._pending = None  # the source resent from a boundary: drop the partial copy
+        self._moved(name, end)
 
     def _moved(self, name: str, end: int) -> None:
         if self._pending is None:

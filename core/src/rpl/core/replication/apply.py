@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from rpl.core.binlog.events import Event, EventHeader, GtidEvent, QueryEvent, XidEvent
-from rpl.core.binlog.gtid import Gtid
+from rpl.core.binlog.events import (
+    QUERY_EVENT,
+    XID_EVENT,
+    EventError,
+    gtid_body,
+    query_body,
+    xid_body,
+)
+from rpl.core.binlog.gtid import GNO_MAX, Gtid
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT, MySQLError
 
 if TYPE_CHECKING:
@@ -21,40 +28,57 @@ if TYPE_CHECKING:
 
 RETRYABLE = frozenset((ER_LOCK_WAIT_TIMEOUT.errno, ER_LOCK_DEADLOCK.errno))
 
+COMMIT_MARK = ("", "COMMIT")
+"""The statement an XID event stands for."""
+
 
 class Transaction:
-    """The events of one transaction read from the relay log, GTID event first."""
+    """One transaction read from the relay log, kept as what applying it needs: its GTID
+    event's fields and its statements. No event objects are built: the applier reads a few
+    fields of each event's body, and decoding every event into its attrs class was a fifth
+    of the applier's CPU.
+    """
 
-    def __init__(self) -> None:
-        self.events: list[tuple[EventHeader, Event]] = []
+    def __init__(self, gtid_event_body: bytes, server_id: int, timestamp: int) -> None:
+        """From the body of the GTID event that opens the transaction (EventError if it is
+        malformed) and that event's header fields.
+        """
+        sid, gno, fields = gtid_body(gtid_event_body)
+        if not 1 <= gno <= GNO_MAX:
+            raise EventError(f"GTID event: invalid GNO {gno}")
+        self.gtid = Gtid(sid, gno)
+        self.last_committed = cast(int, fields.get("last_committed", 0))
+        self.sequence_number = cast(int, fields.get("sequence_number", 0))
+        original = cast("int | None", fields.get("original_commit_timestamp"))
+        immediate = cast(int, fields.get("immediate_commit_timestamp", 0))
+        self.commit_timestamp = original or immediate or timestamp * 1_000_000
+        """When it committed on its originating server (µs)."""
+        self.origin = (server_id, timestamp)
+        """The originating server's id and the GTID event's timestamp."""
+        self.statements: list[tuple[str, str]] = []
+        """(database, statement) of each QUERY event in order; an XID is COMMIT_MARK."""
+        self.is_ddl = True
+        """A self-committing statement (DDL, account statement) rather than BEGIN ... XID:
+        settled by the event after the GTID event."""
+        self._events = 1
         self.end_relay: tuple[str, int] = ("", 0)
         self.end_master_pos = 0
 
-    @property
-    def gtid_event(self) -> GtidEvent:
-        """The GTID event that opens the transaction."""
-        event = self.events[0][1]
-        assert isinstance(event, GtidEvent)
-        return event
-
-    @property
-    def gtid(self) -> Gtid:
-        """The transaction's GTID."""
-        event = self.gtid_event
-        return Gtid(event.sid, event.gno)
-
-    @property
-    def is_ddl(self) -> bool:
-        """A self-committing statement (DDL, account statement) rather than BEGIN ... XID."""
-        second = self.events[1][1] if len(self.events) > 1 else None
-        return not (isinstance(second, QueryEvent) and second.query == "BEGIN")
-
-    @property
-    def commit_timestamp(self) -> int:
-        """When it committed on its originating server (µs)."""
-        event = self.gtid_event
-        return event.original_commit_timestamp or event.immediate_commit_timestamp or \
-            self.events[0][0].timestamp * 1_000_000
+    def add(self, code: int, body: bytes) -> str:
+        """Take the next event's body (CRC checked); for a QUERY its statement (what the
+        transaction tracker reads), else "". EventError if a QUERY or XID is malformed.
+        """
+        statement = ""
+        if code == QUERY_EVENT:
+            db, statement = query_body(body)
+            self.statements.append((db, statement))
+        elif code == XID_EVENT:
+            xid_body(body)
+            self.statements.append(COMMIT_MARK)
+        if self._events == 1:
+            self.is_ddl = not (code == QUERY_EVENT and statement == "BEGIN")
+        self._events += 1
+        return statement
 
 
 def apply_transaction(session: Session, transaction: Transaction, retries: int,
@@ -79,23 +103,18 @@ def apply_transaction(session: Session, transaction: Transaction, retries: int,
 
 def _execute(session: Session, transaction: Transaction) -> None:
     from rpl.core.server.execute import execute
-    header = transaction.events[0][0]
     session.gtid_next = transaction.gtid
-    session.origin = (header.server_id, header.timestamp)
+    session.origin = transaction.origin
     session.original_commit_timestamp = transaction.commit_timestamp
     try:
-        for _, event in transaction.events[1:]:
-            if isinstance(event, QueryEvent):
-                text = event.query
-                if text == "BEGIN":
-                    session.begin()
-                elif text == "COMMIT":
-                    session.commit()
-                else:
-                    session.db = event.db or None
-                    execute(session, text)
-            elif isinstance(event, XidEvent):
+        for db, text in transaction.statements:
+            if text == "BEGIN":
+                session.begin()
+            elif text == "COMMIT":
                 session.commit()
+            else:
+                session.db = db or None
+                execute(session, text)
         if session.trx is not None:
             session.commit()
         if _gtid_next_pending(session):  # a statement that logged nothing here
@@ -118,10 +137,11 @@ def sql_error(exc: MySQLError, transaction: Transaction) -> MySQLError:
     """``exc`` as Last_SQL_Error words it: "Error '...' on query. Default database: ..."."""
     if exc.message.startswith("Error '"):
         return exc
-    query = next((e for _, e in transaction.events[1:]
-                  if isinstance(e, QueryEvent) and e.query not in ("BEGIN", "COMMIT")), None)
+    query = next(((db, text) for db, text in transaction.statements
+                  if text not in ("BEGIN", "COMMIT")), None)
     if query is None:
         return exc
-    message = (f"Error '{exc.message}' on query. Default database: '{query.db}'. "
-               f"Query: '{query.query[:1024]}'")
+    db, text = query
+    message = (f"Error '{exc.message}' on query. Default database: '{db}'. "
+               f"Query: '{text[:1024]}'")
     return MySQLError(exc.errno, exc.sqlstate, message)

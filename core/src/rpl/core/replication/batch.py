@@ -51,23 +51,22 @@ class CommitBatch:
 
     def admits(self, transaction: Transaction) -> bool:
         """Whether ``transaction`` may join the batch without a commit first."""
-        event = transaction.gtid_event
         return (not self.transactions or (
             len(self.transactions) < self.limit and not transaction.is_ddl
-            and event.sequence_number > self._last_seq
-            and event.last_committed <= self.committed_seq))
+            and transaction.sequence_number > self._last_seq
+            and transaction.last_committed <= self.committed_seq))
 
     def start(self, transaction: Transaction) -> None:
         """``transaction`` is about to run (after :meth:`admits`, or a commit)."""
         if not self.transactions:
             # Everything before it has committed: that is its whole dependency window.
-            self.committed_seq = transaction.gtid_event.sequence_number - 1
+            self.committed_seq = transaction.sequence_number - 1
 
     def add(self, transaction: Transaction) -> None:
         """``transaction`` ran; its commit is among the tickets."""
         self.transactions.append(transaction)
         self._gtids.add(transaction.gtid)
-        self._last_seq = transaction.gtid_event.sequence_number
+        self._last_seq = transaction.sequence_number
 
     def full(self) -> bool:
         """Whether the batch reached its size limit."""
