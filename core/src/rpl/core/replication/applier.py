@@ -240,6 +240,7 @@ class Applier(ChannelThread):
         if code in (ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT):
             self._file_event(name, offset, end, raw)
             return
+        pending: Transaction | None
         try:
             timestamp, _, server_id, event_size, log_pos, _ = unpack_header(raw, 0)
             body = checked_body(raw, code, event_size, checksum=self._checksum)
