@@ -35,7 +35,7 @@ COMMIT_MARK = ("", "COMMIT")
 class Transaction:
     """One transaction read from the relay log, kept as what applying it needs: its GTID
     event's fields and its statements. No event objects are built: the applier reads a few
-    fields of each event's body, and decoding every event into its attrs class was a fifth
+    fields of each event's body, and decoding every event into its attrs class was a quarter
     of the applier's CPU.
     """
 
