@@ -251,7 +251,7 @@ class Applier(ChannelThread):
             else:
                 pending = self._pending
                 statement = pending.add(code, body) if pending is not None else ""
-        except (EventError, struct.error) as exc:
+        except (ValueError, struct.error, IndexError) as exc:  # EventError, as decode_event
             raise _read_failure(f"could not parse relay log event entry ({exc})", name,
                                 offset) from exc
         if pending is None:
