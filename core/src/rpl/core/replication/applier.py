@@ -67,6 +67,11 @@ def _read_failure(what: str, name: str, position: int) -> MySQLError:
                          f"{what} at relay log '{name}' position {position}. {REMEDY}")
 
 
+def _parse_failure(detail: object, name: str, position: int) -> MySQLError:
+    """:func:`_read_failure` for an event that does not parse (``detail`` says why)."""
+    return _read_failure(f"could not parse relay log event entry ({detail})", name, position)
+
+
 class ApplierStopped(Exception):
     """STOP SLAVE (or shutdown) asked the applier to end."""
 
@@ -216,8 +221,7 @@ class Applier(ChannelThread):
                 try:
                     events = tail.read(limit)
                 except LogError as exc:
-                    raise _read_failure(f"could not parse relay log event entry ({exc.reason})",
-                                        name, exc.position) from exc
+                    raise _parse_failure(exc.reason, name, exc.position) from exc
                 if events:
                     self.caught_up = False
                     for offset, raw in events:
@@ -252,8 +256,7 @@ class Applier(ChannelThread):
                 pending = self._pending
                 statement = pending.add(code, body) if pending is not None else ""
         except (ValueError, struct.error, IndexError) as exc:  # EventError, as decode_event
-            raise _read_failure(f"could not parse relay log event entry ({exc})", name,
-                                offset) from exc
+            raise _parse_failure(exc, name, offset) from exc
         if pending is None:
             self._moved(name, end)
             return
@@ -270,8 +273,7 @@ class Applier(ChannelThread):
         try:
             header, event = decode_event(raw, checksum=self._checksum)
         except EventError as exc:
-            raise _read_failure(f"could not parse relay log event entry ({exc})", name,
-                                offset) from exc
+            raise _parse_failure(exc, name, offset) from exc
         if isinstance(event, RotateEvent):
             if header.server_id != self.server.server_id or header.flags & 0x20:
                 if self._pending is None:
