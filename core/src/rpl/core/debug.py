@@ -67,9 +67,13 @@ statement after a transaction's BEGIN, so its relay log ends inside that transac
 
 
 SYNC_POINTS = (
+    "pause_before_sync_binlog",
     "pause_after_after_sync",
 )
 """Pause points: the thread that reaches an armed one waits there until it is disarmed.
+``pause_before_sync_binlog``: a commit group leader after the group is written and
+``after_flush`` ran, before the binlog sync, so a test can check that no dump thread
+sends the group before it is durable.
 ``pause_after_after_sync``: a commit group leader after ``after_sync`` returned (with
 AFTER_SYNC semisync: acknowledged), before engine commit, so a test can look at every
 node while the transaction is durable and replicated but not yet visible on the source."""

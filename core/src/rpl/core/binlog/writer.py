@@ -521,6 +521,7 @@ class Binlog:
             self._gtids_logged = logged
             raise
         self.crash.hit("crash_after_flush_binlog")
+        self.crash.pause("pause_before_sync_binlog")
         try:
             self._sync()
         except OSError as failure:
