@@ -9,6 +9,7 @@ and the source, restarted, would no longer be the replica's ancestor.
 from __future__ import annotations
 
 import threading
+import time
 
 from conftest import ServerFactory
 
@@ -62,7 +63,7 @@ def test_a_written_group_is_not_sent_before_its_sync(
         for _ in range(10):  # written, not synced: nothing of it reaches the replica
             assert retrieved(replica) == before
             assert dump_state(source) == STATE_IDLE
-            threading.Event().wait(0.05)
+            time.sleep(0.05)
     finally:
         source.query("SET GLOBAL debug = '-d,pause_before_sync_binlog'")
     insert.join(20)

@@ -512,9 +512,14 @@ def event_gtid(raw: bytes | bytearray | memoryview) -> Gtid:
     caller's to check.
     """
     _, sid, gno = gtid_fields(raw, HEADER_LEN, len(raw))
+    return Gtid(_sid(sid), valid_gno(gno))
+
+
+def valid_gno(gno: int) -> int:
+    """``gno`` when a GTID event may carry it (1 .. GNO_MAX); EventError otherwise."""
     if not 1 <= gno <= GNO_MAX:
         raise EventError(f"GTID event: invalid GNO {gno}")
-    return Gtid(_sid(sid), gno)
+    return gno
 
 
 @functools.lru_cache(maxsize=64)
@@ -600,9 +605,7 @@ class GtidEvent(_GtidEventBase):
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
         sid, gno, fields = gtid_body(body)
-        if not 1 <= gno <= GNO_MAX:
-            raise EventError(f"GTID event: invalid GNO {gno}")
-        return cls(sid, gno, **fields)  # type: ignore[arg-type]
+        return cls(sid, valid_gno(gno), **fields)  # type: ignore[arg-type]
 
 
 @mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, cast
 from rpl.core.binlog.events import (
     QUERY_EVENT,
     XID_EVENT,
-    EventError,
     gtid_body,
     query_body,
+    valid_gno,
     xid_body,
 )
-from rpl.core.binlog.gtid import GNO_MAX, Gtid
+from rpl.core.binlog.gtid import Gtid
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT, MySQLError
 
 if TYPE_CHECKING:
@@ -44,9 +44,7 @@ class Transaction:
         malformed) and that event's header fields.
         """
         sid, gno, fields = gtid_body(gtid_event_body)
-        if not 1 <= gno <= GNO_MAX:
-            raise EventError(f"GTID event: invalid GNO {gno}")
-        self.gtid = Gtid(sid, gno)
+        self.gtid = Gtid(sid, valid_gno(gno))
         self.last_committed = cast(int, fields.get("last_committed", 0))
         self.sequence_number = cast(int, fields.get("sequence_number", 0))
         original = cast("int | None", fields.get("original_commit_timestamp"))
