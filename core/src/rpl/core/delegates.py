@@ -19,7 +19,7 @@ hook's docstring in :mod:`rpl.observers.hookspecs` states.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Final, NoReturn
 
 import attrs
@@ -113,10 +113,6 @@ def _hook_error(hook: str, plugin: str, exc: Exception) -> HookError:
 _FAILED: Final = object()
 """What :meth:`Delegate._call` returns for a callback whose failure is only logged."""
 
-Arguments = tuple[object, ...] | Callable[[Callback], tuple[object, ...]]
-"""A hook's arguments in the order of its specification, or a function giving them per
-callback (``before_send_event``: each observer sees its own header bytes)."""
-
 
 class Delegate:
     """Calls the observers of one interface; base of the five delegates."""
@@ -135,8 +131,9 @@ class Delegate:
         if self.is_empty(hook):
             return
         with self._registry.calling() as generation:
-            for _ in self._each(hook, self._select(generation, hook, only), args):
-                pass
+            for callback in self._select(generation, hook, only):  # no generator: per event
+                if self._call(hook, callback, args) is _FAILED:
+                    return
 
     @staticmethod
     def _select(generation: Generation, hook: str,
@@ -150,20 +147,6 @@ class Delegate:
             selected = tuple(callback for callback in callbacks if callback.plugin in only)
             generation.selected[(hook, only)] = selected
         return selected
-
-    def _each(self, hook: str, callbacks: tuple[Callback, ...],
-              arguments: Arguments) -> Iterator[tuple[Callback, object]]:
-        """Call ``callbacks`` in order, yielding each result; stop at the first failure.
-
-        A failure is logged, then raised as :class:`HookError` for an error hook
-        or ends the iteration for an ignored one.
-        """
-        for callback in callbacks:
-            args = arguments if isinstance(arguments, tuple) else arguments(callback)
-            result = self._call(hook, callback, args)
-            if result is _FAILED:
-                return
-            yield callback, result
 
     def _call(self, hook: str, callback: Callback, args: tuple[object, ...]) -> object:
         """Call one callback. A failure is logged, then raised as :class:`HookError` for
@@ -273,9 +256,11 @@ class BinlogTransmitDelegate(Delegate):
         observed: list[str] = []
         with self._registry.calling() as generation:
             try:
-                callbacks = self._select(generation, "transmit_start", None)
-                for callback, result in self._each("transmit_start", callbacks,
-                                                   (param, log_file, log_pos)):
+                arguments = (param, log_file, log_pos)
+                for callback in self._select(generation, "transmit_start", None):
+                    result = self._call("transmit_start", callback, arguments)
+                    if result is _FAILED:
+                        break
                     started.append(callback.plugin)
                     if result:
                         observed.append(callback.plugin)
@@ -300,8 +285,11 @@ class BinlogTransmitDelegate(Delegate):
                  event: bytes) -> EventPacket:
         data = bytearray(b"\x00")
         slots: dict[str, tuple[int, int]] = {}
-        callbacks = self._select(generation, "reserve_header", dump.observed)
-        for callback, reserved in self._each("reserve_header", callbacks, (dump.param,)):
+        arguments = (dump.param,)
+        for callback in self._select(generation, "reserve_header", dump.observed):
+            reserved = self._call("reserve_header", callback, arguments)
+            if reserved is _FAILED:
+                break
             if reserved is None:
                 continue
             if not isinstance(reserved, bytes | bytearray):
@@ -328,15 +316,12 @@ class BinlogTransmitDelegate(Delegate):
     def _before_send(self, generation: Generation, dump: DumpObservers, packet: EventPacket,
                      log_file: str, log_pos: int) -> None:
         view = memoryview(packet.data)
-
-        def arguments(callback: Callback) -> tuple[object, ...]:
-            start, end = packet.slots.get(callback.plugin, (0, 0))
-            return (dump.param, view[start:end], packet.event, log_file, log_pos)
-
         try:
-            callbacks = self._select(generation, "before_send_event", dump.observed)
-            for _ in self._each("before_send_event", callbacks, arguments):
-                pass
+            for callback in self._select(generation, "before_send_event", dump.observed):
+                start, end = packet.slots.get(callback.plugin, (0, 0))
+                arguments = (dump.param, view[start:end], packet.event, log_file, log_pos)
+                if self._call("before_send_event", callback, arguments) is _FAILED:
+                    break
         finally:
             view.release()
 
