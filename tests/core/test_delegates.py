@@ -416,6 +416,34 @@ def test_unregister_waits_for_calls_inside_the_plugin(delegates: Delegates) -> N
     assert not remover.is_alive() and not caller.is_alive()
 
 
+def test_unregister_from_inside_a_hook_call_does_not_wait_for_itself(
+        delegates: Delegates) -> None:
+    """A thread inside a hook call that unregisters a plugin (its own) returns after the
+    swap: waiting for the calls inside the plugin would wait for itself for ever. Its
+    other calls, before and after, still count in and out (a later unregister from
+    outside does not hang on a count this thread left behind).
+    """
+    calls: list[str] = []
+
+    def remove_self(self: object) -> None:
+        calls.append("inside")
+        delegates.registry.unregister("selfish")
+
+    delegates.registry.register(plugin("selfish", after_sync=remove_self), "selfish")
+    caller = threading.Thread(target=CALLS["after_sync"], args=(delegates,), daemon=True)
+    caller.start()
+    caller.join(5)
+    assert not caller.is_alive(), "unregister inside a hook call waited for itself"
+    assert calls == ["inside"] and delegates.binlog_storage.is_empty("after_sync")
+    delegates.registry.register(plugin("later", after_sync=lambda self: None), "later")
+    CALLS["after_sync"](delegates)
+    remover = threading.Thread(target=delegates.registry.unregister, args=("later",),
+                               daemon=True)
+    remover.start()
+    remover.join(5)
+    assert not remover.is_alive(), "a call's count was left behind"
+
+
 def test_concurrent_register_unregister_under_hook_calls(delegates: Delegates) -> None:
     """No exception, no lost call for a plugin registered throughout, and no call
     into a plugin after its unregister returned."""

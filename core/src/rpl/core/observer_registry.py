@@ -34,7 +34,6 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 
-import attrs
 import pluggy
 from mypy_extensions import mypyc_attr
 
@@ -47,7 +46,6 @@ class PluginLoadError(Exception):
     """
 
 
-@attrs.frozen
 class Callback:
     """One observer callback: the plugin's implementation of one hook.
 
@@ -55,13 +53,26 @@ class Callback:
     specification; an implementation may declare any subset of them, in any order
     (pluggy's rule), so ``positions`` says where each argument it declares is in that
     tuple. Most declare them all, in order (``takes_all``): those get the tuple as it is.
+
+    Nothing changes a callback once made (a :class:`Generation` shares it). It is a plain
+    class, not an attrs one, so that the compiled build makes it native: a hook call then
+    reaches :meth:`__call__` and the fields directly, not through a Python-level
+    ``__call__`` lookup and a generic attribute read per field (the receiver makes two
+    hook calls per event, the dump thread one with two callbacks).
     """
 
-    plugin: str
-    hook: str
-    function: Callable[..., object]
-    positions: tuple[int, ...]
-    takes_all: bool
+    __slots__ = ("plugin", "hook", "function", "positions", "takes_all")
+
+    def __init__(self, plugin: str, hook: str, function: Callable[..., object],
+                 positions: tuple[int, ...], takes_all: bool) -> None:
+        self.plugin = plugin
+        self.hook = hook
+        self.function = function
+        self.positions = positions
+        self.takes_all = takes_all
+
+    def __repr__(self) -> str:
+        return f"Callback({self.plugin!r}, {self.hook!r})"
 
     @classmethod
     def of(cls, plugin: str, hook: str, function: Callable[..., object],
