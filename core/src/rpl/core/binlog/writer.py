@@ -178,38 +178,80 @@ class BinlogPosition:
         return (file_number(self.file), self.pos)
 
 
+class PublishedEnd:
+    """The end of a log up to which readers may read, and the readers waiting for it to
+    move (a binlog's dump threads, a relay log's applier).
+
+    ``end`` is one reference, read without a lock. A waiter parks on a bare lock of its
+    own, created held, that :meth:`publish` releases: the writer's publish (once a commit
+    group, on the way to the dump threads and so to a semisync ACK) and the reader's
+    wake-up are then a lock release and an acquire, where ``threading.Condition`` runs a
+    dozen lines of interpreted code on each side. Every waiter's lock is released at most
+    once: :meth:`publish` takes the whole list, and a waiter that timed out takes itself
+    off it first.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiters: list[_thread.LockType] = []
+        self.end = BinlogPosition("", 0)
+
+    def publish(self, end: BinlogPosition) -> None:
+        """Move the end to ``end`` and wake every waiter."""
+        with self._lock:
+            self.end = end
+            waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            waiter.release()
+
+    def wait_past(self, past: BinlogPosition, timeout: float | None) -> BinlogPosition:
+        """Block until the end is not ``past`` any more (or ``timeout`` seconds; None:
+        no limit); return the end.
+        """
+        with self._lock:
+            if self.end != past:
+                return self.end
+            waiter = _held_lock()
+            self._waiters.append(waiter)
+        if not waiter.acquire(True, -1 if timeout is None else max(timeout, 0.0)):
+            with self._lock:
+                if waiter in self._waiters:  # not released: no publish took the list
+                    self._waiters.remove(waiter)
+        return self.end
+
+
 class _Turnstile:
     """Lets numbered groups through one at a time, in number order.
 
     ``enter(n)`` returns once group n-1 has left; ``leave()`` lets the next one in. The
     common case, a group whose turn it already is, passes without a lock: ``_next``
-    only grows, and only the group in its turn moves it on.
+    only grows, and only the group in its turn moves it on. A group that must wait
+    parks on a bare lock of its own (one group, one waiter), which the group before it
+    releases as it leaves.
     """
 
     def __init__(self) -> None:
         self._next = 0
-        self._waiting = 0
         self._lock = threading.Lock()
-        self._moved = threading.Condition(self._lock)
+        self._waiting: dict[int, _thread.LockType] = {}
 
     def enter(self, number: int) -> None:
         """Wait until it is ``number``'s turn."""
         if self._next == number:
             return
         with self._lock:
-            self._waiting += 1
-            try:
-                while self._next != number:
-                    self._moved.wait()
-            finally:
-                self._waiting -= 1
+            if self._next == number:
+                return
+            waiter = self._waiting[number] = _held_lock()
+        waiter.acquire()
 
     def leave(self) -> None:
         """The group in its turn is through: the next one's turn."""
         with self._lock:
             self._next += 1
-            if self._waiting:
-                self._moved.notify_all()
+            waiter = self._waiting.pop(self._next, None)
+        if waiter is not None:
+            waiter.release()
 
 
 class Binlog:
@@ -245,12 +287,7 @@ class Binlog:
         self._group_number = 0
         self.commit_stage_lock = threading.Lock()
         """Held during each group's engine commits: hold it to see no commit in progress."""
-        self._published_lock = threading.Lock()
-        self._published = threading.Condition(self._published_lock)
-        self._readers_waiting = 0
-        """Threads in :meth:`wait_for_update`: a group's publish notifies only when there
-        are some (the condition's Python code costs a commit group more than the check)."""
-        self._end = BinlogPosition("", 0)
+        self._published = PublishedEnd()
         self._committed_end = BinlogPosition("", 0)
         self._fd = -1
         self._file = ""
@@ -280,7 +317,7 @@ class Binlog:
         self._closed = False
         with self._write_lock:
             self._open_next(created_at_start=True)
-        self._committed_end = self._end
+        self._committed_end = self._published.end
 
     def _open_next(self, created_at_start: bool = False) -> None:
         names = self.index.names()
@@ -312,14 +349,14 @@ class Binlog:
             self.on_rotate()
 
     def _rotate_locked(self) -> None:
-        caught_up = self._committed_end == self._end
+        caught_up = self._committed_end == self._published.end
         number = file_number(self._file) + 1
         self._close_current(RotateEvent(4, binlog_file_name(self.basename, number)))
         self._open_next()
         if caught_up:
             # Every flushed group had committed and none can flush now (write lock held):
             # the committed state is exactly the old file, so it ends at the new start.
-            self._committed_end = self._end
+            self._committed_end = self._published.end
 
     def close(self) -> None:
         """Clean shutdown: a STOP event ends the file, which is marked closed; the flush
@@ -342,15 +379,12 @@ class Binlog:
 
     # ------------------------------------------------------- end position
     def _publish(self, end: BinlogPosition) -> None:
-        with self._published_lock:
-            self._end = end
-            if self._readers_waiting:
-                self._published.notify_all()
+        self._published.publish(end)
 
     @property
     def end(self) -> BinlogPosition:
         """The published end: readers may read every byte before it, and none after."""
-        return self._end
+        return self._published.end
 
     @property
     def committed_end(self) -> BinlogPosition:
@@ -359,13 +393,7 @@ class Binlog:
 
     def wait_for_update(self, past: BinlogPosition, timeout: float | None) -> BinlogPosition:
         """Block until the published end moves past ``past`` (or timeout); return it."""
-        with self._published:
-            self._readers_waiting += 1
-            try:
-                self._published.wait_for(lambda: self._end != past, timeout)
-            finally:
-                self._readers_waiting -= 1
-            return self._end
+        return self._published.wait_past(past, timeout)
 
     # -------------------------------------------------------- group commit
     def commit(self, ticket: CommitTicket) -> None:
@@ -484,7 +512,7 @@ class Binlog:
             replies.send()
         if end is not None and self.on_group is not None:
             self.on_group(end)
-        if end is not None and self._end.pos >= self.options.max_binlog_size():
+        if end is not None and self._published.end.pos >= self.options.max_binlog_size():
             self.rotate()
 
     def _delay_for_group(self) -> None:
@@ -663,7 +691,7 @@ class Binlog:
             self._gtids_logged = GtidSet()
             self.gtid_executed = GtidSet()
             self._open_next(created_at_start=True)
-            self._committed_end = self._end
+            self._committed_end = self._published.end
 
     def gtids_logged(self) -> GtidSet:
         """Every GTID written to the binary log so far (a copy)."""

@@ -41,7 +41,7 @@ import attrs
 from rpl.core.binlog.events import LOG_EVENT_ARTIFICIAL_F, RotateEvent, StopEvent, encode_event
 from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, file_number
-from rpl.core.binlog.writer import BinlogPosition, end_file, file_header
+from rpl.core.binlog.writer import BinlogPosition, PublishedEnd, end_file, file_header
 from rpl.core.debug import CrashPoints
 
 MAX_UNWRITTEN = 1 << 20
@@ -73,11 +73,10 @@ class RelayLog:
         self._crash = crash or CrashPoints()
         self.index = BinlogIndex(directory / f"{basename}.index")
         self._lock = threading.Lock()
-        self._published = threading.Condition()
+        self._published = PublishedEnd()
         self._fd = -1
         self._file = ""
         self._pos = 0
-        self._end = BinlogPosition("", 0)
         self._boundary = BinlogPosition("", 0)
         """The end of the last :meth:`write` (a transaction boundary): what
         :meth:`publish` shows."""
@@ -89,7 +88,7 @@ class RelayLog:
     @property
     def end(self) -> BinlogPosition:
         """The end of the last whole event written (what the applier may read)."""
-        return self._end
+        return self._published.end
 
     @property
     def is_open(self) -> bool:
@@ -223,17 +222,12 @@ class RelayLog:
         """
         if end is None:
             end = self._boundary = BinlogPosition(self._file, self._pos)
-        if self._end == end:
-            return
-        with self._published:
-            self._end = end
-            self._published.notify_all()
+        if self._published.end != end:
+            self._published.publish(end)
 
     def wait_for_update(self, past: BinlogPosition, timeout: float) -> BinlogPosition:
         """Block until ``end`` moves past ``past`` (or ``timeout`` seconds); the end."""
-        with self._published:
-            self._published.wait_for(lambda: self._end != past, timeout)
-            return self._end
+        return self._published.wait_past(past, timeout)
 
     # ---------------------------------------------------------- maintenance
     def purge_before(self, name: str) -> None:
