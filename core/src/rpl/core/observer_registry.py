@@ -22,7 +22,11 @@ server calling hooks from many threads needs and pluggy does not give:
 * **Quiescence.** :meth:`ObserverRegistry.unregister` returns only after every
   call that could still reach the removed plugin (calls in flight on an older
   generation that contains it) has returned, so the plugin can be deinitialised
-  safely, as MySQL's plugin reference counts ensure.
+  safely, as MySQL's plugin reference counts ensure. A hook call takes no lock for
+  this: each thread has a record of its own (how deep in hook calls it is, and the
+  generation its outermost call uses), which only that thread writes; unregister
+  publishes the new generation first and then reads every thread's record (see
+  :class:`HookCall` for why no call can slip past it).
 
 pluggy has no notion of these, so they are written here by hand.
 """
@@ -93,20 +97,40 @@ class Callback:
         return self.function(*[args[i] for i in self.positions])
 
 
-@mypyc_attr(native_class=False)  # the registry keeps generations in a WeakSet
 class Generation:
-    """One immutable view of all observers, with a count of calls using it."""
+    """One immutable view of all observers."""
 
-    __slots__ = ("callbacks", "plugins", "active", "selected", "__weakref__")
+    __slots__ = ("callbacks", "plugins", "selected")
 
     def __init__(self, callbacks: Mapping[str, tuple[Callback, ...]],
                  plugins: frozenset[str]) -> None:
         self.callbacks = callbacks
         self.plugins = plugins
-        self.active = 0
         self.selected: dict[tuple[str, frozenset[str]], tuple[Callback, ...]] = {}
         """Callbacks of a hook restricted to some plugins (a dump's observers), kept as
         the delegates first select them: the generation never changes."""
+
+
+@mypyc_attr(native_class=False)  # the registry lists the records in a WeakSet
+class ThreadCalls:
+    """One thread's hook calls in progress: written by that thread only.
+
+    ``depth`` counts the calls it is inside (a hook may make another hook call);
+    ``generation`` is the one its outermost call uses, None while it is outside any
+    call (and for the moment between counting itself in and reading the generation).
+    The record lives as long as its thread (held by a ``threading.local``).
+    """
+
+    __slots__ = ("depth", "generation", "__weakref__")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.generation: Generation | None = None
+
+    def may_reach(self, plugin: str) -> bool:
+        """Whether this thread's calls may be inside ``plugin``."""
+        generation = self.generation
+        return bool(self.depth) and (generation is None or plugin in generation.plugins)
 
 
 def _ordered(impls: list[pluggy.HookImpl]) -> list[pluggy.HookImpl]:
@@ -124,14 +148,12 @@ class ObserverRegistry:
         for interface in INTERFACES.values():
             self._pm.add_hookspecs(interface)
         self._register_lock = threading.Lock()
-        self._count_lock = threading.Lock()
-        """Guards the generations' call counts and ``_waiting`` (a plain lock: every hook
-        call takes it twice)."""
-        self._counts = threading.Condition(self._count_lock)
+        self._quiet = threading.Condition()
+        """Where unregister waits for calls to leave a removed plugin."""
         self._waiting = 0
-        """Unregisters waiting for counts to drop: only then does a call's end notify."""
-        self._generations: weakref.WeakSet[Generation] = weakref.WeakSet()
-        self._inside = threading.local()
+        """Unregisters waiting (under ``_quiet``): only then does a call's end notify."""
+        self._records: weakref.WeakSet[ThreadCalls] = weakref.WeakSet()
+        self._local = threading.local()
         self.current = Generation({}, frozenset())
         self._publish()
 
@@ -200,16 +222,26 @@ class ObserverRegistry:
                 raise PluginLoadError(f"Plugin '{name}' is not registered")
             self._pm.unregister(name=name)
             self._publish()
-        if getattr(self._inside, "depth", 0):
+        if self.thread_calls().depth:
             return
-        with self._counts:
+        with self._quiet:
             self._waiting += 1
             try:
-                self._counts.wait_for(lambda: not any(
-                    generation.active for generation in list(self._generations)
-                    if name in generation.plugins))
+                # A call's end notifies; the timeout covers a record read in the moment
+                # between counting in and taking a generation (see HookCall).
+                while any(record.may_reach(name) for record in list(self._records)):
+                    self._quiet.wait(0.01)
             finally:
                 self._waiting -= 1
+
+    def thread_calls(self) -> ThreadCalls:
+        """The calling thread's record (made on its first hook call)."""
+        try:
+            record: ThreadCalls = self._local.record
+        except AttributeError:
+            record = self._local.record = ThreadCalls()
+            self._records.add(record)
+        return record
 
     def plugin_names(self) -> frozenset[str]:
         """Names of the registered plugins."""
@@ -226,22 +258,13 @@ class ObserverRegistry:
                                 spec.argnames)
                     for impl in impls)
         names = frozenset(name for name, _ in self._pm.list_name_plugin())
-        generation = Generation(callbacks, names)
-        with self._counts:  # see calling(): a caller reads current and counts itself atomically
-            self._generations.add(generation)
-            self.current = generation
+        self.current = Generation(callbacks, names)  # one reference: calls see old or new
 
     # --- calls ------------------------------------------------------------------
 
     def calling(self) -> HookCall:
-        """Enter a hook call (``with registry.calling() as generation``): take the current
-        generation and count the call in it.
-
-        Reading ``current`` and counting happen under the lock that publishing
-        takes, so :meth:`unregister`, which publishes and then waits for the
-        counts, either sees this call counted in an older generation or this
-        call sees the new one: never a call that slips into a removed plugin.
-        (Reading ``current`` without the lock is fine for a quick emptiness check.)
+        """Enter a hook call (``with registry.calling() as generation``): count the call
+        in the thread's record and take the current generation.
         """
         return HookCall(self)
 
@@ -249,27 +272,38 @@ class ObserverRegistry:
 class HookCall:
     """One hook call's hold on a generation (see :meth:`ObserverRegistry.calling`): a
     plain context manager, as it is entered on every hook call.
+
+    Entering counts the call in the thread's record *before* reading ``current``;
+    :meth:`ObserverRegistry.unregister` publishes the new generation *before* reading
+    the records. So a call that read the old generation was counted before the
+    unregister looked, and the unregister waits for it (a record counted in with no
+    generation yet is waited for too); a call counted in after the unregister looked
+    reads the new generation. No lock is taken: each step is one reference read or
+    write, and only the record's thread writes the record.
     """
 
-    __slots__ = ("_registry", "_generation")
+    __slots__ = ("_registry", "_record")
 
     def __init__(self, registry: ObserverRegistry) -> None:
         self._registry = registry
 
     def __enter__(self) -> Generation:
         registry = self._registry
-        with registry._count_lock:
-            generation = registry.current
-            generation.active += 1
-        self._generation = generation
-        inside = registry._inside
-        inside.depth = getattr(inside, "depth", 0) + 1
+        record = self._record = registry.thread_calls()
+        depth = record.depth
+        record.depth = depth + 1
+        generation = registry.current
+        if not depth:
+            record.generation = generation
         return generation
 
     def __exit__(self, *exc_info: object) -> None:
-        registry, generation = self._registry, self._generation
-        registry._inside.depth -= 1
-        with registry._count_lock:
-            generation.active -= 1
-            if not generation.active and registry._waiting:
-                registry._counts.notify_all()
+        record = self._record
+        record.depth -= 1
+        if record.depth:
+            return
+        record.generation = None
+        registry = self._registry
+        if registry._waiting:
+            with registry._quiet:
+                registry._quiet.notify_all()
