@@ -207,6 +207,16 @@ class PacketChannel:
 
     def read(self) -> bytes:
         """The next whole payload; ER_NET_PACKET_TOO_LARGE beyond ``max_payload``."""
+        buffer = self._in
+        if len(buffer) >= 4:  # a burst's next packet is usually received whole already
+            length = _payload_length(buffer)
+            end = 4 + length
+            if length < MAX_PACKET_CHUNK and len(buffer) >= end and \
+                    length <= self.max_payload and buffer[3] == self.sequence & 0xFF:
+                self.sequence += 1
+                payload = bytes(buffer[4:end])
+                del buffer[:end]
+                return payload
         parts: list[bytes] = []
         total = 0
         while True:

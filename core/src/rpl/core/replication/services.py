@@ -64,6 +64,7 @@ class DumpNet:
         self._connection = connection
         self._read_lock = threading.Lock()
         self._received = bytearray()
+        self._chunk = nogil.RecvBuffer(65536)
         self.peer_closed = False
         """A plugin's read found the connection closed or broken: the dump ends."""
 
@@ -73,12 +74,17 @@ class DumpNet:
         One ``recv`` takes whatever has arrived (an ACK's header and body together), and
         what follows the payload is kept for the next read, which returns it without a
         system call: a reader woken by ``select`` reads with ``timeout=0`` until it times
-        out, so no payload waits in the buffer unseen.
+        out, so no payload waits in the buffer unseen. With ``timeout=0`` the receive is
+        first made without letting go of the interpreter lock (see rpl.core.net.nogil):
+        the ACK receiver, on a commit's path to its ACK, then does not queue for the
+        lock again between its ``select`` and the ACK's release of the waiting commits.
         """
         sock = self._connection.sock
         with self._read_lock:
             try:
                 while (payload := _whole_payload(self._received)) is None:
+                    if timeout is not None and timeout <= 0 and self._receive_now(sock):
+                        continue
                     if timeout is not None:
                         readable, _, _ = select.select([sock], [], [], max(timeout, 0.0))
                         if not readable:
@@ -91,6 +97,17 @@ class DumpNet:
             except OSError as exc:
                 self.peer_closed = True
                 raise NetError(f"read failed: {exc}") from exc
+
+    def _receive_now(self, sock: socket.socket) -> bool:
+        """Add what the socket holds now to the buffer, holding the interpreter lock;
+        False when it held nothing (or the call failed: the caller's ``select`` and
+        ``recv`` then tell which).
+        """
+        received = self._chunk.recv_now(sock)
+        if received <= 0:  # 0, the peer's close, is reported by the caller's recv
+            return False
+        self._received += memoryview(self._chunk.data)[:received]
+        return True
 
     def write(self, payload: bytes) -> None:
         """Queue one packet to the replica."""
