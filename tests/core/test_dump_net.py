@@ -3,6 +3,7 @@ keeps what follows for the next read; over a real socket pair."""
 
 from __future__ import annotations
 
+import select
 import socket
 import struct
 import threading
@@ -11,6 +12,8 @@ from collections.abc import Iterator
 import attrs
 import pytest
 
+from rpl.core.net import nogil
+from rpl.core.replication import services
 from rpl.core.replication.services import DumpNet
 from rpl.observers import NetError
 
@@ -74,3 +77,68 @@ def test_a_closed_connection_is_a_failure_not_a_timeout(
     with pytest.raises(NetError) as caught:
         net.read(timeout=1)
     assert not caught.value.timed_out and net.peer_closed
+
+
+@pytest.fixture(params=["ctypes"] + (["C helper"] if nogil._helper is not None else []))
+def receive_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The receive made holding the interpreter lock, through the compiled build's C helper
+    (there only) and through ctypes."""
+    if request.param == "ctypes":
+        monkeypatch.setattr(nogil, "_helper", None)
+    return str(request.param)
+
+
+def test_a_poll_with_timeout_0_neither_selects_nor_waits(
+        pair: tuple[DumpNet, socket.socket], receive_path: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``read(timeout=0)`` is what the ACK receiver does after its ``select``: the ACK and
+    the "nothing more" that ends its reads both come without a ``select`` (which lets go
+    of the interpreter lock), and a payload split across sends is still read whole."""
+    net, replica = pair
+
+    def no_select(*_: object) -> None:
+        raise AssertionError("read(timeout=0) made a select")
+
+    monkeypatch.setattr(services.select, "select", no_select)
+    replica.sendall(packet(b"\xefack-1"))
+    assert net.read(timeout=0) == b"\xefack-1"
+    with pytest.raises(NetError) as caught:
+        net.read(timeout=0)
+    assert caught.value.timed_out and not net.peer_closed
+    whole = packet(b"\xefack-2")
+    replica.sendall(whole[:3])
+    with pytest.raises(NetError) as caught:
+        net.read(timeout=0)
+    assert caught.value.timed_out
+    replica.sendall(whole[3:])
+    assert net.read(timeout=0) == b"\xefack-2"
+
+
+def test_a_closed_connection_under_timeout_0_is_a_failure_not_a_timeout(
+        pair: tuple[DumpNet, socket.socket], receive_path: str) -> None:
+    """A replica gone while the ACK receiver polls: its reads must report the end, or the
+    ACK receiver, woken by a readable socket that only ever "times out", would spin."""
+    net, replica = pair
+    replica.sendall(packet(b"last"))
+    replica.close()
+    assert net.read(timeout=0) == b"last"
+    with pytest.raises(NetError) as caught:
+        net.read(timeout=0)
+    assert not caught.value.timed_out and net.peer_closed
+
+
+def test_a_reset_connection_under_timeout_0_is_a_failure_not_a_timeout(
+        receive_path: str) -> None:
+    """A replica whose connection was reset (RST, not an orderly close): the receive
+    made holding the lock fails with ECONNRESET, which is not "nothing there"."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        replica = socket.create_connection(server.getsockname())
+        ours, _ = server.accept()
+    with ours:
+        net = DumpNet(_Connection(ours))  # type: ignore[arg-type]
+        replica.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        replica.close()  # linger 0: the close sends a reset
+        select.select([ours], [], [], 5)
+        with pytest.raises(NetError) as caught:
+            net.read(timeout=0)
+        assert not caught.value.timed_out and net.peer_closed

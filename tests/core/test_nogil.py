@@ -45,13 +45,13 @@ def test_recv_now_reads_what_is_there_and_never_waits(single_calls: str) -> None
     a, b = socket.socketpair()
     buffer = nogil.RecvBuffer(8)
     with a, b:
-        assert buffer.recv_now(b) == -1  # nothing there: the caller's blocking call waits
+        assert buffer.recv_now(b) == -1  # nothing there now: the caller's blocking call waits
         a.sendall(b"0123456789")
         assert buffer.recv_now(b) == 8 and bytes(buffer.data) == b"01234567"
         assert buffer.recv_now(b) == 2 and bytes(buffer.data[:2]) == b"89"
         a.shutdown(socket.SHUT_WR)
         assert buffer.recv_now(b) == 0  # the peer's orderly close, as recv says it
-    assert buffer.recv_now(b) == -1  # a closed socket: the blocking call reports it
+    assert buffer.recv_now(b) == -2  # a closed socket: failed, the blocking call reports it
 
 
 def test_epoll_rearm_re_arms_a_oneshot_descriptor(single_calls: str) -> None:

@@ -26,13 +26,15 @@
  *     taken now, or an error the caller's blocking send will report).
  * recv_now(fd: int, buffer: writable bytes-like) -> int
  *     One recv with MSG_DONTWAIT into buffer: the bytes received, 0 at the peer's
- *     orderly close, -1 when nothing is there now or the call failed.
+ *     orderly close, -1 when nothing is there now (EAGAIN), -2 when the call failed
+ *     otherwise (the caller's blocking recv reports the error).
  * epoll_mod(epfd: int, fd: int, events: int) -> int
  *     epoll_ctl(EPOLL_CTL_MOD) of fd to events (data: fd): 0, or -1 when it failed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <errno.h>
 #include <limits.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -122,8 +124,11 @@ static PyObject *recv_now(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "iw*:recv_now", &fd, &view))
         return NULL;
     ssize_t n = recv(fd, view.buf, (size_t)view.len, MSG_DONTWAIT);
+    int error = errno;
     PyBuffer_Release(&view);
-    return PyLong_FromSsize_t(n < 0 ? -1 : n);
+    if (n < 0)
+        n = (error == EAGAIN || error == EWOULDBLOCK) ? -1 : -2;
+    return PyLong_FromSsize_t(n);
 }
 
 static PyObject *epoll_mod(PyObject *module, PyObject *args)
@@ -144,7 +149,7 @@ static PyMethodDef methods[] = {
      "send_now(fd, data) -> int: one send that never blocks, lock held; bytes or -1."},
     {"recv_now", recv_now, METH_VARARGS,
      "recv_now(fd, buffer) -> int: one recv that never blocks, lock held; bytes, 0 at "
-     "the peer's close, or -1."},
+     "the peer's close, -1 when nothing is there, or -2 on another failure."},
     {"epoll_mod", epoll_mod, METH_VARARGS,
      "epoll_mod(epfd, fd, events) -> int: EPOLL_CTL_MOD, lock held; 0 or -1."},
     {NULL, NULL, 0, NULL},

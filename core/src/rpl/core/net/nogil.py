@@ -26,6 +26,7 @@ kernel's work runs beside the Python threads.
 from __future__ import annotations
 
 import ctypes
+import errno
 import importlib
 import platform
 import select
@@ -38,11 +39,13 @@ MSG_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
 
 
 def _libc(name: str, restype: type, *argtypes: type) -> Callable[..., int] | None:
-    """The C library's ``name``, called holding the interpreter lock; None where there is none."""
+    """The C library's ``name``, called holding the interpreter lock (``errno`` kept for
+    ``ctypes.get_errno``); None where there is none.
+    """
     if not MSG_DONTWAIT:
         return None
     try:
-        function = getattr(ctypes.PyDLL(None), name)
+        function = getattr(ctypes.PyDLL(None, use_errno=True), name)
     except (OSError, AttributeError):
         return None
     function.argtypes = argtypes
@@ -116,15 +119,18 @@ class RecvBuffer:
 
     def recv_now(self, sock: socket.socket) -> int:
         """Receive what the socket holds now into ``data``, holding the interpreter lock:
-        the byte count, or -1 when it holds nothing (or failed, or no libc recv here).
-        0 is the peer's orderly close, as for ``recv``.
+        the byte count; 0 at the peer's orderly close, as for ``recv``; -1 when it holds
+        nothing now; -2 when the call failed otherwise or cannot be made here (the
+        caller's blocking ``recv`` then waits, or reports the error).
         """
         if _helper is not None:
             received: int = _helper.recv_now(sock.fileno(), self.data)
             return received
         if _recv is None:
-            return -1
+            return -2
         received = _recv(sock.fileno(), self._address, len(self.data), MSG_DONTWAIT)
+        if received < 0:
+            return -1 if ctypes.get_errno() in (errno.EAGAIN, errno.EWOULDBLOCK) else -2
         return received
 
     def recv(self, sock: socket.socket) -> int:

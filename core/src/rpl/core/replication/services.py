@@ -84,7 +84,7 @@ class DumpNet:
             try:
                 while (payload := _whole_payload(self._received)) is None:
                     if timeout is not None and timeout <= 0 and self._receive_now(sock):
-                        continue
+                        continue  # a whole payload may be there now
                     if timeout is not None:
                         readable, _, _ = select.select([sock], [], [], max(timeout, 0.0))
                         if not readable:
@@ -99,12 +99,16 @@ class DumpNet:
                 raise NetError(f"read failed: {exc}") from exc
 
     def _receive_now(self, sock: socket.socket) -> bool:
-        """Add what the socket holds now to the buffer, holding the interpreter lock;
-        False when it held nothing (or the call failed: the caller's ``select`` and
-        ``recv`` then tell which).
+        """Add what the socket holds now to the buffer, holding the interpreter lock: True
+        when bytes came; NetError (timed out) when the socket held nothing, so a reader
+        polling with ``timeout=0`` lets go of the lock neither to receive nor to find
+        nothing there; False when the connection closed or failed (the caller's
+        ``select`` and ``recv`` then report it).
         """
         received = self._chunk.recv_now(sock)
-        if received <= 0:  # 0, the peer's close, is reported by the caller's recv
+        if received == -1:
+            raise NetError("read timed out", timed_out=True)
+        if received <= 0:
             return False
         self._received += memoryview(self._chunk.data)[:received]
         return True
