@@ -182,11 +182,17 @@ class PacketChannel:
         """Whether a whole packet is received and not read yet: :meth:`read` returns it
         without a system call (a payload split over several packets counts as not whole).
         """
+        return self._whole_length() >= 0
+
+    def _whole_length(self) -> int:
+        """The payload length of the first packet received, when it is whole and a payload
+        of its own (not a part of a split one); -1 otherwise.
+        """
         buffer = self._in
         if len(buffer) < 4:
-            return False
+            return -1
         length = _payload_length(buffer)
-        return length < MAX_PACKET_CHUNK and len(buffer) >= 4 + length
+        return length if length < MAX_PACKET_CHUNK and len(buffer) >= 4 + length else -1
 
     def _read_exact(self, size: int) -> bytes:
         buffer = self._in
@@ -207,16 +213,13 @@ class PacketChannel:
 
     def read(self) -> bytes:
         """The next whole payload; ER_NET_PACKET_TOO_LARGE beyond ``max_payload``."""
+        length = self._whole_length()  # a burst's next packet is usually received whole
         buffer = self._in
-        if len(buffer) >= 4:  # a burst's next packet is usually received whole already
-            length = _payload_length(buffer)
-            end = 4 + length
-            if length < MAX_PACKET_CHUNK and len(buffer) >= end and \
-                    length <= self.max_payload and buffer[3] == self.sequence & 0xFF:
-                self.sequence += 1
-                payload = bytes(buffer[4:end])
-                del buffer[:end]
-                return payload
+        if 0 <= length <= self.max_payload and buffer[3] == self.sequence & 0xFF:
+            self.sequence += 1  # otherwise the general path below reports what is wrong
+            payload = bytes(buffer[4:4 + length])
+            del buffer[:4 + length]
+            return payload
         parts: list[bytes] = []
         total = 0
         while True:
