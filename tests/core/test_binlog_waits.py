@@ -1,36 +1,13 @@
-"""The binlog's two hand-offs between threads: the turnstile that lets commit groups into
-their commit stage in group order, and the published end that readers (dump threads, a
-relay log's applier) wait on."""
+"""The published end that readers (dump threads, a relay log's applier) wait on: a hand-off
+between threads on the way from a group's sync to its replicas. (The commit stage's queue
+is tested on a live server: tests/core/test_server_group_commit.py.)"""
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 
-from rpl.core.binlog.writer import BinlogPosition, PublishedEnd, _Turnstile
-
-
-def test_turnstile_lets_groups_in_by_number_whatever_order_they_arrive_in() -> None:
-    turnstile = _Turnstile()
-    order: list[int] = []
-    numbers = list(range(40))
-    random.Random(7).shuffle(numbers)
-
-    def group(number: int) -> None:
-        turnstile.enter(number)
-        order.append(number)
-        time.sleep(0.0005)
-        turnstile.leave()
-
-    threads = [threading.Thread(target=group, args=(n,), daemon=True) for n in numbers]
-    for thread in threads:
-        thread.start()
-        time.sleep(0.0002)
-    for thread in threads:
-        thread.join(10)
-    assert not any(thread.is_alive() for thread in threads), "a group never got its turn"
-    assert order == list(range(40))
+from rpl.core.binlog.writer import BinlogPosition, PublishedEnd
 
 
 def test_published_end_wakes_every_waiter_and_returns_at_once_when_moved() -> None:

@@ -6,6 +6,7 @@ can block inside a hook and the test can see what holds at that moment.
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -243,3 +244,88 @@ def test_after_flush_failure_cuts_the_group_back(live: Server) -> None:
         cursor.execute("INSERT INTO g.t VALUES (7, 7)")
         cursor.execute("SELECT COUNT(*) FROM g.t")
         assert cursor.fetchone() == (1,)
+
+
+def test_groups_flushed_behind_a_waiting_commit_group_commit_as_one(live: Server) -> None:
+    """MySQL's commit stage queue: while a commit group waits in after_sync (semisync
+    waiting for its ACK), the groups flushed behind it queue for the commit stage and go
+    through it together: one after_sync with the last group's end, their rows invisible
+    until then, then the engine commits and after_commit in binlog order."""
+    setup_table(live)
+    gate = threading.Event()
+    recorder = Recorder(live)
+
+    class HoldFirstSync:
+        @hookimpl
+        def after_sync(self, param, log_file, log_pos):  # type: ignore[no-untyped-def]
+            gate.wait(10)
+
+    live.delegates.registry.register(recorder, "recorder")
+    live.delegates.registry.register(HoldFirstSync(), "hold")
+    threads = []
+    for i in range(1, 6):  # one session at a time: each its own flush group
+        threads.append(threading.Thread(target=lambda i=i: connect(live).cursor().execute(
+            f"INSERT INTO g.t VALUES ({i}, {i})")))
+        threads[-1].start()
+        deadline = time.monotonic() + 5
+        while [c[0] for c in recorder.calls].count("after_flush") < i and \
+                time.monotonic() < deadline:
+            time.sleep(0.005)
+    time.sleep(0.2)
+    flushes = [c for c in recorder.calls if c[0] == "after_flush"]
+    assert len(flushes) == 5, "each session was not its own flush group"
+    assert [c[0] for c in recorder.calls].count("after_sync") == 1
+    assert recorder.visible_at_sync == [0]
+    gate.set()
+    for thread in threads:
+        thread.join(10)
+    syncs = [c for c in recorder.calls if c[0] == "after_sync"]
+    commits = [c for c in recorder.calls if c[0] == "after_commit"]
+    assert syncs == [("after_sync", *flushes[0][1:]), ("after_sync", *flushes[-1][1:])], \
+        "the four groups queued behind the first did not go through one after_sync"
+    assert recorder.visible_at_sync == [0, 1], "rows of the queued groups seen before it"
+    assert [c[1:] for c in commits] == [c[1:] for c in flushes], "not in binlog order"
+    assert len(live.engine.table("g", "t").rows) == 5
+
+
+def test_commit_stage_keeps_binlog_order_under_concurrency(live: Server) -> None:
+    """Many sessions, an after_sync that takes a random while: after_commit runs once per
+    transaction in binlog order, each after the after_sync that covers it, and each
+    after_sync ends exactly where the commit group's last transaction ends."""
+    setup_table(live)
+    events: list[tuple[str, int]] = []
+    pace = random.Random(11)
+
+    class Jittery:
+        @hookimpl
+        def after_sync(self, param, log_file, log_pos):  # type: ignore[no-untyped-def]
+            events.append(("sync", log_pos))
+            time.sleep(pace.random() * 0.003)
+
+        @hookimpl
+        def after_commit(self, param):  # type: ignore[no-untyped-def]
+            events.append(("commit", param.log_pos))
+
+    live.delegates.registry.register(Jittery(), "jittery")
+
+    def insert(base: int) -> None:
+        with connect(live).cursor() as cursor:
+            for i in range(base, base + 15):
+                cursor.execute(f"INSERT INTO g.t VALUES ({i}, {i})")
+
+    threads = [threading.Thread(target=insert, args=(100 * n,)) for n in range(1, 13)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    commits = [pos for kind, pos in events if kind == "commit"]
+    assert len(commits) == 12 * 15 and commits == sorted(set(commits))
+    covered = 0
+    for index, (kind, pos) in enumerate(events):
+        if kind == "sync":
+            assert index == 0 or events[index - 1] == ("commit", covered)
+            covered = pos
+        else:
+            assert pos <= covered, f"committed at {pos} before an after_sync covered it"
+    assert events[-1] == ("commit", covered)
+    assert len(live.engine.table("g", "t").rows) == 12 * 15

@@ -11,14 +11,21 @@ A commit, in stages (DESIGN.md, "A commit, end to end"):
 2. **Sync.** ``fdatasync`` per ``sync_binlog`` (0: never, 1: every group, N: every N
    groups). Then the new end is *published*: readers (dump threads) never read past
    the published end, so they never see bytes that might be cut back.
-3. The write lock is released here: the next group can flush while this one waits
-   (what queued during this flush gets a flush thread as leader now).
-4. **After sync and commit**, in group order (a turnstile keeps binlog order):
-   ``after_sync`` with the group's end, engine commit of each transaction in binlog
-   order, ``gtid_executed`` updated, ``after_commit`` per transaction with its own end.
+3. The group joins the **commit queue** (still under the write lock, so the queue is in
+   binlog order) and the write lock is released: the next group can flush while this one
+   waits (what queued during this flush gets a flush thread as leader now).
+4. **Commit stage** (MySQL's ``Commit_stage_manager::COMMIT_STAGE``): one thread at a
+   time, the committer, takes *every* group queued and commits them as one commit group:
+   ``after_sync`` once with the last group's end, the engine commit of each transaction
+   in binlog order, ``gtid_executed`` updated, ``after_commit`` per transaction with its
+   own end. A leader whose group finds a committer at work leaves it to that thread and
+   goes on (a flush thread is free for the next flush group at once); the committer
+   takes what queued meanwhile, so while one commit group waits in ``after_sync`` for a
+   semisync ACK, the groups flushed behind it gather into the next commit group, which
+   then costs one ``after_sync`` and one wake-up instead of one each.
 5. **Replies.** A ticket with a ``reply`` (an autocommit statement or COMMIT of a client
-   session) is answered by the leader, OK or the group's error; its thread did not wait.
-   Every other ticket's thread is woken to go on.
+   session) is answered by the committer, OK or the group's error; its thread did not
+   wait. Every other ticket's thread is woken to go on.
 
 Rotation takes only the write lock, so a session blocked in ``after_sync`` (semisync
 waiting for an ACK that a dump thread must first send) never stops a rotation, and a
@@ -220,40 +227,6 @@ class PublishedEnd:
         return self.end
 
 
-class _Turnstile:
-    """Lets numbered groups through one at a time, in number order.
-
-    ``enter(n)`` returns once group n-1 has left; ``leave()`` lets the next one in. The
-    common case, a group whose turn it already is, passes without a lock: ``_next``
-    only grows, and only the group in its turn moves it on. A group that must wait
-    parks on a bare lock of its own (one group, one waiter), which the group before it
-    releases as it leaves.
-    """
-
-    def __init__(self) -> None:
-        self._next = 0
-        self._lock = threading.Lock()
-        self._waiting: dict[int, _thread.LockType] = {}
-
-    def enter(self, number: int) -> None:
-        """Wait until it is ``number``'s turn."""
-        if self._next == number:
-            return
-        with self._lock:
-            if self._next == number:
-                return
-            waiter = self._waiting[number] = _held_lock()
-        waiter.acquire()
-
-    def leave(self) -> None:
-        """The group in its turn is through: the next one's turn."""
-        with self._lock:
-            self._next += 1
-            waiter = self._waiting.pop(self._next, None)
-        if waiter is not None:
-            waiter.release()
-
-
 class Binlog:
     """The server's binary log (the write-ahead log of every commit)."""
 
@@ -283,8 +256,12 @@ class Binlog:
         queued meanwhile wait for the end of that stage, when it wakes a flush thread for
         them (one wake-up a group, however many callers queued)."""
         self._closed = False
-        self._turnstile = _Turnstile()
-        self._group_number = 0
+        self._commit_queue: list[tuple[list[CommitTicket], BinlogPosition]] = []
+        """Flushed groups waiting for the commit stage, in binlog order, with their ends."""
+        self._commit_lock = threading.Lock()
+        """Guards the commit queue and ``_committing``."""
+        self._committing = False
+        """A thread is the committer: it takes the commit queue until it finds it empty."""
         self.commit_stage_lock = threading.Lock()
         """Held during each group's engine commits: hold it to see no commit in progress."""
         self._published = PublishedEnd()
@@ -409,14 +386,15 @@ class Binlog:
         holds its own row locks) as one group where possible: one write, one sync.
         Raises the first error any of them got.
 
-        The thread whose tickets find the queue empty leads the group (flush, sync,
-        commit stage) and the threads that queue behind it follow: they wait, or, for
-        tickets with a ``reply``, return at once. When every ticket has a ``reply`` the
-        caller never waits, not even to lead: a flush thread of the binlog's leads
-        instead, so that a connection thread (or a pool worker serving many connections)
-        goes on at once while the group is written and synced. A leader hands the queue
-        on as its flush stage ends, so the next group is written while this one waits in
-        its commit stage (``after_sync``: a semisync ACK).
+        The thread whose tickets find the queue empty leads the group (flush, sync, and
+        the commit stage unless a committer is at work, which then commits the group
+        too) and the threads that queue behind it follow: they wait, or, for tickets
+        with a ``reply``, return at once. When every ticket has a ``reply`` the caller
+        never waits, not even to lead: a flush thread of the binlog's leads instead, so
+        that a connection thread (or a pool worker serving many connections) goes on at
+        once while the group is written and synced. A leader hands the queue on as its
+        flush stage ends, so the next group is written while this one waits in the
+        commit stage (``after_sync``: a semisync ACK).
         """
         waited = [ticket for ticket in tickets if ticket.reply is None]
         with self._queue_lock:
@@ -470,6 +448,9 @@ class Binlog:
                              exc_info=failure)
 
     def _lead(self) -> None:
+        """Lead a flush group (write lock: flush, sync, publish, join the commit queue),
+        then the commit stage if no committer is at work.
+        """
         with self._write_lock:
             self._delay_for_group()
             with self._queue_lock:
@@ -477,43 +458,67 @@ class Binlog:
                 self._flushing = bool(group)
             if not group:
                 return  # an earlier leader took it while this one waited for the lock
-            number = self._group_number
-            self._group_number += 1
+            failure: BaseException | None = None
+            commits = False
             try:
                 end = self._flush_and_sync(group)
-            except MySQLError as exc:
-                end = None
-                for ticket in group:
-                    ticket.error = exc
+                with self._commit_lock:  # under the write lock: the queue is in binlog order
+                    self._commit_queue.append((group, end))
+                    commits, self._committing = not self._committing, True
+            except BaseException as exc:  # noqa: BLE001 - the group is answered below
+                failure = exc
+                for ticket in group:  # nothing of it is binlogged: it commits nowhere
+                    ticket.error = exc if isinstance(exc, MySQLError) else MySQLError.of(
+                        ER_UNKNOWN_ERROR, f"internal error in the flush stage: {exc!r}")
             finally:
                 with self._queue_lock:
                     self._flushing = False
                     if self._queue:  # queued during this flush: led while this one commits
                         self._wake_flusher()
-        try:
-            self._turnstile.enter(number)
+        if failure is not None:
+            self._finish(group)
+            if not isinstance(failure, MySQLError):
+                raise failure
+        elif commits:
+            self._commit_stage()
+
+    def _commit_stage(self) -> None:
+        """Be the committer: commit everything queued, as one commit group at a time,
+        until the queue is found empty (then the next leader to queue a group is the
+        committer).
+        """
+        while True:
+            with self._commit_lock:
+                queued, self._commit_queue = self._commit_queue, []
+                if not queued:
+                    self._committing = False
+                    return
+            tickets = [ticket for group, _ in queued for ticket in group]
+            end = queued[-1][1]
             try:
-                if end is not None:
-                    self._commit_group(group, end)
-            finally:
-                self._turnstile.leave()
-        except BaseException as failure:
-            for ticket in group:  # never an OK for what the commit stage did not finish
-                ticket.error = ticket.error or MySQLError.of(
-                    ER_UNKNOWN_ERROR, f"internal error in the commit stage: {failure!r}")
-            raise
-        finally:
-            replies = ReplyBatch()
-            for ticket in group:
-                if ticket.reply is not None:
-                    ticket.reply(ticket.error, replies)
-                else:
-                    ticket.done.release()
-            replies.send()
-        if end is not None and self.on_group is not None:
-            self.on_group(end)
-        if end is not None and self._published.end.pos >= self.options.max_binlog_size():
-            self.rotate()
+                self._commit_group(tickets, end, len(queued))
+            except BaseException as failure:  # noqa: BLE001 - the queue must go on
+                for ticket in tickets:  # never an OK for what the commit stage did not finish
+                    ticket.error = ticket.error or MySQLError.of(
+                        ER_UNKNOWN_ERROR, f"internal error in the commit stage: {failure!r}")
+                errorlog.log(_log, logging.ERROR, f"Binary log group commit failed: "
+                             f"{failure!r}", code=10000, exc_info=failure)
+            self._finish(tickets)
+            if self.on_group is not None:
+                self.on_group(end)
+            if self._published.end.pos >= self.options.max_binlog_size():
+                self.rotate()
+
+    @staticmethod
+    def _finish(tickets: list[CommitTicket]) -> None:
+        """Each ticket's commit is over (``error`` says how): reply, or wake its thread."""
+        replies = ReplyBatch()
+        for ticket in tickets:
+            if ticket.reply is not None:
+                ticket.reply(ticket.error, replies)
+            else:
+                ticket.done.release()
+        replies.send()
 
     def _delay_for_group(self) -> None:
         delay = self.options.group_commit_sync_delay()
@@ -638,8 +643,12 @@ class Binlog:
             self.fsyncs += 1
             self._groups_since_sync = 0
 
-    def _commit_group(self, group: list[CommitTicket], end: BinlogPosition) -> None:
-        param = BinlogStorageParam(self.server_id, self._uuid_text, group[0].thread_id)
+    def _commit_group(self, tickets: list[CommitTicket], end: BinlogPosition,
+                      groups: int) -> None:
+        """One commit group (``groups`` flush groups, ``tickets`` in binlog order, ending
+        at ``end``): ``after_sync`` once, the engine commits, ``after_commit`` each.
+        """
+        param = BinlogStorageParam(self.server_id, self._uuid_text, tickets[0].thread_id)
         try:
             self.storage.after_sync(param, end.file, end.pos)
             sync_error: MySQLError | None = None
@@ -647,16 +656,16 @@ class Binlog:
             sync_error = exc
         self.crash.pause("pause_after_after_sync")
         with self.commit_stage_lock:
-            for ticket in group:
+            for ticket in tickets:
                 ticket.engine_commit()
                 assert ticket.gtid is not None
                 self.gtid_executed.add(ticket.gtid.sid, ticket.gtid.gno)
             self._committed_end = end
-            self.binlog_commits += len(group)
-            self.binlog_group_commits += 1
+            self.binlog_commits += len(tickets)
+            self.binlog_group_commits += groups
         self.crash.hit("crash_after_engine_commit")
-        self._hit_if_replicated(group, "crash_after_apply")
-        for ticket in group:
+        self._hit_if_replicated(tickets, "crash_after_apply")
+        for ticket in tickets:
             ticket.after_commit(ticket.log_file, ticket.log_pos)
             if sync_error is not None:
                 ticket.error = sync_error
