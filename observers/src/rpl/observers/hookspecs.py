@@ -118,7 +118,7 @@ class TransactionObserver:
 
         Called once per binlogged transaction, in binary log order, after the
         engine commit of its group and before its client is told OK; it may run
-        in the group leader's thread on the session's behalf (``param.thread_id``
+        in the committer's thread on the session's behalf (``param.thread_id``
         names the session). ``param.log_file``/``param.log_pos`` are the end of
         this transaction's own events; ``param.gtid`` is its GTID.
 
@@ -126,9 +126,10 @@ class TransactionObserver:
         locks are released; its events are in the binary log, synced as
         ``sync_binlog`` says, and may already be on replicas. No binlog lock is
         held: blocking here (semisync AFTER_COMMIT waits for the ACK) delays the
-        replies of this group (the leader sends them once every transaction of the
-        group is through) and the commit stage of later groups (groups commit in
-        order), never a binlog write, a sync, a reader or a rotation.
+        replies of this commit group (the committer sends them once every
+        transaction of the group is through) and the commit stage of later groups
+        (groups commit in order), never a binlog write, a sync, a reader or a
+        rotation.
 
         Failure: logged; the client still gets OK.
         """
@@ -174,16 +175,21 @@ class BinlogStorageObserver:
     def after_sync(self, param: BinlogStorageParam, log_file: str, log_pos: int) -> None:
         """A commit group has been synced and published, not yet committed.
 
-        Called once per group by the group's leader after the sync stage (the
-        file was fsynced if ``sync_binlog`` asked for it) and after the new
-        binlog end position was published, before the engine commit. ``log_pos``
-        is the end of the group.
+        Called once per commit group, before its engine commits, by the thread
+        leading the commit stage (MySQL's commit stage queue): the groups that
+        were flushed, synced (if ``sync_binlog`` asked for it) and published
+        while the commit group before them was in its commit stage, in binary log
+        order; usually one flush group, several when the one before waited here.
+        ``log_pos`` is the end of the last of them: every transaction of the
+        commit group ends at or before it, and each had its own ``after_flush``.
 
         Holds: the group's events are durable per ``sync_binlog`` and dump
         threads may send them; no other session can see the group's rows, whose
         row locks are still held. No binlog lock is held, so blocking here
-        (semisync AFTER_SYNC waits for the ACK) holds back only this group:
-        later groups flush and sync, dump threads read, rotation proceeds.
+        (semisync AFTER_SYNC waits for the ACK) holds back only this commit group
+        and the groups that queue behind it for the commit stage (they commit in
+        binary log order): later groups flush and sync, dump threads read,
+        rotation proceeds.
 
         Failure: the group still commits (its events are durable and may be on
         replicas, so undoing them would diverge the topology), but each client
