@@ -262,6 +262,8 @@ class Binlog:
         """Guards the commit queue and ``_committing``."""
         self._committing = False
         """A thread is the committer: it takes the commit queue until it finds it empty."""
+        self._commit_handed_over = False
+        """The committer left the commit stage to a flush thread (queue lock)."""
         self.commit_stage_lock = threading.Lock()
         """Held during each group's engine commits: hold it to see no commit in progress."""
         self._published = PublishedEnd()
@@ -427,21 +429,26 @@ class Binlog:
                              daemon=True).start()
 
     def _flush_thread(self) -> None:
-        """Lead every group queued by callers that do not wait, until the binlog closes."""
+        """Lead every group queued by callers that do not wait, and the commit stage when
+        a committer hands it over, until the binlog closes."""
         wake = _held_lock()
         while True:
             with self._queue_lock:
-                if self._closed and not self._queue:
+                commits, self._commit_handed_over = self._commit_handed_over, False
+                if self._closed and not self._queue and not commits:
                     self._flushers -= 1
                     return
-                idle = not self._queue
+                idle = not self._queue and not commits
                 if idle:
                     self._parked.append(wake)
             if idle:
                 wake.acquire()  # until woken; a release before this makes it return at once
                 continue
             try:
-                self._lead()
+                if commits:
+                    self._commit_stage()
+                else:
+                    self._lead()
             except Exception as failure:  # noqa: BLE001 - keep flushing the next groups
                 errorlog.log(_log, logging.ERROR,
                              f"Binary log group commit failed: {failure!r}", code=10000,
@@ -507,7 +514,21 @@ class Binlog:
             if self.on_group is not None:
                 self.on_group(end)
             if self._published.end.pos >= self.options.max_binlog_size():
+                self._hand_over_commit_stage()
                 self.rotate()
+                return
+
+    def _hand_over_commit_stage(self) -> None:
+        """Stop being the committer (before a rotation, whose checkpoint may wait for a
+        session that waits for a queued group): a flush thread takes over what is queued.
+        """
+        with self._commit_lock:
+            if not self._commit_queue:
+                self._committing = False
+                return
+        with self._queue_lock:  # the role passes on: _committing stays set meanwhile
+            self._commit_handed_over = True
+            self._wake_flusher()  # or a busy flush thread sees the flag when it is done
 
     @staticmethod
     def _finish(tickets: list[CommitTicket]) -> None:
