@@ -430,7 +430,8 @@ class Binlog:
 
     def _flush_thread(self) -> None:
         """Lead every group queued by callers that do not wait, and the commit stage when
-        a committer hands it over, until the binlog closes."""
+        a committer hands it over, until the binlog closes.
+        """
         wake = _held_lock()
         while True:
             with self._queue_lock:
