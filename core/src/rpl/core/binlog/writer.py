@@ -320,9 +320,14 @@ class Binlog:
         self._fd = -1
         self._publish(BinlogPosition(self._file, self._pos))
 
-    def rotate(self) -> None:
-        """FLUSH BINARY LOGS: end the file with a ROTATE and start the next one."""
+    def rotate(self, only_if_full: bool = False) -> None:
+        """FLUSH BINARY LOGS: end the file with a ROTATE and start the next one. With
+        ``only_if_full``, only if the file has reached ``max_binlog_size`` (checked under
+        the write lock: of two committers that both saw the file full, one rotates).
+        """
         with self._write_lock:
+            if only_if_full and self._pos < self.options.max_binlog_size():
+                return
             self._rotate_locked()
         if self.on_rotate is not None:
             self.on_rotate()
@@ -516,7 +521,7 @@ class Binlog:
                 self.on_group(end)
             if self._published.end.pos >= self.options.max_binlog_size():
                 self._hand_over_commit_stage()
-                self.rotate()
+                self.rotate(only_if_full=True)
                 return
 
     def _hand_over_commit_stage(self) -> None:
