@@ -1,7 +1,7 @@
 """Benchmark: semisynchronous replication, rpl against MariaDB 10.11, side by side in one run.
 
 Not a test: ``tox -e bench`` runs it. What is measured, all on this machine over loopback:
-sysbench ``oltp_insert`` (``--db-ps-mode=disable``, ``--duration`` seconds per cell) against
+sysbench ``oltp_insert`` (``--db-ps-mode=disable``, ``--duration`` seconds per run) against
 the source of a source + one replica, at each of ``--threads`` (default 1,4,16,32), for
 each mode:
 
@@ -23,6 +23,14 @@ MASTER_USE_GTID=slave_pos. Every server kind × mode gets a fresh pair; the repl
 replicates as root (with semisync enabled from the start, a commit made before a
 semisync replica is connected, such as CREATE USER, would wait for the timeout).
 
+The pairs of one mode run at the same time and take turns: each cell (mode, thread
+count) is measured ``--rounds`` times (default 3), and within a round rpl, MariaDB and
+the dump-thread design run one after the other, seconds apart. A cell's figures are
+those of its median run by tps, with the lowest and highest tps beside them. On a
+shared two-CPU machine one run of a cell varied by about ±15% from minute to minute;
+alternating the servers keeps such drift out of the ratios, and the per-round ratios
+show what is left of it.
+
 What holds (the run records a failure and exits 1 otherwise): the source's and replica's
 semisync variables are the ones asked for and sync_binlog is 1; before each cell the
 replica's receiver runs and, with semisync, the source shows
@@ -33,10 +41,12 @@ never fired); rpl runs an ACK receiver thread exactly when not in the dump-threa
 and only the dump-thread design counts ``_net_waits``; after each cell the replica
 catches up, and at the end CHECKSUM TABLE agrees on both sides.
 
-Each cell records tps and p95 latency (sysbench's), the commit group size, yes_tx/no_tx
-and the average ACK wait; the report gives the rpl/MariaDB tps ratio per mode and thread
-count and the ACK-receiver/dump-thread tps ratio. Writes docs/bench/semisync.md,
-semisync.json and semisync.png.
+Each run records tps and p95 latency (sysbench's), the commit group size, yes_tx/no_tx
+and the average ACK wait; the report gives the rpl/MariaDB tps ratio (of the median runs)
+per mode and thread count, the per-round ratios of the target cell, and the
+ACK-receiver/dump-thread tps ratio. Writes docs/bench/semisync.md, semisync.json
+(every run, and the cells) and semisync.png (median tps and p95; bars from the lowest
+to the highest run).
 """
 
 from __future__ import annotations
@@ -51,6 +61,7 @@ import platform
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -131,8 +142,8 @@ class Config:
 
 
 def configurations(servers: Sequence[str], threads: Sequence[int]) -> list[Config]:
-    """Mode by mode, rpl then MariaDB (so each ratio compares runs close in time); the
-    dump-thread design right after rpl's AFTER_SYNC.
+    """Mode by mode, rpl then MariaDB (the order the pairs take turns in, so each ratio
+    compares runs seconds apart); the dump-thread design right after rpl's AFTER_SYNC.
     """
     configs: list[Config] = []
     for mode in MODES:
@@ -431,10 +442,23 @@ def failure_text(pair: Any, exc: BaseException) -> str:
     return f"{exc!r}\n{logs}"
 
 
-def run_config(config: Config, root: Path, threads: Sequence[int], duration: int,
-               results: dict[str, Any]) -> None:
-    """Start a fresh pair for ``config``, measure its cells, stop it, remove its files."""
-    print(f"{config.label}:", flush=True)
+ERRORS = (RuntimeError, AssertionError, OSError, subprocess.CalledProcessError,
+          pymysql.MySQLError)
+"""What a failing pair raises: recorded as a failure of its configuration."""
+
+
+def record_failure(config: Config, pair: Any, exc: BaseException,
+                   results: dict[str, Any]) -> None:
+    text = failure_text(pair, exc)
+    print(f"  {config.label} FAILED: {text}", flush=True)
+    results["failures"].append({"config": config.key, "label": config.label, "error": text})
+
+
+def start_pair(config: Config, root: Path, results: dict[str, Any]) -> Any | None:
+    """A fresh pair for ``config``, set up, checked and prepared; None when that failed
+    (recorded, and the pair stopped).
+    """
+    print(f"{config.label}: starting a source + replica", flush=True)
     pair = make_pair(config, root)
     try:
         pair.start()
@@ -443,21 +467,60 @@ def run_config(config: Config, root: Path, threads: Sequence[int], duration: int
         results["variables"][config.key] = check_variables(pair, config)
         wait_ready(pair, config)
         prepare(pair)
-        for count in config.threads(threads):
-            row = measure_cell(pair, config, count, duration)
-            results["cells"].append(row)
-            check_cell(pair, config, row)
-            row["catch_up_s"] = catch_up(pair, config)
+    except ERRORS as exc:
+        record_failure(config, pair, exc, results)
+        shutdown(pair)
+        return None
+    return pair
+
+
+def measure_run(pair: Any, config: Config, threads: int, duration: int, round_: int,
+                results: dict[str, Any]) -> None:
+    """One run of a cell, checked, then the replica's catch-up."""
+    row = measure_cell(pair, config, threads, duration)
+    row["round"] = round_
+    results["runs"].append(row)
+    check_cell(pair, config, row)
+    row["catch_up_s"] = catch_up(pair, config)
+
+
+def finish_pair(pair: Any, config: Config, results: dict[str, Any]) -> None:
+    """CHECKSUM TABLE agrees on both sides; the sysbench tables are dropped."""
+    try:
         verify_checksums(pair, config)
         sysbench(pair.source_port(), "oltp_insert", "cleanup")
-    except (RuntimeError, AssertionError, OSError, subprocess.CalledProcessError,
-            pymysql.MySQLError) as exc:
-        text = failure_text(pair, exc)
-        print(f"  {config.label} FAILED: {text}", flush=True)
-        results["failures"].append({"config": config.key, "label": config.label,
-                                    "error": text})
+    except ERRORS as exc:
+        record_failure(config, pair, exc, results)
+
+
+def run_mode(configs: Sequence[Config], root: Path, threads: Sequence[int], duration: int,
+             rounds: int, results: dict[str, Any]) -> None:
+    """Start a fresh pair for each of ``configs`` (one mode), measure every cell
+    ``rounds`` times with the pairs taking turns within each round, stop them all and
+    remove their files. A pair that fails is recorded and left out from then on.
+    """
+    pairs: dict[str, tuple[Config, Any]] = {}
+    try:
+        for config in configs:
+            pair = start_pair(config, root / config.key.replace("/", "-"), results)
+            if pair is not None:
+                pairs[config.key] = (config, pair)
+        for count in threads:
+            for round_ in range(1, rounds + 1):
+                for key, (config, pair) in list(pairs.items()):
+                    if count not in config.threads(threads):
+                        continue
+                    try:
+                        measure_run(pair, config, count, duration, round_, results)
+                    except ERRORS as exc:
+                        record_failure(config, pair, exc, results)
+                        del pairs[key]
+                        shutdown(pair)
+        for config, pair in pairs.values():
+            finish_pair(pair, config, results)
     finally:
-        shutdown(pair)
+        for _, pair in pairs.values():
+            shutdown(pair)
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -471,6 +534,31 @@ def find(results: dict[str, Any], server: str, mode: str, threads: int,
     return None
 
 
+def median_cells(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per cell: its median run by tps (the lower middle one for an even count),
+    with every run's tps (``tps_runs``, in round order), the lowest and the highest.
+    """
+    cells: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for run in runs:
+        key = (run["server"], run["mode"], run["threads"], run["dump_thread"])
+        cells.setdefault(key, []).append(run)
+    rows = []
+    for cell in cells.values():
+        tps = [run["tps"] for run in cell]
+        median = next(run for run in cell if run["tps"] == statistics.median_low(tps))
+        rows.append({**median, "tps_runs": tps, "tps_min": min(tps), "tps_max": max(tps)})
+    return rows
+
+
+def round_ratios(results: dict[str, Any], mode: str, threads: int) -> list[float]:
+    """rpl/MariaDB tps of each round of one cell (the runs seconds apart)."""
+    rpl = {r["round"]: r["tps"] for r in results["runs"] if (
+        r["server"], r["mode"], r["threads"], r["dump_thread"]) == ("rpl", mode, threads, False)}
+    mariadb = {r["round"]: r["tps"] for r in results["runs"] if (
+        r["server"], r["mode"], r["threads"]) == ("MariaDB", mode, threads)}
+    return [rpl[n] / mariadb[n] for n in sorted(rpl) if mariadb.get(n)]
+
+
 def ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
     """a's tps over b's."""
     if a is None or b is None or not b["tps"]:
@@ -479,7 +567,8 @@ def ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
 
 
 def summarise(results: dict[str, Any]) -> None:
-    """The ratios the report states, into ``results``."""
+    """The cells (median runs) and the ratios the report states, into ``results``."""
+    results["cells"] = median_cells(results["runs"])
     threads = results["parameters"]["threads"]
     results["rpl_over_mariadb"] = {
         mode: {str(t): ratio(find(results, "rpl", mode, t), find(results, "MariaDB", mode, t))
@@ -491,8 +580,9 @@ def summarise(results: dict[str, Any]) -> None:
     target = results["rpl_over_mariadb"]["AFTER_SYNC"].get(str(TARGET_THREADS))
     results["target"] = {"what": f"rpl/MariaDB tps >= 1.0 at {TARGET_THREADS} threads, "
                                  "AFTER_SYNC", "ratio": target,
-                         "met": None if target is None else target >= 1.0}
-    semisync = [r for r in results["cells"] if r["mode"] != "async"]
+                         "met": None if target is None else target >= 1.0,
+                         "round_ratios": round_ratios(results, "AFTER_SYNC", TARGET_THREADS)}
+    semisync = [r for r in results["runs"] if r["mode"] != "async"]
     results["no_tx_max"] = max((r["no_tx_total"] for r in semisync), default=None)
 
 
@@ -513,7 +603,10 @@ def _f(value: Any, spec: str = ".2f") -> str:
 def _cells(row: dict[str, Any] | None, semisync: bool) -> list[str]:
     if row is None:
         return ["n/a"] * (6 if semisync else 3)
-    cells = [f"{row['tps']:.0f}", f"{row['p95_ms']:.2f}", f"{row['group_size']:.2f}"]
+    tps = f"{row['tps']:.0f}"
+    if len(row["tps_runs"]) > 1:
+        tps += f" ({row['tps_min']:.0f}–{row['tps_max']:.0f})"
+    cells = [tps, f"{row['p95_ms']:.2f}", f"{row['group_size']:.2f}"]
     if semisync:
         cells += [str(row["yes_tx"]), str(row["no_tx"]), f"{row['avg_ack_wait_us']:.0f}"]
     return cells
@@ -575,7 +668,8 @@ def setup_text(results: dict[str, Any]) -> list[str]:
     p, m, v = results["parameters"], results["machine"], results["versions"]
     return [
         f"sysbench oltp_insert (`--db-ps-mode=disable`, {TABLE_SIZE}-row tables prepared "
-        f"once per pair, {p['duration']} s per cell) against the source of a source + one "
+        f"once per pair, {p['rounds']} runs of {p['duration']} s per cell, the servers "
+        "taking turns within each round) against the source of a source + one "
         f"replica, all on one machine ({m['arch']}, {m['cpus']} CPUs, {m['cpu_model']}, "
         f"Linux {m['kernel']}, Python {m['python']}, {m['sysbench']}; load average "
         f"{m['load_average_at_start']} at the start, {m['started']}), loopback.",
@@ -593,26 +687,30 @@ def setup_text(results: dict[str, Any]) -> list[str]:
         "MASTER_USE_GTID=slave_pos; its built-in semisync with the same four settings "
         "(the variable names checked with `SHOW VARIABLES LIKE 'rpl_semi%'` on each "
         "server, in semisync.json); async: semisync off.",
-        "- A fresh pair for each server kind × mode; the replica replicates as root. "
-        "Before each cell the replica has applied everything and, with semisync, the "
+        "- A fresh pair for each server kind × mode, the pairs of one mode running at "
+        "once (the idle one waits); the replica replicates as root. "
+        "Before each run the replica has applied everything and, with semisync, the "
         "source shows Rpl_semi_sync_master_clients = 1 and Rpl_semi_sync_master_status "
         "= ON and the replica Rpl_semi_sync_slave_status = ON. CHECKSUM TABLE agrees "
         "at the end of each pair's run.",
+        "- Each cell shows its median run by tps (the lowest and highest tps of its runs "
+        "in brackets); the other figures are the median run's; rpl/MariaDB divides the "
+        "median tps.",
         "- *group size*: Binlog_commits / Binlog_group_commits on the source during the "
-        "cell. *yes_tx*, *no_tx*: the source's Rpl_semi_sync_master_yes_tx and _no_tx "
-        "during the cell (rpl counts waits as MySQL does: one per commit group with "
-        "AFTER_SYNC). *avg ACK wait*: tx_wait_time / tx_waits during the cell.",
+        "run. *yes_tx*, *no_tx*: the source's Rpl_semi_sync_master_yes_tx and _no_tx "
+        "during the run (rpl counts waits as MySQL does: one per commit group with "
+        "AFTER_SYNC). *avg ACK wait*: tx_wait_time / tx_waits during the run.",
     ]
 
 
 def no_tx_text(results: dict[str, Any]) -> list[str]:
-    semisync = [r for r in results["cells"] if r["mode"] != "async"]
+    semisync = [r for r in results["runs"] if r["mode"] != "async"]
     if not semisync:
-        return ["No semisync cell ran."]
+        return ["No semisync run was made."]
     bad = [r for r in semisync if r["no_tx_total"] or r["no_times_total"]]
     if not bad:
         return [f"Rpl_semi_sync_master_no_tx was 0 on the source after every one of the "
-                f"{len(semisync)} semisync cells (and no_times 0): the timeout never "
+                f"{len(semisync)} semisync runs (and no_times 0): the timeout never "
                 "fired, every commit waited for its ACK."]
     return [f"**no_tx was not 0** after {r['label']}, {r['threads']} threads: no_tx "
             f"{r['no_tx_total']}, no_times {r['no_times_total']}" for r in bad]
@@ -623,7 +721,9 @@ def target_text(results: dict[str, Any]) -> list[str]:
     if target["ratio"] is None:
         return [f"Target ({target['what']}): not measured in this run."]
     verdict = "met" if target["met"] else "**not met**"
-    return [f"Target ({target['what']}): measured **{target['ratio']:.2f}**, {verdict}."]
+    rounds = ", ".join(f"{r:.2f}" for r in target["round_ratios"])
+    return [f"Target ({target['what']}): measured **{target['ratio']:.2f}**, {verdict} "
+            f"(round by round: {rounds})."]
 
 
 def report(results: dict[str, Any]) -> str:
@@ -660,9 +760,12 @@ def plot(results: dict[str, Any], path: Path) -> None:
         points = [r for r in results["cells"] if (r["server"], r["mode"], r["dump_thread"])
                   == (server, mode, dump_thread)]
         colour = colours["dump" if dump_thread else server]
-        for axis, key in ((tps, "tps"), (p95, "p95_ms")):
-            axis.plot([r["threads"] for r in points], [r[key] for r in points],
-                      styles[mode], color=colour, label=label)
+        x = [r["threads"] for r in points]
+        spread = [[r["tps"] - r["tps_min"] for r in points],
+                  [r["tps_max"] - r["tps"] for r in points]]
+        tps.errorbar(x, [r["tps"] for r in points], yerr=spread, fmt=styles[mode],
+                     color=colour, label=label, capsize=3)
+        p95.plot(x, [r["p95_ms"] for r in points], styles[mode], color=colour, label=label)
     threads = results["parameters"]["threads"]
     for axis, name in ((tps, "transactions/s"), (p95, "p95 latency, ms")):
         axis.set_xscale("log", base=2)
@@ -672,7 +775,8 @@ def plot(results: dict[str, Any], path: Path) -> None:
         axis.set_title(f"oltp_insert: {name}")
         axis.legend(fontsize="small")
     figure.suptitle("semisync replication, durable commits (sync_binlog=1), source + "
-                    "replica on one machine, loopback")
+                    "replica on one machine, loopback; median of "
+                    f"{results['parameters']['rounds']} runs per point")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
 
@@ -696,8 +800,10 @@ def arguments() -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int_list, default=[1, 4, 16, 32],
                         help="sysbench thread counts, comma-separated (default 1,4,16,32)")
-    parser.add_argument("--duration", type=int, default=20,
-                        help="seconds per cell (default 20)")
+    parser.add_argument("--duration", type=int, default=10,
+                        help="seconds per run (default 10)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="runs per cell, the servers taking turns (default 3)")
     parser.add_argument("--servers", default=",".join(SERVERS),
                         help="which to run, comma-separated (default rpl,MariaDB)")
     parser.add_argument("--out", type=Path, default=Path("docs/bench"))
@@ -712,14 +818,16 @@ def main() -> int:
     servers = [s.strip() for s in args.servers.split(",")]
     results: dict[str, Any] = {
         "parameters": {"threads": args.threads, "duration": args.duration,
+                       "rounds": args.rounds,
                        "workload": "oltp_insert", "table_size": TABLE_SIZE,
                        "timeout_ms": TIMEOUT_MS, "servers": servers,
                        "rpl_core_build": installed_build()},
-        "machine": machine(), "versions": {}, "variables": {}, "cells": [], "failures": []}
+        "machine": machine(), "versions": {}, "variables": {}, "runs": [], "failures": []}
+    configs = configurations(servers, args.threads)
     with tempfile.TemporaryDirectory(prefix="rpl-bench-semisync-") as root:
-        for config in configurations(servers, args.threads):
-            run_config(config, Path(root) / config.key.replace("/", "-"), args.threads,
-                       args.duration, results)
+        for mode in MODES:
+            run_mode([c for c in configs if c.mode == mode], Path(root) / mode, args.threads,
+                     args.duration, args.rounds, results)
     print(write(results, args.out))
     return 1 if results["failures"] else 0
 
