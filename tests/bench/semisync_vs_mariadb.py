@@ -545,7 +545,8 @@ def median_cells(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for cell in cells.values():
         tps = [run["tps"] for run in cell]
-        median = next(run for run in cell if run["tps"] == statistics.median_low(tps))
+        middle = statistics.median_low(tps)
+        median = next(run for run in cell if run["tps"] == middle)
         rows.append({**median, "tps_runs": tps, "tps_min": min(tps), "tps_max": max(tps)})
     return rows
 
