@@ -3,10 +3,15 @@ report, nothing left running; and a loud failure when AFTER_SYNC is deliberately
 
 from __future__ import annotations
 
+import argparse
+import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 
 def demo(*args: str) -> subprocess.CompletedProcess[str]:
@@ -76,3 +81,33 @@ def test_ctrl_c_leaves_nothing_running(tmp_path: Path) -> None:
         code = run.wait(60)
     assert code == 130
     assert servers_left(directory) == []
+
+
+def test_ctrl_c_stops_the_demo_even_when_its_keyboardinterrupt_goes_astray(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGINT that lands in a finalizer raises KeyboardInterrupt there, where Python
+    prints and drops it. The demo must stop anyway, with 130, and not go on to the next
+    wait point or the report. The stand-in trial here swallows the exception the way a
+    finalizer does."""
+    from rpl.core.demo import cli
+
+    trials: list[str] = []
+
+    def swallowing_trial(directory: Path, wait_point: str, **_: object) -> object:
+        trials.append(wait_point)
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)  # the handler runs here, in this (the main) thread
+        except KeyboardInterrupt:
+            pass  # gone astray
+        return object()
+
+    monkeypatch.setattr(cli, "run_trial", swallowing_trial)
+    args = argparse.Namespace(dir=str(tmp_path / "astray"), short=True, duration=3.0,
+                              writers=1, readers=1, no_validate=True,
+                              break_after_sync=False)
+    before = signal.getsignal(signal.SIGINT)
+    assert cli.run(args) == 130
+    assert trials == ["after_sync"]  # no second wait point after the interrupt
+    assert not (tmp_path / "astray" / "report.html").exists()
+    assert signal.getsignal(signal.SIGINT) is before  # the demo's handler is gone again

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from rpl.core.demo.failover import WAIT_POINTS, Trial, run_trial
@@ -21,6 +25,17 @@ from rpl.core.sandbox.sandbox import SandboxError
 def _say(text: str) -> None:
     prefix = "\r" if sys.stderr.isatty() else ""
     print(f"{prefix}{text}", file=sys.stderr, flush=True)
+
+
+def _on_interrupt(interrupted: threading.Event) -> Callable[[int, FrameType | None], None]:
+    """Ctrl-C: raise KeyboardInterrupt as Python does, and remember it. The exception
+    goes astray when the signal lands in a finalizer (it is printed and dropped there);
+    the demo then sees ``interrupted`` at its next check and stops all the same.
+    """
+    def handler(signum: int, frame: FrameType | None) -> None:
+        interrupted.set()
+        raise KeyboardInterrupt
+    return handler
 
 
 def _spark(enabled: bool) -> Any:
@@ -46,14 +61,20 @@ def run(args: argparse.Namespace) -> int:
     spark = _spark(not args.no_validate)
     trials: list[Trial] = []
     started = time.time()
+    interrupted = threading.Event()
+    previous = signal.signal(signal.SIGINT, _on_interrupt(interrupted))
     try:
         for wait_point in WAIT_POINTS:
+            if interrupted.is_set():
+                raise KeyboardInterrupt
             _say(f"[{wait_point}] deploying a source and two semisync replicas "
                  f"({wait_point.upper()})")
             trials.append(run_trial(
                 root / wait_point, wait_point, duration=duration, writers=writers,
-                readers=readers, spark=spark, say=_say,
+                readers=readers, spark=spark, say=_say, interrupted=interrupted,
                 break_wait_point=args.break_after_sync and wait_point == "after_sync"))
+        if interrupted.is_set():
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
         _say("interrupted: every server of the demo is stopped")
         return 130
@@ -61,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         _say(f"the demo failed: {exc}")
         return 1
     finally:
+        signal.signal(signal.SIGINT, previous)
         if spark is not None:
             spark.stop()
     report = root / "report.html"

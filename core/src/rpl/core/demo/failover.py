@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -98,7 +99,8 @@ def _route_through_proxies(sandbox: Sandbox, latency: float) -> list[TcpProxy]:
 
 
 def _run_load(trial: Trial, sandbox: Sandbox, proxies: list[TcpProxy], duration: float,
-              writers: int, readers: int, say: Callable[[str], None]) -> Recorder:
+              writers: int, readers: int, say: Callable[[str], None],
+              interrupted: threading.Event) -> Recorder:
     source = sandbox.server(sandbox.source)
     source.query("CREATE DATABASE d")
     source.query(f"CREATE TABLE {TABLE} (id BIGINT PRIMARY KEY, v VARCHAR(20))")
@@ -109,6 +111,8 @@ def _run_load(trial: Trial, sandbox: Sandbox, proxies: list[TcpProxy], duration:
     kill_at = duration * (0.6 + 0.3 * random.random())
     while time.time() - origin < kill_at:
         time.sleep(0.2)
+        if interrupted.is_set():  # Ctrl-C whose KeyboardInterrupt went astray
+            raise KeyboardInterrupt
         trial.samples.append((time.time() - origin, recorder.acknowledged(), recorder.reads()))
         _progress(trial, recorder, origin)
     for proxy in proxies:
@@ -185,8 +189,11 @@ def _validate(trial: Trial, sandbox: Sandbox, recorder: Recorder, spark: Any,
 
 def run_trial(directory: Path, wait_point: str, *, duration: float, writers: int, readers: int,
               spark: Any, latency: float = LATENCY, break_wait_point: bool = False,
-              say: Callable[[str], None] = print) -> Trial:
-    """One wait point's run (see the module docstring)."""
+              say: Callable[[str], None] = print,
+              interrupted: threading.Event | None = None) -> Trial:
+    """One wait point's run (see the module docstring). ``interrupted`` set (Ctrl-C) ends
+    the load with KeyboardInterrupt within 0.2 s, the servers stopped on the way out.
+    """
     trial = Trial(wait_point, directory)
     sandbox = deploy(directory, replicas=2, semisync=wait_point, say=lambda _: None)
     proxies: list[TcpProxy] = []
@@ -195,7 +202,8 @@ def run_trial(directory: Path, wait_point: str, *, duration: float, writers: int
             sandbox.server(sandbox.source).query(
                 "SET GLOBAL rpl_semi_sync_master_enabled = OFF")
         proxies = _route_through_proxies(sandbox, latency)
-        recorder = _run_load(trial, sandbox, proxies, duration, writers, readers, say)
+        recorder = _run_load(trial, sandbox, proxies, duration, writers, readers, say,
+                             interrupted or threading.Event())
         new_source = _promote(trial, sandbox, recorder.origin, say)
         _verdict(trial, recorder, new_source)
         write_history(trial.directory / "history.jsonl", recorder.operations)
