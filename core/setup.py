@@ -13,12 +13,14 @@ The list holds the statement path (protocol, parser, executor, engine, binlog gr
 commit) and the replication threads. Modules left out either gain nothing (cold paths),
 hold attrs classes with ``attrs.field()`` defaults that mypyc cannot compile as native
 classes (the event codec, the table schema), or keep weak references to their instances
-(the observer registry). Two helpers are written in C by hand: ``rpl.core.net._nogil``,
+(the observer registry). Three helpers are written in C by hand: ``rpl.core.net._nogil``,
 the group commit leader's many replies sent with the interpreter lock let go once
 (rpl.core.net.nogil.send_many, which the pure build makes one send at a time) and the
 single socket calls made holding it (through ctypes in the pure build), and
 ``rpl.core.binlog._finish``, the loop that sets a group's ``log_pos`` and CRCs
-(rpl.core.binlog.events.finish_in_python in the pure build); it links zlib.
+(rpl.core.binlog.events.finish_in_python in the pure build); it links zlib; and
+``rpl.core.sql._shapes``, a statement's shape key and literals in one pass over its text
+(rpl.core.sql.shapes.split in the pure build).
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ COMPILED = [
 C_EXTENSIONS = [
     Extension("rpl.core.net._nogil", ["src/rpl/core/net/_nogil.c"]),
     Extension("rpl.core.binlog._finish", ["src/rpl/core/binlog/_finish.c"], libraries=["z"]),
+    Extension("rpl.core.sql._shapes", ["src/rpl/core/sql/_shapes.c"]),
 ]
 """Hand-written C helpers of the compiled build (the pure build does without them)."""
 

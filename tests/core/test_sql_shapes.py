@@ -4,13 +4,14 @@ tree a full parse gives, whatever its literals; unsafe texts are never shaped.""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rpl.core.errors import MySQLError
 from rpl.core.sql.ast import quote_literal
+from rpl.core.sql.lexer import unescape_string
 from rpl.core.sql.parser import parse_text
-from rpl.core.sql.shapes import ShapeCache, split
+from rpl.core.sql.shapes import ShapeCache, _split_in_c, shape_of, split
 
 CORPUS = [
     # sysbench's statements, as a client and as the applier (backquoted) send them
@@ -132,3 +133,54 @@ def test_any_literals_give_the_full_parse(template: str, first: list[object],
     for values in (first[:count], second[:count], first[:count]):
         sql = render(template, values)
         assert outcome(cache.parse, sql) == outcome(parse_text, sql)
+
+
+SPLITTERS = [pytest.param(split, id="python")] + (
+    [pytest.param(lambda sql: _split_in_c(sql, unescape_string), id="c")]
+    if _split_in_c is not None else [])
+"""The splitters this build has: the C scan only in the compiled build
+(test_compiled_build checks that it is there)."""
+
+SPLITS = [
+    ("INSERT INTO sbtest1 (id, k, c, pad) VALUES (0, 5012, '684-964', '221-701')",
+     ("INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)\0nnss",
+      [0, 5012, "684-964", "221-701"])),
+    ("INSERT INTO `sb``x`.`t1` (`id`) VALUES (17)",
+     ("INSERT INTO `sb``x`.`t1` (`id`) VALUES (?)\0n", [17])),
+    ("SELECT 'it''s', 'a\\nb', 'x\\%'", ("SELECT ?, ?, ?\0sss", ["it's", "a\nb", "x\\%"])),
+    ("SELECT t1.a, 1.5, .5, 1e5, 0x1F, 12a, a12 FROM t1",
+     ("SELECT t1.a, 1.5, .5, 1e5, 0x1F, 12a, a12 FROM t1\0", [])),
+    ("SELECT 5-3, -4, 7/2", ("SELECT ?-?, -?, ?/?\0nnnnn", [5, 3, 4, 7, 2])),
+    ("SELECT '\u00e9', c\u00e9 FROM t WHERE x = 3",
+     ("SELECT ?, c\u00e9 FROM t WHERE x = ?\0sn", ["\u00e9", 3])),
+    ("SELECT 1\u0663", ("SELECT ?\0n", [13])),  # a decimal digit of another script
+    ("SELECT 'a\\\nb'", None),  # a backslash does not escape a newline
+    ("SELECT 'open", None), ("SELECT `open", None), ("SELECT `a``", None),
+    ("SELECT x'0A'", None), ("SELECT 1 -- c", None), ("SELECT 1 /* c */", None),
+    ("SELECT 1 # c", None), ("SELECT @a", None), ('SELECT "a"', None), ("SELECT ?", None),
+    ("SELECT \\", None), ("SELECT 'a''", None),
+]
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+@pytest.mark.parametrize(("sql", "expected"), SPLITS)
+def test_a_statement_splits_into_its_shape_and_literals(
+        splitter: object, sql: str, expected: object) -> None:
+    found = splitter(sql)  # type: ignore[operator]
+    assert found == expected
+    if found is not None:  # the types of the values too (True == 1)
+        assert [type(v) for v in found[1]] == [type(v) for v in expected[1]]  # type: ignore[index]
+
+
+_PIECES = [*"`'\"0123456789 .,;()@#\\?/-*\nabXx_$\u00e9\u0663",
+           "''", "``", "\\'", "12", "'ab'", "`t`", "SELECT ", "--", "/*", "'\U0001F600'"]
+
+
+if _split_in_c is not None:  # the compiled build: its C scan and split agree on any text
+    @settings(max_examples=3000)
+    @given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join))
+    def test_the_c_scan_splits_any_text_as_split_does(sql: str) -> None:
+        found, expected = shape_of(sql), split(sql)
+        assert found == expected
+        if found is not None and expected is not None:
+            assert [type(v) for v in found[1]] == [type(v) for v in expected[1]]

@@ -273,7 +273,7 @@ class Receiver(ChannelThread):
                                 "for replication to work (or the --replicate-same-server-id "
                                 "option must be used on replica but this does not always "
                                 "make sense; please check the manual before using it).")
-        if str(server_uuid) == str(self.server.server_uuid):
+        if str(server_uuid) == self.server.server_uuid_text:
             raise MySQLError.of(ER_SLAVE_FATAL_ERROR,
                                 "The replica I/O thread stops because source and replica "
                                 "have equal MySQL server UUIDs; these UUIDs must be different "
@@ -286,7 +286,7 @@ class Receiver(ChannelThread):
         self._query("SET @master_binlog_checksum = @@global.binlog_checksum")
         (checksum,), = self._query("SELECT @master_binlog_checksum")
         self.source_checksum = str(checksum).upper() == "CRC32"
-        uuid_text = str(self.server.server_uuid)
+        uuid_text = self.server.server_uuid_text
         self._query(f"SET @slave_uuid = '{uuid_text}', @replica_uuid = '{uuid_text}'")
 
     def _register(self) -> None:

@@ -338,7 +338,7 @@ def run_reset_master(session: Session, stmt: ast.ResetMaster) -> Result:
     session.server.reset_master()
     server = session.server
     server.delegates.binlog_transmit.after_reset_master(
-        BinlogStorageParam(server.server_id, str(server.server_uuid), session.thread_id))
+        BinlogStorageParam(server.server_id, server.server_uuid_text, session.thread_id))
     return Ok()
 
 

@@ -127,6 +127,8 @@ class Server:
         if first_start:
             self.datadir.write_server_uuid(uuid.uuid4())
         self.server_uuid = self.datadir.server_uuid()
+        self.server_uuid_text = str(self.server_uuid)
+        """``server_uuid`` as hook parameters and variables spell it, made once."""
         self.server_id = config.server_id
         self._init_variables()
         self.delegates = Delegates.create()
@@ -136,7 +138,7 @@ class Server:
         self.accounts = Accounts()
         self.encoder = EventEncoder(self.server_id, self._checksum())
         self._load_plugins()
-        param = ServerStateParam(self.server_id, str(self.server_uuid))
+        param = ServerStateParam(self.server_id, self.server_uuid_text)
         self.delegates.server_state.before_recovery(param)
         checkpoint = self.datadir.load_checkpoint()
         self.engine = self._restore_engine(checkpoint)
@@ -186,7 +188,7 @@ class Server:
                    "super_read_only": self._super_read_only_changed}
         for definition in server_variables(
                 str(config.datadir.resolve()), config.port, config.bind_address,
-                config.server_id, str(self.server_uuid), basename, socket.gethostname(),
+                config.server_id, self.server_uuid_text, basename, socket.gethostname(),
                 "CRC32"):
             if definition.name in coupled:
                 definition = attrs.evolve(definition, on_update=coupled[definition.name])
@@ -430,7 +432,7 @@ class Server:
         self._stopping.set()
         errorlog.log(_log, logging.INFO, "Received SHUTDOWN from user. Shutting down mysqld",
                      code=10960)
-        param = ServerStateParam(self.server_id, str(self.server_uuid))
+        param = ServerStateParam(self.server_id, self.server_uuid_text)
         self.delegates.server_state.before_server_shutdown(param)
         if self._listener is not None:
             try:

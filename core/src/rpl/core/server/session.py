@@ -82,6 +82,9 @@ class Session:
         self.explicit = False
         self.events: list[bytearray] = []
         self.tables: dict[tuple[str, str], None] = {}
+        self._table_infos: tuple[tuple[tuple[str, str], ...], tuple[TableInfo, ...]] = ((), ())
+        """The last ``tables`` the hook parameters listed, and their TableInfos: a
+        session's transactions mostly change the same tables."""
         self.binlogging = binlogging
         self.last_insert_id = 0
         self.command = "Sleep"
@@ -175,9 +178,15 @@ class Session:
     def _param(self, log_file: str = "", log_pos: int = 0, **extra: object) -> TransParam:
         flags = TransFlags.NONE if self.autocommit and not self.explicit \
             else TransFlags.TRANS_IS_REAL_TRANS
-        tables = tuple(TableInfo(db, name, True) for db, name in self.tables)
-        return TransParam(self.server.server_id, str(self.server.server_uuid), self.thread_id,
-                          flags, log_file, log_pos, tables=tables, **extra)  # type: ignore
+        return TransParam(self.server.server_id, self.server.server_uuid_text, self.thread_id,
+                          flags, log_file, log_pos, tables=self._table_info(),
+                          **extra)  # type: ignore
+
+    def _table_info(self) -> tuple[TableInfo, ...]:
+        names = tuple(self.tables)
+        if names != self._table_infos[0]:
+            self._table_infos = (names, tuple(TableInfo(db, name, True) for db, name in names))
+        return self._table_infos[1]
 
     def run_statement(self, body: Callable[[Transaction], object]) -> object:
         """Run one data statement atomically; commit it at its end under autocommit."""

@@ -38,6 +38,7 @@ literal-agnostic cache.
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 from collections.abc import Callable
@@ -91,30 +92,65 @@ def split(sql: str) -> tuple[str, Values] | None:
     return "".join(out) + "\0" + "".join(kinds), values
 
 
+def _load_split() -> Callable[[str, Callable[[str], str]], tuple[str, Values] | None] | None:
+    """The compiled build's ``_shapes.split`` (core/setup.py), or None."""
+    try:
+        module = importlib.import_module("rpl.core.sql._shapes")
+    except ImportError:
+        return None
+    return module.split  # type: ignore[no-any-return]
+
+
+_split_in_c = _load_split()
+
+
+def shape_of(sql: str) -> tuple[str, Values] | None:
+    """:func:`split`, by the compiled build's C scan when it is there (core/setup.py:
+    ``rpl.core.sql._shapes``, the same rules in one pass), else by :func:`split`.
+    """
+    if _split_in_c is not None:
+        return _split_in_c(sql, unescape_string)
+    return split(sql)
+
+
 def _compile(node: object) -> Builder | None:
     """A function that rebuilds ``node`` with the literals it is given, or None when
     ``node`` holds no placeholder (it is then shared as it is).
+
+    The builders call constructors with the fields in order and fill tuples from lists:
+    a statement of a known shape is rebuilt at each execution, and keyword calls and
+    generator expressions cost about twice as much per node. A node that cannot be built
+    that way fails its first build, which leaves its shape untrusted (:meth:`_learn`).
     """
     if isinstance(node, ast.Placeholder):
         index = node.index
         return lambda values: ast.Literal(values[index])
     if isinstance(node, tuple):
-        items = [(_compile(item), item) for item in node]
-        if all(build is None for build, _ in items):
-            return None
-        return lambda values: tuple(item if build is None else build(values)
-                                    for build, item in items)
+        return _compile_tuple(node)
     cls = type(node)
     if attrs.has(cls):
-        fields = [(field.alias, getattr(node, field.name))
-                  for field in attrs.fields(cls) if field.init]
-        live = [(alias, build) for alias, value in fields
-                if (build := _compile(value)) is not None]
-        if not live:
+        fields = [field for field in attrs.fields(cls) if field.init]
+        parts = [(_compile(getattr(node, field.name)), getattr(node, field.name))
+                 for field in fields]
+        if all(build is None for build, _ in parts):
             return None
-        fixed = {alias: value for alias, value in fields if alias not in dict(live)}
-        return lambda values: cls(**fixed, **{alias: build(values) for alias, build in live})
+        return lambda values: cls(*[value if build is None else build(values)
+                                    for build, value in parts])
     return None
+
+
+def _compile_tuple(node: tuple[object, ...]) -> Builder | None:
+    """:func:`_compile` of a tuple; a row of placeholders alone (``VALUES (?, ?, ?)``)
+    gets a builder of its own, the common case.
+    """
+    indexes = [item.index for item in node if isinstance(item, ast.Placeholder)]
+    if node and len(indexes) == len(node):
+        return lambda values: tuple([ast.Literal(values[index]) for index in indexes])
+    items = [(_compile(item), item) for item in node]
+    if all(build is None for build, _ in items):
+        return None
+    return lambda values: tuple([item if build is None else build(values)
+                                 for build, item in items])
 
 
 class ShapeCache:
@@ -129,7 +165,7 @@ class ShapeCache:
 
     def parse(self, sql: str) -> ast.Statement:
         """The statement ``sql`` holds, as ``parse_text`` would return it."""
-        found = split(sql)
+        found = shape_of(sql)
         if found is None:
             return self._parse_text(sql)
         key, values = found
@@ -146,15 +182,14 @@ class ShapeCache:
 
     def _learn(self, key: str, values: Values, statement: ast.Statement) -> None:
         entry: Builder | ast.Statement | None = None
-        try:
+        try:  # any failure (a shape that does not parse, a node built otherwise than by
+            # its fields in order): the shape is not trusted
             template = self._parse_text(key[:key.index("\0")])
-        except Exception:  # noqa: BLE001  # any failure: the shape is not trusted
-            template = None
-        if template is not None:
             build = _compile(template)
-            built = template if build is None else build(values)
-            if repr(built) == repr(statement):
+            if repr(template if build is None else build(values)) == repr(statement):
                 entry = template if build is None else build
+        except Exception:  # noqa: BLE001
+            entry = None
         with self._lock:
             if len(self._shapes) >= self._max_shapes:
                 self._shapes.clear()
