@@ -28,7 +28,6 @@ the same bytes, so a relay log can pass through any event a source sends.
 from __future__ import annotations
 
 import functools
-import importlib
 import mmap
 import re
 import struct
@@ -40,6 +39,7 @@ from typing import ClassVar, Final, Literal, Self, TypeVar
 import attrs
 from mypy_extensions import mypyc_attr
 
+from rpl.core import c_helpers
 from rpl.core.binlog.gtid import GNO_MAX, Gtid, GtidSet
 from rpl.core.errors import ER_BINLOG_EVENT_CORRUPT, MySQLError
 
@@ -987,16 +987,10 @@ def finish_in_python(buf: bytearray, file_position: int, checksum: bool) -> int:
     return -1
 
 
-def _load_finish() -> Callable[[bytearray, int, bool], int] | None:
-    """The compiled build's ``_finish.finish_events`` (core/setup.py), or None."""
-    try:
-        module = importlib.import_module("rpl.core.binlog._finish")
-    except ImportError:
-        return None
-    return module.finish_events  # type: ignore[no-any-return]
-
-
-_finish_in_c = _load_finish()
+_finish_helper = c_helpers.load("rpl.core.binlog._finish")
+_finish_in_c: Callable[[bytearray, int, bool], int] | None = \
+    _finish_helper.finish_events if _finish_helper is not None else None
+"""The compiled build's ``_finish.finish_events`` (core/setup.py), or None."""
 
 
 def verify_checksum(data: bytes | bytearray | memoryview) -> bool:

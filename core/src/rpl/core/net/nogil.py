@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import importlib
 import platform
 import select
 import socket
 import struct
 from collections.abc import Callable
-from typing import Any
+
+from rpl.core import c_helpers
 
 MSG_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
 
@@ -64,15 +64,7 @@ _EPOLL_EVENT = struct.Struct("=IQ" if platform.machine() in ("x86_64", "AMD64") 
 """struct epoll_event: packed on x86-64, its 64-bit data aligned elsewhere."""
 
 
-def _load_helper() -> Any:
-    """The compiled build's C helper module (core/setup.py), or None."""
-    try:
-        return importlib.import_module("rpl.core.net._nogil")
-    except ImportError:
-        return None
-
-
-_helper = _load_helper()
+_helper = c_helpers.load("rpl.core.net._nogil")
 _send_many: Callable[[list[int], list[bytes]], list[int]] | None = \
     _helper.send_many if _helper is not None else None
 

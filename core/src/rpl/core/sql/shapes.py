@@ -38,7 +38,6 @@ literal-agnostic cache.
 
 from __future__ import annotations
 
-import importlib
 import re
 import threading
 from collections.abc import Callable
@@ -46,6 +45,7 @@ from typing import Final, TypeAlias
 
 import attrs
 
+from rpl.core import c_helpers
 from rpl.core.sql import ast
 from rpl.core.sql.lexer import BQ_PATTERN, IDENT_CHARS, SQ_PATTERN, unescape_string
 
@@ -92,16 +92,10 @@ def split(sql: str) -> tuple[str, Values] | None:
     return "".join(out) + "\0" + "".join(kinds), values
 
 
-def _load_split() -> Callable[[str, Callable[[str], str]], tuple[str, Values] | None] | None:
-    """The compiled build's ``_shapes.split`` (core/setup.py), or None."""
-    try:
-        module = importlib.import_module("rpl.core.sql._shapes")
-    except ImportError:
-        return None
-    return module.split  # type: ignore[no-any-return]
-
-
-_split_in_c = _load_split()
+_shapes_helper = c_helpers.load("rpl.core.sql._shapes")
+_split_in_c: Callable[[str, Callable[[str], str]], tuple[str, Values] | None] | None = \
+    _shapes_helper.split if _shapes_helper is not None else None
+"""The compiled build's ``_shapes.split`` (core/setup.py), or None."""
 
 
 def shape_of(sql: str) -> tuple[str, Values] | None:
