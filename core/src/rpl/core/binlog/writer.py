@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import NoReturn
 
 import attrs
-from mypy_extensions import mypyc_attr
 
 from rpl.core import errorlog
 from rpl.core.binlog.dependency import WRITESET, DependencyTracker
@@ -135,8 +134,6 @@ def _held_lock() -> _thread.LockType:
     return lock
 
 
-@mypyc_attr(native_class=False)  # compiled builds: attrs.field() needs a Python class
-@attrs.define(eq=False)
 class CommitTicket:
     """One transaction queued for group commit.
 
@@ -144,33 +141,45 @@ class CommitTicket:
     (QUERY BEGIN ... XID, or one DDL QUERY), each with ``log_pos`` 0: the leader
     relocates them. ``engine_commit`` runs in binlog order in the commit stage;
     ``after_commit`` runs after it with the transaction's (file, end position).
+
+    A plain class, not attrs: one is made per transaction, and the compiled build makes a
+    plain class native (a constructor and field reads in C, where an attrs class with a
+    ``factory`` default keeps an interpreted ``__init__`` and generic attribute reads).
     """
 
-    thread_id: int
-    events: list[bytearray]
-    engine_commit: Callable[[], None]
-    after_commit: Callable[[str, int], None]
-    gtid: Gtid | None = None
-    server_id: int | None = None
-    """The originating server's id for a replicated transaction (this server's if None)."""
-    original_commit_timestamp: int | None = None
-    """Microseconds: when a replicated transaction committed on its originating server."""
-    write_set: frozenset[str] | None = None
-    """Identities of the rows it changed (None: not a row transaction, e.g. DDL)."""
-    log_file: str = ""
-    log_pos: int = 0
-    error: MySQLError | None = None
-    done: _thread.LockType = attrs.field(factory=_held_lock)
-    """Held from the ticket's creation until its group is finished (committed or failed):
-    the one thread that commits the ticket blocks in ``done.acquire()``, the leader
-    releases it once. A bare lock is the cheapest one-shot signal CPython has (an Event
-    builds a Condition and a lock per wait), and every commit makes one."""
-    reply: Reply | None = None
-    """When set, the committing thread does not wait: the leader calls ``reply`` with the
-    ticket's error (None: committed) once the group is finished, after the engine commit
-    and ``after_commit``, and the reply to the client goes out from there, sent with the
-    rest of the group's (a session's autocommit statement: no wake-up per commit, and one
-    release of the interpreter lock for the group's sends). It must not raise."""
+    def __init__(self, *, thread_id: int, events: list[bytearray],
+                 engine_commit: Callable[[], None], after_commit: Callable[[str, int], None],
+                 gtid: Gtid | None = None, server_id: int | None = None,
+                 original_commit_timestamp: int | None = None,
+                 write_set: frozenset[str] | None = None) -> None:
+        self.thread_id = thread_id
+        self.events = events
+        self.engine_commit = engine_commit
+        self.after_commit = after_commit
+        self.gtid = gtid
+        self.server_id = server_id
+        """The originating server's id for a replicated transaction (this server's if
+        None)."""
+        self.original_commit_timestamp = original_commit_timestamp
+        """Microseconds: when a replicated transaction committed on its originating
+        server."""
+        self.write_set = write_set
+        """Identities of the rows it changed (None: not a row transaction, e.g. DDL)."""
+        self.log_file = ""
+        self.log_pos = 0
+        self.error: MySQLError | None = None
+        self.done: _thread.LockType = _held_lock()
+        """Held from the ticket's creation until its group is finished (committed or
+        failed): the one thread that commits the ticket blocks in ``done.acquire()``, the
+        leader releases it once. A bare lock is the cheapest one-shot signal CPython has
+        (an Event builds a Condition and a lock per wait), and every commit makes one."""
+        self.reply: Reply | None = None
+        """When set, the committing thread does not wait: the leader calls ``reply`` with
+        the ticket's error (None: committed) once the group is finished, after the engine
+        commit and ``after_commit``, and the reply to the client goes out from there,
+        sent with the rest of the group's (a session's autocommit statement: no wake-up
+        per commit, and one release of the interpreter lock for the group's sends). It
+        must not raise."""
 
 
 @attrs.frozen
