@@ -189,8 +189,8 @@ def _validate(trial: Trial, sandbox: Sandbox, recorder: Recorder, spark: Any,
 
 def run_trial(directory: Path, wait_point: str, *, duration: float, writers: int, readers: int,
               spark: Any, latency: float = LATENCY, break_wait_point: bool = False,
-              say: Callable[[str], None] = print,
-              interrupted: threading.Event | None = None) -> Trial:
+              interrupted: threading.Event,
+              say: Callable[[str], None] = print) -> Trial:
     """One wait point's run (see the module docstring). ``interrupted`` set (Ctrl-C) ends
     the load with KeyboardInterrupt within 0.2 s, the servers stopped on the way out.
     """
@@ -203,7 +203,7 @@ def run_trial(directory: Path, wait_point: str, *, duration: float, writers: int
                 "SET GLOBAL rpl_semi_sync_master_enabled = OFF")
         proxies = _route_through_proxies(sandbox, latency)
         recorder = _run_load(trial, sandbox, proxies, duration, writers, readers, say,
-                             interrupted or threading.Event())
+                             interrupted)
         new_source = _promote(trial, sandbox, recorder.origin, say)
         _verdict(trial, recorder, new_source)
         write_history(trial.directory / "history.jsonl", recorder.operations)
