@@ -154,6 +154,13 @@ _TEXT_ERRORS: Final = "surrogateescape"
 _NULL_SID: Final = uuid.UUID(int=0)
 
 
+def _sid_bytes(sid: uuid.UUID) -> bytes:
+    """The SID's 16 bytes, as ``sid.bytes`` has them, without that property's interpreted
+    code (the group commit leader encodes one GTID event per transaction).
+    """
+    return sid.int.to_bytes(16, "big")
+
+
 class EventError(ValueError):
     """A malformed event: bad length, bad CRC, or a body that does not parse."""
 
@@ -359,9 +366,9 @@ class _GtidEventBase(Event):
     def encode_body(self) -> bytes:
         sid, gno = self._sid_and_gno()
         if self.layout == "5.6":
-            return _GTID_V56.pack(self.flags, sid.bytes, gno)
+            return _GTID_V56.pack(self.flags, _sid_bytes(sid), gno)
         post_header = _GTID_POST_HEADER.pack(
-            self.flags, sid.bytes, gno, LOGICAL_TIMESTAMP_TYPECODE,
+            self.flags, _sid_bytes(sid), gno, LOGICAL_TIMESTAMP_TYPECODE,
             self.last_committed, self.sequence_number)
         if self.layout == "5.7":
             return post_header
@@ -445,7 +452,7 @@ def encode_gtid(sid: uuid.UUID, gno: int, *, last_committed: int, sequence_numbe
     crc_later=True)`` for the 8.0 layout with the default flags and server version, built
     without the event objects (the group commit leader makes one per transaction).
     """
-    post_header = _GTID_POST_HEADER.pack(GTID_FLAG_MAY_HAVE_SBR, sid.bytes, gno,
+    post_header = _GTID_POST_HEADER.pack(GTID_FLAG_MAY_HAVE_SBR, _sid_bytes(sid), gno,
                                          LOGICAL_TIMESTAMP_TYPECODE, last_committed,
                                          sequence_number)
     crc_size = CHECKSUM_LEN if checksum else 0

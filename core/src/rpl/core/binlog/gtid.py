@@ -32,8 +32,6 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from typing import Final, Self
 
-import attrs
-
 GNO_MAX: Final = (1 << 63) - 2
 """The largest valid GNO (MySQL's exclusive bound ``GNO_END`` is 2**63 - 1)."""
 
@@ -98,12 +96,51 @@ def _subtract(minuend: list[Interval], subtrahend: list[Interval]) -> list[Inter
     return result
 
 
-@attrs.frozen(order=True)
 class Gtid:
-    """One GTID, ``sid:gno``."""
+    """One GTID, ``sid:gno``: immutable, hashable, ordered by SID then GNO.
 
-    sid: uuid.UUID
-    gno: int
+    A plain class, not attrs: the compiled build makes it a native class, so building,
+    hashing and comparing one (a few per transaction on every server) runs no interpreted
+    code; equality, hash and order go through the SID's 128-bit integer for the same reason
+    (``uuid.UUID``'s own ``__hash__`` and ``__eq__`` are Python code).
+    """
+
+    __slots__ = ("sid", "gno")
+
+    def __init__(self, sid: uuid.UUID, gno: int) -> None:
+        self.sid: Final = sid
+        self.gno: Final = gno
+
+    def _key(self) -> tuple[int, int]:
+        return (self.sid.int, self.gno)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Gtid):
+            return NotImplemented
+        return self.gno == other.gno and self.sid.int == other.sid.int
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, Gtid):
+            return NotImplemented
+        return not (self.gno == other.gno and self.sid.int == other.sid.int)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __lt__(self, other: Gtid) -> bool:
+        return self._key() < other._key()
+
+    def __le__(self, other: Gtid) -> bool:
+        return self._key() <= other._key()
+
+    def __gt__(self, other: Gtid) -> bool:
+        return self._key() > other._key()
+
+    def __ge__(self, other: Gtid) -> bool:
+        return self._key() >= other._key()
+
+    def __repr__(self) -> str:
+        return f"Gtid(sid={self.sid!r}, gno={self.gno})"
 
     def __str__(self) -> str:
         return f"{self.sid}:{self.gno}"
@@ -118,13 +155,17 @@ class Gtid:
 
 
 class GtidSet:
-    """A set of GTIDs: per SID, sorted closed intervals that never touch (see the module doc)."""
+    """A set of GTIDs: per SID, sorted closed intervals that never touch (see the module doc).
+
+    SIDs are kept by their 128-bit integer (``uuid.UUID.int``): a dictionary look-up then
+    hashes an int, not a UUID through its interpreted ``__hash__``, on every commit.
+    """
 
     __slots__ = ("_sids",)
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __init__(self, gtids: Iterable[Gtid] = ()) -> None:
-        self._sids: dict[uuid.UUID, list[Interval]] = {}
+        self._sids: dict[int, list[Interval]] = {}
         for gtid in gtids:
             self.add(gtid.sid, gtid.gno)
 
@@ -136,6 +177,9 @@ class GtidSet:
 
     def add_interval(self, sid: uuid.UUID, start: int, end: int) -> None:
         """Add ``sid:start-end`` (inclusive), merging with what touches or overlaps it."""
+        self._add_interval(sid.int, start, end)
+
+    def _add_interval(self, sid: int, start: int, end: int) -> None:
         _check_gno(start)
         _check_gno(end)
         if end < start:
@@ -162,7 +206,7 @@ class GtidSet:
         """Add every GTID of ``other`` (union in place)."""
         for sid, intervals in other._sids.items():
             for start, end in intervals:
-                self.add_interval(sid, start, end)
+                self._add_interval(sid, start, end)
 
     def union(self, other: GtidSet) -> GtidSet:
         """A new set with the GTIDs of both."""
@@ -204,7 +248,7 @@ class GtidSet:
     def __contains__(self, gtid: object) -> bool:
         if not isinstance(gtid, Gtid):
             return False
-        intervals = self._sids.get(gtid.sid)
+        intervals = self._sids.get(gtid.sid.int)
         if not intervals:
             return False
         index = bisect_right(intervals, gtid.gno, key=_start_of) - 1
@@ -238,22 +282,22 @@ class GtidSet:
         return sum(end - start + 1 for intervals in self._sids.values() for start, end in intervals)
 
     def sids(self) -> list[uuid.UUID]:
-        """The SIDs with at least one GTID, sorted."""
-        return sorted(self._sids)
+        """The SIDs with at least one GTID, sorted (a UUID orders as its integer)."""
+        return [uuid.UUID(int=sid) for sid in sorted(self._sids)]
 
     def intervals(self, sid: uuid.UUID) -> list[Interval]:
         """The closed intervals of ``sid``, ascending (a copy; empty if none)."""
-        return list(self._sids.get(sid, ()))
+        return list(self._sids.get(sid.int, ()))
 
     def __iter__(self) -> Iterator[Gtid]:
         for sid in self.sids():
-            for start, end in self._sids[sid]:
+            for start, end in self._sids[sid.int]:
                 for gno in range(start, end + 1):
                     yield Gtid(sid, gno)
 
     def last_gno(self, sid: uuid.UUID) -> int:
         """The largest GNO of ``sid`` in the set, 0 if it has none."""
-        intervals = self._sids.get(sid)
+        intervals = self._sids.get(sid.int)
         return intervals[-1][1] if intervals else 0
 
     def next_gno(self, sid: uuid.UUID) -> int:
@@ -261,7 +305,7 @@ class GtidSet:
 
         ValueError when ``sid`` has used every GNO (MySQL's ER_GNO_EXHAUSTED).
         """
-        intervals = self._sids.get(sid)
+        intervals = self._sids.get(sid.int)
         if not intervals or intervals[0][0] > 1:
             return 1
         gno = intervals[0][1] + 1
@@ -294,7 +338,7 @@ class GtidSet:
 
     def __str__(self) -> str:
         return ",\n".join(
-            f"{sid}:" + ":".join(str(s) if s == e else f"{s}-{e}" for s, e in self._sids[sid])
+            f"{sid}:" + ":".join(str(s) if s == e else f"{s}-{e}" for s, e in self._sids[sid.int])
             for sid in self.sids())
 
     def __repr__(self) -> str:
@@ -307,7 +351,7 @@ class GtidSet:
         sids = self.sids()
         parts = [_U64.pack(len(sids))]
         for sid in sids:
-            intervals = self._sids[sid]
+            intervals = self._sids[sid.int]
             parts.append(_SID_HEADER.pack(sid.bytes, len(intervals)))
             flat = [bound for start, end in intervals for bound in (start, end + 1)]
             parts.append(struct.pack(f"<{len(flat)}q", *flat))

@@ -72,17 +72,36 @@ SNAPSHOT_MAGIC: Final = b"RPLENGINE\n"
 SNAPSHOT_VERSION: Final = 1
 
 
-@attrs.frozen
 class RowChange:
     """One row a transaction wrote: ``before`` is ``None`` for an insert, ``after`` for a
     delete. ``after`` holds resolved values (coerced, AUTO_INCREMENT generated), so
     replaying the change reproduces the row exactly.
+
+    Immutable; a plain class, not attrs: every row written makes one, and the compiled
+    build makes this class native.
     """
 
-    kind: Literal["insert", "update", "delete"]
-    table: TableSchema
-    before: Row | None
-    after: Row | None
+    __slots__ = ("kind", "table", "before", "after")
+
+    def __init__(self, kind: Literal["insert", "update", "delete"], table: TableSchema,
+                 before: Row | None, after: Row | None) -> None:
+        self.kind: Final = kind
+        self.table: Final = table
+        self.before: Final = before
+        self.after: Final = after
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowChange):
+            return NotImplemented
+        return (self.kind == other.kind and self.table == other.table
+                and self.before == other.before and self.after == other.after)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.table, self.before, self.after))
+
+    def __repr__(self) -> str:
+        return (f"RowChange(kind={self.kind!r}, table={self.table!r}, before={self.before!r}, "
+                f"after={self.after!r})")
 
 
 class TransactionStateError(Exception):
@@ -344,7 +363,9 @@ class Transaction(LockOwner):
         auto_pos = schema.auto_increment_position
         generated = False
         out: list[Value] = []
-        if isinstance(values, Mapping):
+        # a dict first: isinstance against the Mapping ABC runs interpreted code
+        if isinstance(values, dict) or (not isinstance(values, list | tuple)
+                                        and isinstance(values, Mapping)):
             defaults = schema.default_row
             used = 0
             for i, column in enumerate(columns):

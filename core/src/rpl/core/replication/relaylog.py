@@ -35,8 +35,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-
-import attrs
+from typing import Final
 
 from rpl.core.binlog.events import LOG_EVENT_ARTIFICIAL_F, RotateEvent, StopEvent, encode_event
 from rpl.core.binlog.gtid import GtidSet
@@ -49,13 +48,20 @@ MAX_UNWRITTEN = 1 << 20
 transaction is written as it arrives, and published at its end)."""
 
 
-@attrs.frozen
 class SourcePosition:
-    """A position in the source's binlog, and the source's server_id."""
+    """A position in the source's binlog, and the source's server_id (immutable; a plain
+    class, native in the compiled build: the receiver makes one per transaction).
+    """
 
-    file: str
-    pos: int
-    server_id: int
+    __slots__ = ("file", "pos", "server_id")
+
+    def __init__(self, file: str, pos: int, server_id: int) -> None:
+        self.file: Final = file
+        self.pos: Final = pos
+        self.server_id: Final = server_id
+
+    def __repr__(self) -> str:
+        return f"SourcePosition(file={self.file!r}, pos={self.pos}, server_id={self.server_id})"
 
 
 class RelayLog:

@@ -394,7 +394,7 @@ class BinlogSender:
             timeout = max(0.001, min(timeout, self._last_sent + self.heartbeat -
                                      time.monotonic()))
         grew = self.binlog.wait_for_update(end, timeout) != end  # type: ignore[arg-type]
-        if self.session.killed.is_set() or self.server.stopping or self.net.peer_closed:
+        if self.session.killed or self.server.stopping or self.net.peer_closed:
             raise DumpEnded()
         if self.heartbeat and time.monotonic() - self._last_sent >= self.heartbeat:
             self._send_heartbeat(dump)

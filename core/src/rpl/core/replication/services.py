@@ -20,14 +20,13 @@ import struct
 import threading
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rpl.core.net import nogil
 from rpl.core.net.packets import ConnectionClosed, PacketChannel, ProtocolError, frame_packets
 from rpl.observers import NetError, QueryError, UserVariableNotFound
 
 if TYPE_CHECKING:
-    from rpl.core.server.connection import Connection
     from rpl.core.server.session import Session
 
 _HEADER = struct.Struct("<I")
@@ -35,6 +34,15 @@ _MAX_CHUNK = 0xFFFFFF
 MAX_EVENT_PAYLOAD = 1 << 30
 """The largest packet a replica accepts from its source (MySQL's
 ``replica_max_allowed_packet`` default, 1 GiB)."""
+
+
+class DumpConnection(Protocol):
+    """What :class:`DumpNet` uses of a dump's connection
+    (:class:`rpl.core.server.connection.Connection` in the server).
+    """
+
+    sock: socket.socket
+    channel: PacketChannel
 
 
 def _whole_payload(buffer: bytearray) -> bytes | None:
@@ -60,7 +68,7 @@ class DumpNet:
     replies (semisync ACKs) start their own sequence.
     """
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: DumpConnection) -> None:
         self._connection = connection
         self._read_lock = threading.Lock()
         self._received = bytearray()

@@ -12,6 +12,31 @@ if TYPE_CHECKING:
     from rpl.core.threads import RegisteredThread
 
 
+class StopRequest:
+    """A channel thread's stop request, as ``threading.Event`` offers it (``set``,
+    ``is_set``, ``wait``) but with ``is_set`` a plain attribute read: the receiver asks for
+    every event it reads, and in the compiled build this class is native while
+    ``Event.is_set`` is interpreted code.
+    """
+
+    def __init__(self) -> None:
+        self._requested = False
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        """Request the stop and wake :meth:`wait`."""
+        self._requested = True
+        self._event.set()
+
+    def is_set(self) -> bool:
+        """Whether the stop was requested."""
+        return self._requested
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Sleep until the stop is requested or ``timeout`` seconds pass; whether it was."""
+        return self._event.wait(timeout)
+
+
 class ChannelThread:
     """A replication thread of ``channel``; subclasses implement :meth:`run`."""
 
@@ -20,7 +45,7 @@ class ChannelThread:
     def __init__(self, channel: ReplicaChannel) -> None:
         self.channel = channel
         self.server = channel.server
-        self.stop_requested = threading.Event()
+        self.stop_requested = StopRequest()
         self.thread = threading.Thread(target=self.run, name=self.thread_name, daemon=True)
         self.running = False
         self.state = ""

@@ -194,7 +194,7 @@ class Connection:
             return EXTRA_COMMANDS[command](self, payload)
         else:
             self._error(MySQLError.of(ER_UNKNOWN_COM_ERROR))
-        return not session.killed.is_set()
+        return not session.killed
 
     def _query(self, session: Session, sql: str) -> None:
         session.command, session.info = "Query", sql[:1024]

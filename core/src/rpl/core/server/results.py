@@ -3,19 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import attrs
 
 from rpl.core.net.responses import Column
 
 
-@attrs.frozen
 class Ok:
-    """An OK packet's content."""
+    """An OK packet's content (immutable). A plain class, not attrs: every statement
+    makes one, and the compiled build makes this class native.
+    """
 
-    affected_rows: int = 0
-    last_insert_id: int = 0
-    info: str = ""
+    __slots__ = ("affected_rows", "last_insert_id", "info")
+
+    def __init__(self, affected_rows: int = 0, last_insert_id: int = 0, info: str = "") -> None:
+        self.affected_rows: Final = affected_rows
+        self.last_insert_id: Final = last_insert_id
+        self.info: Final = info
+
+    def _fields(self) -> tuple[int, int, str]:
+        return (self.affected_rows, self.last_insert_id, self.info)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Ok):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"Ok(affected_rows={self.affected_rows}, last_insert_id={self.last_insert_id}, "
+                f"info={self.info!r})")
 
 
 @attrs.frozen

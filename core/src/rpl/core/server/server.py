@@ -334,7 +334,7 @@ class Server:
         session, connection = found
         if query_only:
             return
-        session.killed.set()
+        session.killed = True
         if connection is not None:
             try:
                 connection.sock.shutdown(socket.SHUT_RDWR)

@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from rpl.core import errorlog
 from rpl.core.binlog.events import seal_events
@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     from rpl.core.server.server import Server
 
 _thread_ids = itertools.count(1)
+MAX_TABLE_INFO_SETS: Final = 64
+"""Sets of tables a session keeps TableInfos for (Session._table_info)."""
+
 _local = threading.local()
 
 
@@ -82,16 +85,18 @@ class Session:
         self.explicit = False
         self.events: list[bytearray] = []
         self.tables: dict[tuple[str, str], None] = {}
-        self._table_infos: tuple[tuple[tuple[str, str], ...], tuple[TableInfo, ...]] = ((), ())
-        """The last ``tables`` the hook parameters listed, and their TableInfos: a
-        session's transactions mostly change the same tables."""
+        self._table_infos: dict[tuple[tuple[str, str], ...], tuple[TableInfo, ...]] = {}
+        """The TableInfos of each set of ``tables`` the hook parameters listed: a
+        session's transactions mostly change one of a few sets of tables (emptied past
+        MAX_TABLE_INFO_SETS)."""
         self.binlogging = binlogging
         self.last_insert_id = 0
         self.command = "Sleep"
         self.state = ""
         self.info: str | None = None
         self.started = time.monotonic()
-        self.killed = threading.Event()
+        self.killed = False
+        """KILL ended this session: its connection closes after the current command."""
         self.gtid_next: Gtid | None = None
         """The GTID the next commit gets instead of a new one (the applier sets the
         source's); cleared by the commit."""
@@ -184,9 +189,13 @@ class Session:
 
     def _table_info(self) -> tuple[TableInfo, ...]:
         names = tuple(self.tables)
-        if names != self._table_infos[0]:
-            self._table_infos = (names, tuple(TableInfo(db, name, True) for db, name in names))
-        return self._table_infos[1]
+        infos = self._table_infos.get(names)
+        if infos is None:
+            if len(self._table_infos) >= MAX_TABLE_INFO_SETS:
+                self._table_infos.clear()
+            infos = self._table_infos[names] = tuple(TableInfo(db, name, True)
+                                                     for db, name in names)
+        return infos
 
     def run_statement(self, body: Callable[[Transaction], object]) -> object:
         """Run one data statement atomically; commit it at its end under autocommit."""
