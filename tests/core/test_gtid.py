@@ -273,3 +273,18 @@ def test_decode_accepts_well_formed_edge() -> None:
 def test_iteration_yields_gtids_in_order() -> None:
     s = GtidSet.parse(f"{A}:2-3,{B}:9")
     assert list(s) == [Gtid(B, 9), Gtid(A, 2), Gtid(A, 3)]
+
+
+@given(sids, st.integers(1, 3), sids, st.integers(1, 3))
+def test_a_gtid_compares_and_hashes_as_its_sid_and_gno(
+        sid_a: uuid.UUID, gno_a: int, sid_b: uuid.UUID, gno_b: int) -> None:
+    """Gtid writes its equality, order and hash out (a plain class, native when compiled):
+    they must be those of the pair ``(sid, gno)``, a UUID ordering as its integer."""
+    a, b = Gtid(sid_a, gno_a), Gtid(sid_b, gno_b)
+    pair_a, pair_b = (sid_a, gno_a), (sid_b, gno_b)
+    assert (a == b, a != b) == (pair_a == pair_b, pair_a != pair_b)
+    assert (a < b, a <= b, a > b, a >= b) == (
+        pair_a < pair_b, pair_a <= pair_b, pair_a > pair_b, pair_a >= pair_b)
+    assert len({a, b, Gtid(sid_a, gno_a)}) == len({pair_a, pair_b})
+    assert a != (sid_a, gno_a)
+    assert str(a) == f"{sid_a}:{gno_a}"
