@@ -119,11 +119,6 @@ class Gtid:
             return NotImplemented
         return self.gno == other.gno and self.sid.int == other.sid.int
 
-    def __ne__(self, other: object) -> bool:
-        if not isinstance(other, Gtid):
-            return NotImplemented
-        return not (self.gno == other.gno and self.sid.int == other.sid.int)
-
     def __hash__(self) -> int:
         return hash(self._key())
 

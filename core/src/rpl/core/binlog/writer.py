@@ -201,11 +201,6 @@ class BinlogPosition:
             return NotImplemented
         return self.pos == other.pos and self.file == other.file
 
-    def __ne__(self, other: object) -> bool:
-        if not isinstance(other, BinlogPosition):
-            return NotImplemented
-        return not (self.pos == other.pos and self.file == other.file)
-
     def __hash__(self) -> int:
         return hash((self.file, self.pos))
 
