@@ -62,6 +62,7 @@ from replication_vs_mariadb import (  # type: ignore[import-not-found, unused-ig
     cpu_model,
     mysql_gtid_counts,
 )
+from sysbench_vs_mariadb import interpreter  # type: ignore[import-not-found, unused-ignore] # noqa: E402
 
 from rpl.core.binlog.gtid import GtidSet  # noqa: E402
 from rpl.core.binlog.logfile import BinlogIndex, read_events  # noqa: E402
@@ -381,7 +382,7 @@ def rates(seconds: list[float], events: int, size: int) -> dict[str, Any]:
 
 def machine() -> dict[str, Any]:
     return {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}), "
-                       f"Python {platform.python_version()}, {platform.system()} "
+                       f"Python {platform.python_version()} ({interpreter()}), {platform.system()} "
                        f"{platform.release()}",
             "load_average_at_start": os.getloadavg()}
 

@@ -38,7 +38,7 @@ from typing import Any
 import pymysql
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sysbench_vs_mariadb import MariaDB, sysbench  # noqa: E402
+from sysbench_vs_mariadb import MariaDB, interpreter, sysbench  # noqa: E402
 
 from rpl.core.testing.process import ServerProcess  # noqa: E402
 
@@ -648,7 +648,7 @@ def main() -> int:
         "parameters": {"transactions": args.transactions, "duration": args.duration,
                        "load_threads": LOAD_THREADS, "sample_every_s": SAMPLE_EVERY,
                        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
-                                  f"{platform.python_version()}"},
+                                  f"{platform.python_version()} ({interpreter()})"},
         "versions": {}, "catch_up": [], "steady": [], "failures": []}
     with tempfile.TemporaryDirectory(prefix="rpl-bench-") as root:
         for pair_class in (RplPair, MariaDBPair):

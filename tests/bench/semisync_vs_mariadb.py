@@ -84,6 +84,7 @@ from replication_vs_mariadb import (  # type: ignore[import-not-found, unused-ig
 from sysbench_vs_mariadb import (  # type: ignore[import-not-found, unused-ignore] # noqa: E402
     MariaDB,
     installed_build,
+    interpreter,
     sysbench,
 )
 
@@ -591,6 +592,7 @@ def machine() -> dict[str, Any]:
     version = subprocess.run(["sysbench", "--version"], capture_output=True, text=True)
     return {"arch": platform.machine(), "cpus": os.cpu_count(), "cpu_model": cpu_model(),
             "kernel": platform.release(), "python": platform.python_version(),
+            "interpreter": interpreter(),
             "sysbench": version.stdout.strip(),
             "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
             "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
@@ -672,7 +674,8 @@ def setup_text(results: dict[str, Any]) -> list[str]:
         f"once per pair, {p['rounds']} runs of {p['duration']} s per cell, the servers "
         "taking turns within each round) against the source of a source + one "
         f"replica, all on one machine ({m['arch']}, {m['cpus']} CPUs, {m['cpu_model']}, "
-        f"Linux {m['kernel']}, Python {m['python']}, {m['sysbench']}; load average "
+        f"Linux {m['kernel']}, Python {m['python']} ({m.get('interpreter', '?')}), "
+        f"{m['sysbench']}; load average "
         f"{m['load_average_at_start']} at the start, {m['started']}), loopback.",
         "",
         f"- rpl {v.get('rpl', '?')} ({p.get('rpl_core_build', '?')} build of rpl-core): "

@@ -41,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # a sibling script, not a package: mypy sees it as Any (MYPYPATH=tests/bench to follow it)
-from sysbench_vs_mariadb import each_server, sysbench  # type: ignore[import-not-found, unused-ignore] # noqa: E402
+from sysbench_vs_mariadb import each_server, interpreter, sysbench  # type: ignore[import-not-found, unused-ignore] # noqa: E402
 
 from rpl.core.net.handshake import handshake_v10, new_scramble  # noqa: E402
 from rpl.core.net.responses import ok_packet  # noqa: E402
@@ -262,8 +262,9 @@ def main() -> int:
     (args.out / "floor.md").write_text(
         "# How fast a thread-per-connection CPython server can answer sysbench\n\n"
         "sysbench oltp_insert (`--db-ps-mode=disable`), server CPU from /proc (user + "
-        "system) over each run; see tests/bench/thread_floor.py for the three floor "
-        "servers.\n\n" + text + "\n\n![tps and CPU per transaction](floor.png)\n")
+        f"system) over each run, on {interpreter()}; see tests/bench/thread_floor.py "
+        "for the three floor servers.\n\n" + text
+        + "\n\n![tps and CPU per transaction](floor.png)\n")
     plot(results, args.out / "floor.png")
     print(text)
     return 0

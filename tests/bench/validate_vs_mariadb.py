@@ -35,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # a sibling script, not a package: mypy sees it as Any (MYPYPATH=tests/bench to follow it)
 from replication_vs_mariadb import cpu_model  # type: ignore[import-not-found, unused-ignore] # noqa: E402,I001
+from sysbench_vs_mariadb import interpreter  # type: ignore[import-not-found, unused-ignore] # noqa: E402
 
 from rpl.core.binlog.logfile import read_events  # noqa: E402
 from rpl.core.testing.binlogs import write_topology  # noqa: E402
@@ -268,7 +269,8 @@ def main() -> int:
         }
         e2e = readers["rpl validate, end to end"]["events_per_s"]
         results = {
-            "parameters": {"machine": f"{cpu_model()}, {os.cpu_count()} CPUs",
+            "parameters": {"machine": f"{cpu_model()}, {os.cpu_count()} CPUs, "
+                                      f"{interpreter()}",
                            "events": run.events, "transactions": run.transactions,
                            "bytes": run.bytes, "files": len(files), "file_mb": args.file_mb,
                            "split_mb": args.split_mb},
