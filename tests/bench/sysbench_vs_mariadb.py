@@ -55,10 +55,10 @@ def installed_build() -> str:
 
 def interpreter() -> str:
     """The interpreter the rpl servers run on: its executable and whether libpython is a
-    shared library. The same CPython version runs rpl ~20% faster as Debian's
-    /usr/bin/python3.11 (libpython linked into the executable, profile-guided and
-    link-time optimised) than as a build configured with ``--enable-shared`` alone, as
-    pyenv's is (docs/server.md, "The interpreter"), so a figure names its interpreter.
+    shared library. rpl ran ~20% faster on Debian's /usr/bin/python3.11 (3.11.2; libpython
+    linked into the executable, profile-guided and link-time optimised) than on pyenv's
+    3.11.7, configured with ``--enable-shared`` alone (docs/server.md, "The
+    interpreter"), so a figure names its interpreter.
     """
     with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
         shared = any("libpython" in line for line in maps)
