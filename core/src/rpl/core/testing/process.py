@@ -30,6 +30,11 @@ THREAD_HANDLING_ENV = "RPL_THREAD_HANDLING"
 """When set, the servers started here use that ``thread_handling`` unless their options
 name one (tox's core_compiled runs its suites on ``pool-of-threads``, the benchmark's)."""
 
+SERVER_PYTHON_ENV = "RPL_SERVER_PYTHON"
+"""When set, the servers started here run on that executable (it takes Python's arguments)
+instead of this process's interpreter: tools/ab-builds pairs an interpreter that cannot run
+the benchmark itself, behind a wrapper script, with the usual one."""
+
 
 class ServerProcess:
     """One ``rpl server`` child process."""
@@ -45,7 +50,8 @@ class ServerProcess:
 
     def start(self, *extra: str, timeout: float = 30.0) -> ServerProcess:
         """Start the server and wait until it accepts connections."""
-        command = [sys.executable, "-m", "rpl.core.cli", "server", "--datadir",
+        python = os.environ.get(SERVER_PYTHON_ENV) or sys.executable
+        command = [python, "-m", "rpl.core.cli", "server", "--datadir",
                    str(self.datadir), "--port", str(self.port), *self.options, *extra]
         handling = os.environ.get(THREAD_HANDLING_ENV)
         if handling and not any(o.startswith("--thread-handling") for o in command):
