@@ -3,7 +3,7 @@ pyspark or the server.
 
 The four installs (a fresh virtual environment and a pip run each, mostly waiting on pip)
 run at once in a module fixture, and each test checks its own: about half the time of one
-after another, without sharing an environment between pytest-xdist workers.
+after another.
 """
 
 from __future__ import annotations
