@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = ("observers", "semisync_master", "semisync_slave", "group_replication")
+DISTRIBUTIONS = [
+    # folder, what a fresh environment must then hold, and what it must not
+    ("observers", {"rpl-observers", "pluggy", "attrs"}, {"rpl-core", "pyspark"}),
+    ("semisync_master", {"rpl-semisync-master", "rpl-observers"}, {"rpl-core", "pyspark"}),
+    ("semisync_slave", {"rpl-semisync-slave", "rpl-observers"}, {"rpl-core", "pyspark"}),
+    ("group_replication", {"rpl-group-replication", "rpl-observers"}, {"rpl-core", "pyspark"}),
+]
+FOLDERS = tuple(folder for folder, _, _ in DISTRIBUTIONS)
 
 
 def fresh_venv(path: Path) -> Path:
@@ -54,12 +61,7 @@ def installs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Install]:
         return dict(zip(FOLDERS, done, strict=True))
 
 
-@pytest.mark.parametrize("folder, present, absent", [
-    ("observers", {"rpl-observers", "pluggy", "attrs"}, {"rpl-core", "pyspark"}),
-    ("semisync_master", {"rpl-semisync-master", "rpl-observers"}, {"rpl-core", "pyspark"}),
-    ("semisync_slave", {"rpl-semisync-slave", "rpl-observers"}, {"rpl-core", "pyspark"}),
-    ("group_replication", {"rpl-group-replication", "rpl-observers"}, {"rpl-core", "pyspark"}),
-])
+@pytest.mark.parametrize("folder, present, absent", DISTRIBUTIONS)
 def test_distribution_installs_alone(installs: dict[str, Install], folder: str,
                                      present: set[str], absent: set[str]) -> None:
     python, result = installs[folder]
