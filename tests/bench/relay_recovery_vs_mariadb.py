@@ -66,7 +66,7 @@ from sysbench_vs_mariadb import interpreter  # type: ignore[import-not-found, un
 
 from rpl.core.binlog.gtid import GtidSet  # noqa: E402
 from rpl.core.binlog.logfile import BinlogIndex, read_events  # noqa: E402
-from rpl.core.server.sysvars import SERVER_VERSION  # noqa: E402
+from rpl.core.execution.sysvars import SERVER_VERSION  # noqa: E402
 from rpl.core.testing.process import ServerProcess  # noqa: E402
 from rpl.core.testing.topology import (  # noqa: E402
     create_replication_user,

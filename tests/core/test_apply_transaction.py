@@ -1,5 +1,5 @@
 """The applier's Transaction reads its GTID event and statements from the events' bodies
-(rpl.core.replication.apply): what it takes must be what the event classes decode."""
+(rpl.core.replication.relay_transaction): what it takes must be what the event classes decode."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from rpl.core.binlog.events import (
     encode_event,
 )
 from rpl.core.binlog.gtid import Gtid
-from rpl.core.replication.apply import COMMIT_MARK, Transaction
+from rpl.core.replication.relay_transaction import COMMIT_MARK, Transaction
 
 SID = uuid.UUID("3e11fa47-71ca-11e1-9e33-c80aa9429562")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from rpl.core.server.server import Server, ServerConfig
+from rpl.core.instance.server import Server, ServerConfig
 from rpl.observers import hookimpl
 
 

@@ -61,8 +61,8 @@ def _plugins(args: argparse.Namespace) -> int:
 
 
 def _server(args: argparse.Namespace) -> int:
-    from rpl.core.server.recovery import RecoveryError
-    from rpl.core.server.server import Server, ServerConfig
+    from rpl.core.instance.crash_recovery import RecoveryError
+    from rpl.core.instance.server import Server, ServerConfig
     options = {}
     for extra in args.extra:
         name, sep, value = extra.lstrip("-").partition("=")

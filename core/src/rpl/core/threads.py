@@ -14,6 +14,15 @@ import attrs
 
 from rpl.observers import ThreadType
 
+_connection_ids = itertools.count(1)
+
+
+def next_thread_id() -> int:
+    """A new connection id (CONNECTION_ID(), the processlist Id): client connections and
+    the replica's receiver and applier threads share one counter, as in MySQL.
+    """
+    return next(_connection_ids)
+
 
 @attrs.frozen
 class ThreadRow:

@@ -45,15 +45,15 @@ from rpl.core.errors import (
     ER_SLAVE_RELAY_LOG_READ_FAILURE,
     MySQLError,
 )
-from rpl.core.replication.apply import RETRYABLE, Transaction, apply_transaction
 from rpl.core.replication.batch import BATCH_LOCK_WAIT, CommitBatch
-from rpl.core.replication.recovery import REMEDY
+from rpl.core.replication.relay_log_recovery import REMEDY
+from rpl.core.replication.relay_transaction import RETRYABLE, Transaction, apply_transaction
 from rpl.core.replication.worker import ChannelThread
 from rpl.observers import RelayIOParam
 
 if TYPE_CHECKING:
+    from rpl.core.execution.session import Session
     from rpl.core.replication.channel import ReplicaChannel
-    from rpl.core.server.session import Session
 
 _log = errorlog.logger("applier")
 STATE_IDLE = "Replica has read all relay log; waiting for more updates"
@@ -110,7 +110,7 @@ class Applier(ChannelThread):
     # ------------------------------------------------------------------ run
     def run(self) -> None:
         """The applier's body."""
-        from rpl.core.server.session import Session
+        from rpl.core.execution.session import Session
         channel = self.channel
         errorlog.set_thread_id(channel.sql_thread_id)
         registered = self.server.threads.register_thread("thread/sql/replica_sql")

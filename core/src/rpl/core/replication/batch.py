@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rpl.core.binlog.gtid import Gtid
-from rpl.core.replication.apply import Transaction
+from rpl.core.replication.relay_transaction import Transaction
 
 if TYPE_CHECKING:
     from rpl.core.binlog.writer import Binlog, CommitTicket

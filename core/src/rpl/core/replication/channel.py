@@ -12,23 +12,20 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import attrs
 
 from rpl.core import errorlog
 from rpl.core.binlog.gtid import GtidSet
+from rpl.core.execution.session import ServerContext
 from rpl.core.replication import info as info_files
 from rpl.core.replication.applier import Applier
 from rpl.core.replication.info import MasterInfo, RelayLogInfo
 from rpl.core.replication.receiver import Receiver
-from rpl.core.replication.recovery import recover_relay_log
+from rpl.core.replication.relay_log_recovery import recover_relay_log
 from rpl.core.replication.relaylog import RelayLog
-from rpl.core.server.session import next_thread_id
+from rpl.core.threads import next_thread_id
 from rpl.observers import RelayIOParam
-
-if TYPE_CHECKING:
-    from rpl.core.server.server import Server
 
 _log = errorlog.logger("replica")
 
@@ -40,9 +37,12 @@ def _now_text() -> str:
 class ReplicaChannel:
     """Settings, threads and status of the default replication channel."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerContext, datadir: Path) -> None:
+        """The channel of ``server``, its files (master.info, relay-log.info, the relay
+        log) in ``datadir``; relay log recovery runs here, before any client connects.
+        """
         self.server = server
-        self.datadir: Path = server.config.datadir.resolve()
+        self.datadir = datadir
         self.lock = threading.RLock()
         self.master_info = info_files.load_master_info(self.datadir) or MasterInfo()
         self.relay_info = info_files.load_relay_log_info(self.datadir) or RelayLogInfo()

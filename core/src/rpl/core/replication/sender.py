@@ -62,7 +62,7 @@ from rpl.observers import BinlogDumpFlags, TransmitParam, UserVariableNotFound
 
 if TYPE_CHECKING:
     from rpl.core.binlog.writer import Binlog
-    from rpl.core.server.connection import Connection
+    from rpl.core.execution.connection import Connection
 
 _log = errorlog.logger("binlog_sender")
 IDLE_CHECK = 0.5

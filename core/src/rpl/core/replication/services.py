@@ -27,7 +27,7 @@ from rpl.core.net.packets import ConnectionClosed, PacketChannel, ProtocolError,
 from rpl.observers import NetError, QueryError, UserVariableNotFound
 
 if TYPE_CHECKING:
-    from rpl.core.server.session import Session
+    from rpl.core.execution.session import Session
 
 _HEADER = struct.Struct("<I")
 _MAX_CHUNK = 0xFFFFFF
@@ -38,7 +38,7 @@ MAX_EVENT_PAYLOAD = 1 << 30
 
 class DumpConnection(Protocol):
     """What :class:`DumpNet` uses of a dump's connection
-    (:class:`rpl.core.server.connection.Connection` in the server).
+    (:class:`rpl.core.execution.connection.Connection` in the server).
     """
 
     sock: socket.socket

@@ -12,7 +12,6 @@ Payload layouts: ../shared/reference/wire-format.md, "Replication commands".
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
 
 import attrs
 
@@ -21,15 +20,12 @@ from rpl.core.errors import (
     ER_NET_READ_ERROR,
     MySQLError,
 )
+from rpl.core.execution.connection import CommandHandler, Connection
 from rpl.core.net import responses as rsp
 from rpl.core.net.packets import PayloadReader, ProtocolError
 from rpl.core.replication.sender import BinlogSender, DumpRequest, fatal
-from rpl.core.server.connection import EXTRA_COMMANDS
 from rpl.core.waits import thd_wait
 from rpl.observers import BinlogDumpFlags
-
-if TYPE_CHECKING:
-    from rpl.core.server.connection import Connection
 
 COM_BINLOG_DUMP = 0x12
 COM_REGISTER_SLAVE = 0x15
@@ -80,7 +76,7 @@ def _reply_error(connection: Connection, error: MySQLError) -> bool:
     return False
 
 
-def register_slave(connection: Connection, payload: bytes) -> bool:
+def register_slave(hosts: ReplicaHosts, connection: Connection, payload: bytes) -> bool:
     """COM_REGISTER_SLAVE: remember the replica; OK."""
     session = connection.session
     assert session is not None
@@ -102,11 +98,10 @@ def register_slave(connection: Connection, payload: bytes) -> bool:
     replica_uuid = session.user_vars.get("replica_uuid") or session.user_vars.get("slave_uuid")
     if isinstance(replica_uuid, bytes):
         replica_uuid = replica_uuid.decode("utf-8", "replace")
-    connection.server.replica_hosts.add(connection.thread_id, ReplicaHost(
+    hosts.add(connection.thread_id, ReplicaHost(
         server_id, host, port, master_id or connection.server.server_id,
         str(replica_uuid) if replica_uuid else ""))
-    connection.on_close.append(lambda: connection.server.replica_hosts.remove(
-        connection.thread_id))
+    connection.on_close.append(lambda: hosts.remove(connection.thread_id))
     connection.channel.write(rsp.ok_packet(status=connection.status(session)))
     return True
 
@@ -159,8 +154,11 @@ def binlog_dump(connection: Connection, payload: bytes) -> bool:
     return False
 
 
-def install() -> None:
-    """Add the replication commands to every connection's command table."""
-    EXTRA_COMMANDS[COM_REGISTER_SLAVE] = register_slave
-    EXTRA_COMMANDS[COM_BINLOG_DUMP] = binlog_dump
-    EXTRA_COMMANDS[COM_BINLOG_DUMP_GTID] = binlog_dump
+def register(commands: dict[int, CommandHandler], hosts: ReplicaHosts) -> None:
+    """Put the source's protocol commands in a server's command table; COM_REGISTER_SLAVE
+    records replicas in ``hosts``.
+    """
+    commands[COM_REGISTER_SLAVE] = lambda connection, payload: register_slave(
+        hosts, connection, payload)
+    commands[COM_BINLOG_DUMP] = binlog_dump
+    commands[COM_BINLOG_DUMP_GTID] = binlog_dump

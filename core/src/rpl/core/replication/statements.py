@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from rpl.core.errors import (
     ER_BAD_SLAVE,
@@ -24,13 +23,13 @@ from rpl.core.errors import (
     ER_WRONG_ARGUMENTS,
     MySQLError,
 )
+from rpl.core.execution.dispatch import Dispatch, plain
+from rpl.core.execution.results import Ok, Result, Rows
+from rpl.core.execution.session import Session
 from rpl.core.net.responses import int_column, text_column
-from rpl.core.server.results import Ok, Result, Rows
+from rpl.core.replication.channel import ReplicaChannel
+from rpl.core.replication.source import ReplicaHosts
 from rpl.core.sql import ast
-
-if TYPE_CHECKING:
-    from rpl.core.replication.channel import ReplicaChannel
-    from rpl.core.server.session import Session
 
 ADMIN_PRIVILEGES = ("SUPER", "REPLICATION_SLAVE_ADMIN")
 U32 = 4294967295
@@ -46,18 +45,30 @@ MOVES_RECEIVER = frozenset(("MASTER_HOST", "MASTER_PORT", "MASTER_LOG_FILE", "MA
                             "MASTER_AUTO_POSITION"))
 
 
-def _channel(session: Session, name: str | None) -> ReplicaChannel:
+def register(dispatch: Dispatch, channel: ReplicaChannel, hosts: ReplicaHosts) -> None:
+    """Put the replica's statements and SHOW kinds in ``dispatch``, run on ``channel``
+    (the default channel) and ``hosts`` (the replicas registered with this source).
+    """
+    dispatch.statement(ast.ChangeMaster, plain(lambda s, st: change_master(channel, s, st)))
+    dispatch.statement(ast.StartSlave, plain(lambda s, st: start_slave(channel, s, st)))
+    dispatch.statement(ast.StopSlave, plain(lambda s, st: stop_slave(channel, s, st)))
+    dispatch.statement(ast.ResetSlave, plain(lambda s, st: reset_slave(channel, s, st)))
+    dispatch.show("SLAVE STATUS", lambda s, st: show_slave_status(channel, s, st))
+    dispatch.show("SLAVE HOSTS", lambda s, st: show_slave_hosts(hosts, s, st))
+
+
+def _channel(channel: ReplicaChannel, name: str | None) -> ReplicaChannel:
     if name not in (None, ""):
         raise MySQLError.of(ER_SLAVE_CHANNEL_DOES_NOT_EXIST, name)
-    channel: ReplicaChannel = session.server.replica
     return channel
 
 
 # ------------------------------------------------------------------ CHANGE MASTER
-def change_master(session: Session, stmt: ast.ChangeMaster) -> Result:
+def change_master(channel: ReplicaChannel, session: Session, stmt: ast.ChangeMaster
+                  ) -> Result:
     """CHANGE MASTER TO / CHANGE REPLICATION SOURCE TO."""
     session.require(*ADMIN_PRIVILEGES)
-    channel = _channel(session, stmt.channel)
+    channel = _channel(channel, stmt.channel)
     options = dict(stmt.options)
     with channel.lock:
         if channel.io_running:
@@ -140,10 +151,10 @@ def _threads(stmt: ast.StartSlave | ast.StopSlave) -> tuple[bool, bool]:
     return "IO_THREAD" in stmt.threads, "SQL_THREAD" in stmt.threads
 
 
-def start_slave(session: Session, stmt: ast.StartSlave) -> Result:
+def start_slave(channel: ReplicaChannel, session: Session, stmt: ast.StartSlave) -> Result:
     """START SLAVE [IO_THREAD] [SQL_THREAD]."""
     session.require(*ADMIN_PRIVILEGES)
-    channel = _channel(session, stmt.channel)
+    channel = _channel(channel, stmt.channel)
     io, sql = _threads(stmt)
     with channel.lock:
         if not channel.master_info.configured:
@@ -160,10 +171,10 @@ def start_slave(session: Session, stmt: ast.StartSlave) -> Result:
     return Ok()
 
 
-def stop_slave(session: Session, stmt: ast.StopSlave) -> Result:
+def stop_slave(channel: ReplicaChannel, session: Session, stmt: ast.StopSlave) -> Result:
     """STOP SLAVE [IO_THREAD] [SQL_THREAD]: waits for the threads to end."""
     session.require(*ADMIN_PRIVILEGES)
-    channel = _channel(session, stmt.channel)
+    channel = _channel(channel, stmt.channel)
     io, sql = _threads(stmt)
     with channel.lock:
         stopped = False
@@ -178,10 +189,10 @@ def stop_slave(session: Session, stmt: ast.StopSlave) -> Result:
     return Ok()
 
 
-def reset_slave(session: Session, stmt: ast.ResetSlave) -> Result:
+def reset_slave(channel: ReplicaChannel, session: Session, stmt: ast.ResetSlave) -> Result:
     """RESET SLAVE [ALL]."""
     session.require(*ADMIN_PRIVILEGES)
-    channel = _channel(session, stmt.channel)
+    channel = _channel(channel, stmt.channel)
     with channel.lock:
         if channel.io_running or channel.sql_running:
             raise MySQLError.of(ER_SLAVE_MUST_STOP)
@@ -222,10 +233,9 @@ def new_term(name: str) -> str:
             .replace("Master", "Source").replace("Slave", "Replica"))
 
 
-def show_slave_status(session: Session, stmt: ast.Show) -> Result:
+def show_slave_status(channel: ReplicaChannel, session: Session, stmt: ast.Show) -> Result:
     """SHOW SLAVE STATUS / SHOW REPLICA STATUS: one row once CHANGE MASTER ran."""
     session.require("SUPER", "REPLICATION CLIENT")
-    channel: ReplicaChannel = session.server.replica
     names = [new_term(n) if stmt.new_terms else n for n in STATUS_COLUMNS]
     columns = [int_column(new) if old in INTEGER_COLUMNS else text_column(new)
                for old, new in zip(STATUS_COLUMNS, names, strict=True)]
@@ -276,7 +286,7 @@ def _status(channel: ReplicaChannel) -> dict[str, object]:
     return values
 
 
-def show_slave_hosts(session: Session, stmt: ast.Show) -> Result:
+def show_slave_hosts(hosts: ReplicaHosts, session: Session, stmt: ast.Show) -> Result:
     """SHOW SLAVE HOSTS / SHOW REPLICAS."""
     session.require("REPLICATION SLAVE", "SUPER")
     if stmt.new_terms:
@@ -286,5 +296,5 @@ def show_slave_hosts(session: Session, stmt: ast.Show) -> Result:
     columns = [int_column(names[0]), text_column(names[1]), int_column(names[2]),
                int_column(names[3]), text_column(names[4])]
     rows = [[h.server_id, h.host, h.port, h.master_id, h.replica_uuid]
-            for h in session.server.replica_hosts.rows()]
+            for h in hosts.rows()]
     return Rows(columns, rows)

@@ -514,6 +514,10 @@ class SetTransaction(Statement):
     read_only: bool | None = None
 
 
+ShowKind: TypeAlias = str
+"""The kinds of SHOW statement (see :class:`Show`)."""
+
+
 @attrs.frozen
 class Show(Statement):
     """A SHOW statement (DESCRIBE/DESC t is ``Show("COLUMNS", table=t)``).
@@ -533,7 +537,7 @@ class Show(Statement):
     for WARNINGS/ERRORS); ``user`` for GRANTS FOR.
     """
 
-    kind: str
+    kind: ShowKind
     scope: str | None = None
     like: str | None = None
     full: bool = False

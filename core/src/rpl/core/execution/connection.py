@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 
 from rpl.core import errorlog
 from rpl.core.binlog.writer import Reply
@@ -23,15 +22,13 @@ from rpl.core.errors import (
     ER_UNKNOWN_ERROR,
     MySQLError,
 )
+from rpl.core.execution.execute import execute
+from rpl.core.execution.results import Ok, Result
+from rpl.core.execution.session import ServerContext, Session
 from rpl.core.net import handshake as hs
 from rpl.core.net import responses as rsp
 from rpl.core.net.packets import ConnectionClosed, PacketChannel, ProtocolError, ReplyBatch
-from rpl.core.server.execute import execute
-from rpl.core.server.results import Ok, Result
-from rpl.core.server.session import Session, next_thread_id
-
-if TYPE_CHECKING:
-    from rpl.core.server.server import Server
+from rpl.core.threads import next_thread_id
 
 _log = errorlog.logger("connection")
 
@@ -48,15 +45,18 @@ COM_RESET_CONNECTION = 0x1F
 CommandHandler = Callable[["Connection", bytes], bool]
 """Handles one command payload; returns False when the connection must close."""
 
-EXTRA_COMMANDS: dict[int, CommandHandler] = {}
-"""Commands other server modules add (the replication commands: COM_BINLOG_DUMP...)."""
 
 
 class Connection:
     """A client connection and its session."""
 
-    def __init__(self, server: Server, sock: socket.socket, address: tuple[str, int]) -> None:
+    def __init__(self, server: ServerContext, sock: socket.socket, address: tuple[str, int],
+                 commands: Mapping[int, CommandHandler]) -> None:
+        """``commands``: the protocol commands beyond the client ones, which features
+        registered at start (replication's COM_REGISTER_SLAVE and COM_BINLOG_DUMP...).
+        """
         self.server = server
+        self.commands = commands
         self.sock = sock
         self.host = address[0]
         self.channel = PacketChannel(sock)
@@ -190,8 +190,8 @@ class Connection:
                                rsp.ok_packet(status=self.status(session)))
         elif command == COM_PROCESS_KILL and len(payload) >= 5:
             self._query(session, f"KILL {int.from_bytes(payload[1:5], 'little')}")
-        elif command in EXTRA_COMMANDS:
-            return EXTRA_COMMANDS[command](self, payload)
+        elif command in self.commands:
+            return self.commands[command](self, payload)
         else:
             self._error(MySQLError.of(ER_UNKNOWN_COM_ERROR))
         return not session.killed

@@ -24,7 +24,7 @@ from rpl.core.binlog.gtid import Gtid
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT, MySQLError
 
 if TYPE_CHECKING:
-    from rpl.core.server.session import Session
+    from rpl.core.execution.session import Session
 
 RETRYABLE = frozenset((ER_LOCK_WAIT_TIMEOUT.errno, ER_LOCK_DEADLOCK.errno))
 
@@ -100,7 +100,7 @@ def apply_transaction(session: Session, transaction: Transaction, retries: int,
 
 
 def _execute(session: Session, transaction: Transaction) -> None:
-    from rpl.core.server.execute import execute
+    from rpl.core.execution.execute import execute
     session.gtid_next = transaction.gtid
     session.origin = transaction.origin
     session.original_commit_timestamp = transaction.commit_timestamp

@@ -7,14 +7,11 @@ state of that moment, so WHERE, ORDER BY, LIMIT and projections work as on any t
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
 
 from rpl.core.engine import Table
 from rpl.core.engine.schema import ColumnSchema, TableSchema
 from rpl.core.errors import ER_NO_SUCH_TABLE, MySQLError
-
-if TYPE_CHECKING:
-    from rpl.core.server.server import Server
+from rpl.core.threads import ThreadRegistry
 
 SCHEMA = "performance_schema"
 
@@ -28,11 +25,11 @@ THREADS = TableSchema(SCHEMA, "threads", (
 ), ("THREAD_ID",))
 
 
-def virtual_table(server: Server, db: str, name: str) -> Table:
+def virtual_table(threads: ThreadRegistry, db: str, name: str) -> Table:
     """The table ``db.name`` as of now; ER_NO_SUCH_TABLE if there is none."""
     if name.lower() != "threads":
         raise MySQLError.of(ER_NO_SUCH_TABLE, db, name)
     rows = [(row.thread_id, (row.thread_id, row.name, row.type, row.processlist_command,
                                 row.processlist_state, row.thread_os_id))
-            for row in server.threads.rows()]
+            for row in threads.rows()]
     return Table(0, THREADS, threading.Lock(), rows)

@@ -20,9 +20,9 @@ from rpl.core.errors import (
     ER_TABLE_EXISTS_ERROR,
     MySQLError,
 )
+from rpl.core.execution.results import Ok, Result
+from rpl.core.execution.session import Session
 from rpl.core.net.handshake import NATIVE_PASSWORD, password_hash
-from rpl.core.server.results import Ok, Result
-from rpl.core.server.session import Session
 from rpl.core.sql import ast
 from rpl.core.sql.ast import quote_literal
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 
 class Pooled(Protocol):
-    """What the pool uses of a connection (:class:`rpl.core.server.connection.Connection`
+    """What the pool uses of a connection (:class:`rpl.core.execution.connection.Connection`
     is one): its socket and channel, and one command at a time run through ``run``, which
     ends the connection (``end``) when it returns False.
     """

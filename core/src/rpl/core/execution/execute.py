@@ -9,7 +9,6 @@ the statement was.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Mapping
 
 from rpl.core.errors import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -17,12 +16,10 @@ from rpl.core.errors import (
     ER_OPTION_PREVENTS_STATEMENT,
     MySQLError,
 )
-from rpl.core.replication import statements as replica
-from rpl.core.server import admin, ddl, dml
-from rpl.core.server.expressions import Context
-from rpl.core.server.results import Ok, Result
-from rpl.core.server.session import Session
-from rpl.core.server.sysvars import SERVER_VERSION
+from rpl.core.execution.expressions import Context
+from rpl.core.execution.results import Result
+from rpl.core.execution.session import Session
+from rpl.core.execution.sysvars import SERVER_VERSION
 from rpl.core.sql import ast
 from rpl.core.sql.parser import parse
 from rpl.observers import Scope
@@ -80,65 +77,6 @@ class SessionContext(Context):
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"function {name}")
 
 
-Handler = Callable[[Session, ast.Statement, str], Result]
-
-
-def _plain(run: Callable[[Session, ast.Statement], Result]) -> Handler:
-    return lambda session, stmt, text: run(session, stmt)
-
-
-def _begin(session: Session, stmt: ast.Statement, text: str) -> Result:
-    session.begin()
-    return Ok()
-
-
-def _commit(session: Session, stmt: ast.Statement, text: str) -> Result:
-    result = Ok()
-    session.commit(reply_with=result)
-    return result
-
-
-def _rollback(session: Session, stmt: ast.Statement, text: str) -> Result:
-    session.rollback()
-    return Ok()
-
-
-HANDLERS: Mapping[type, Handler] = {
-    ast.Select: _plain(dml.run_select),  # type: ignore[arg-type]
-    ast.Insert: _plain(dml.run_insert),  # type: ignore[arg-type]
-    ast.Update: _plain(dml.run_update),  # type: ignore[arg-type]
-    ast.Delete: _plain(dml.run_delete),  # type: ignore[arg-type]
-    ast.Begin: _begin,
-    ast.Commit: _commit,
-    ast.Rollback: _rollback,
-    ast.CreateTable: ddl.create_table,  # type: ignore[dict-item]
-    ast.DropTable: ddl.drop_table,  # type: ignore[dict-item]
-    ast.CreateDatabase: ddl.create_database,  # type: ignore[dict-item]
-    ast.DropDatabase: ddl.drop_database,  # type: ignore[dict-item]
-    ast.CreateIndex: ddl.create_index,  # type: ignore[dict-item]
-    ast.Use: _plain(ddl.use_database),  # type: ignore[arg-type]
-    ast.CreateUser: _plain(ddl.create_user),  # type: ignore[arg-type]
-    ast.AlterUser: _plain(ddl.alter_user),  # type: ignore[arg-type]
-    ast.DropUser: ddl.drop_user,  # type: ignore[dict-item]
-    ast.Grant: ddl.grant,  # type: ignore[dict-item]
-    ast.Revoke: ddl.revoke,  # type: ignore[dict-item]
-    ast.Set: _plain(admin.run_set),  # type: ignore[arg-type]
-    ast.SetTransaction: _plain(admin.set_transaction),  # type: ignore[arg-type]
-    ast.Show: _plain(admin.run_show),  # type: ignore[arg-type]
-    ast.Flush: _plain(admin.run_flush),  # type: ignore[arg-type]
-    ast.Purge: _plain(admin.run_purge),  # type: ignore[arg-type]
-    ast.ResetMaster: _plain(admin.run_reset_master),  # type: ignore[arg-type]
-    ast.Checksum: _plain(admin.run_checksum),  # type: ignore[arg-type]
-    ast.InstallPlugin: _plain(admin.install_plugin),  # type: ignore[arg-type]
-    ast.UninstallPlugin: _plain(admin.uninstall_plugin),  # type: ignore[arg-type]
-    ast.Shutdown: _plain(admin.run_shutdown),  # type: ignore[arg-type]
-    ast.Kill: _plain(admin.run_kill),  # type: ignore[arg-type]
-    ast.ChangeMaster: _plain(replica.change_master),  # type: ignore[arg-type]
-    ast.StartSlave: _plain(replica.start_slave),  # type: ignore[arg-type]
-    ast.StopSlave: _plain(replica.stop_slave),  # type: ignore[arg-type]
-    ast.ResetSlave: _plain(replica.reset_slave),  # type: ignore[arg-type]
-}
-
 CATALOG_STATEMENTS = (ast.CreateTable, ast.DropTable, ast.CreateDatabase, ast.DropDatabase,
                       ast.CreateIndex, ast.CreateUser, ast.AlterUser, ast.DropUser, ast.Grant,
                       ast.Revoke)
@@ -170,7 +108,7 @@ def execute(session: Session, sql: str) -> Result:
     keep_warnings = isinstance(statement, ast.Show) and statement.kind in ("WARNINGS", "ERRORS")
     if not keep_warnings:
         session.warnings = []
-    handler = HANDLERS.get(type(statement))
+    handler = session.server.dispatch.handler_for(statement)
     if handler is None:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, type(statement).__name__)
     session.server.questions += 1

@@ -18,91 +18,39 @@ instead of silently losing transactions.
 
 from __future__ import annotations
 
-import logging
-import os
-from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from rpl.core import errorlog
 from rpl.core.binlog.events import GtidEvent, QueryEvent, XidEvent
 from rpl.core.binlog.gtid import Gtid, GtidSet
-from rpl.core.binlog.logfile import (
-    LogCorrupt,
-    LogError,
-    PrefixVisitor,
-    intact_event_after,
-    read_events,
-    scan_valid_prefix,
-)
-from rpl.core.binlog.writer import FLAGS_OFFSET
-
-if TYPE_CHECKING:
-    from rpl.core.server.server import Server
-    from rpl.core.server.session import Session
-
-_log = errorlog.logger("recovery")
+from rpl.core.binlog.logfile import LogError, read_events
+from rpl.core.binlog.trim import mark_closed, truncate_tail
+from rpl.core.binlog.writer import Binlog
+from rpl.core.execution.execute import execute
+from rpl.core.execution.session import Session
 
 
 class RecoveryError(Exception):
     """The binlog cannot be recovered without losing transactions."""
 
 
-def truncate_tail(path: Path, kind: str = "binlog", *, relay: bool = False,
-                  visit: PrefixVisitor | None = None, wanted: Collection[int] = ()) -> None:
-    """Cut ``path`` after its last complete transaction, logging what was removed.
-
-    ``relay``: a relay log (events carry the source's positions; never cut below the
-    magic), where damage with intact events after it is not a tail to cut: LogCorrupt
-    is raised and nothing is truncated. ``kind`` names the file in the message
-    ("Truncating relay log X ..."). ``visit`` and ``wanted``: see scan_valid_prefix.
+def recover(binlog: Binlog, replayer: Replayer, start_file: str, start_pos: int,
+            gtids: GtidSet) -> int:
+    """Replay ``binlog`` from (start_file, start_pos) through ``replayer``; returns the
+    transactions applied.
     """
-    prefix = scan_valid_prefix(path, check_log_pos=not relay, visit=visit, wanted=wanted)
-    if relay and prefix.error and not prefix.truncated:
-        following = intact_event_after(path, prefix.end)
-        if following is not None:
-            raise LogCorrupt(str(path), prefix.end, f"damaged event ({prefix.error}) with "
-                             f"intact events after it, from position {following}")
-    keep = max(prefix.transaction_end, 4) if relay else prefix.transaction_end
-    size = path.stat().st_size
-    if keep >= size:
-        return
-    errorlog.log(_log, logging.WARNING,
-                 f"Truncating {kind} {path.name} to position {keep} (was {size} bytes: "
-                 f"{prefix.error or 'the last transaction is incomplete'})",
-                 code=10000 if relay else 11809)
-    with path.open("r+b") as f:
-        f.truncate(keep)
-        os.fsync(f.fileno())
-
-
-def mark_closed(path: Path) -> None:
-    """Clear LOG_EVENT_BINLOG_IN_USE_F of a file recovery has finished with."""
-    with path.open("r+b") as f:
-        f.seek(FLAGS_OFFSET)
-        flags = f.read(1)
-        if flags and flags[0] & 1:
-            f.seek(FLAGS_OFFSET)
-            f.write(bytes((flags[0] & 0xFE,)))
-            os.fsync(f.fileno())
-
-
-def recover(server: Server, start_file: str, start_pos: int, gtids: GtidSet) -> int:
-    """Replay the binlog from (start_file, start_pos); returns the transactions applied."""
-    names = server.binlog.index.names()
-    missing = [n for n in names if not (server.binlog.directory / n).exists()]
+    names = binlog.index.names()
+    missing = [n for n in names if not (binlog.directory / n).exists()]
     if missing:
         raise RecoveryError(f"binlog files listed in the index are missing: {missing}")
     if not names:
         return 0
-    truncate_tail(server.binlog.directory / names[-1])
+    truncate_tail(binlog.directory / names[-1])
     first = names.index(start_file) if start_file in names else 0
     if start_file and start_file not in names:
         start_pos = 4
     applied = 0
-    replayer = server.replay_session()
     for name in names[first:]:
-        path = server.binlog.directory / name
+        path = binlog.directory / name
         position = start_pos if name == start_file else 4
         try:
             applied += _replay_file(replayer, path, position, gtids)
@@ -143,7 +91,6 @@ class Replayer:
 
     def query(self, event: QueryEvent) -> bool:
         """A QUERY event; True when it completed a (DDL) transaction."""
-        from rpl.core.server.execute import execute
         text = event.query
         if text == "BEGIN":
             self.open = True

@@ -51,8 +51,8 @@ from rpl.core.binlog.events import (
 )
 from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import LogCorrupt, scan_valid_prefix
+from rpl.core.binlog.trim import truncate_tail
 from rpl.core.replication.info import RelayLogInfo
-from rpl.core.server.recovery import truncate_tail
 
 if TYPE_CHECKING:
     from rpl.core.replication.channel import ReplicaChannel

@@ -7,6 +7,7 @@ unchanged.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from rpl.core.binlog import events as ev
 from rpl.core.binlog.logfile import read_events
@@ -17,11 +18,10 @@ from rpl.core.errors import (
     ER_UNKNOWN_TARGET_BINLOG,
     MySQLError,
 )
+from rpl.core.execution.expressions import Compiler
+from rpl.core.execution.results import Ok, Result, Rows
+from rpl.core.execution.session import Session
 from rpl.core.net.responses import int_column, text_column
-from rpl.core.replication import statements as replica
-from rpl.core.server.expressions import Compiler
-from rpl.core.server.results import Ok, Result, Rows
-from rpl.core.server.session import Session
 from rpl.core.sql import ast
 from rpl.core.variables import coerce, like_pattern
 from rpl.observers import BinlogStorageParam, Scope
@@ -92,14 +92,6 @@ def set_transaction(session: Session, stmt: ast.SetTransaction) -> Result:
 
 
 # -------------------------------------------------------------------- SHOW
-def run_show(session: Session, stmt: ast.Show) -> Result:
-    """SHOW statements."""
-    handler = _SHOW.get(stmt.kind)
-    if handler is None:
-        raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"SHOW {stmt.kind}")
-    return handler(session, stmt)
-
-
 def _filter(names: list[str], like: str | None) -> list[str]:
     if like is None:
         return names
@@ -217,7 +209,7 @@ def _show_warnings(session: Session, stmt: ast.Show) -> Result:
 
 
 def _show_create_table(session: Session, stmt: ast.Show) -> Result:
-    from rpl.core.server.dml import resolve_table
+    from rpl.core.execution.dml import resolve_table
     assert stmt.table is not None
     schema = resolve_table(session, stmt.table).schema
     lines = []
@@ -246,7 +238,7 @@ def _show_create_table(session: Session, stmt: ast.Show) -> Result:
 
 def _show_columns(session: Session, stmt: ast.Show) -> Result:
     from rpl.core.engine import NO_DEFAULT
-    from rpl.core.server.dml import resolve_table
+    from rpl.core.execution.dml import resolve_table
     assert stmt.table is not None
     schema = resolve_table(session, stmt.table).schema
     rows = []
@@ -292,15 +284,15 @@ def _show_grants(session: Session, stmt: ast.Show) -> Result:
                  for line in accounts.grants_of(account)])
 
 
-_SHOW = {
+SHOW_KINDS: dict[ast.ShowKind, Callable[[Session, ast.Show], Result]] = {
     "VARIABLES": _show_variables, "STATUS": _show_status, "DATABASES": _show_databases,
     "TABLES": _show_tables, "BINARY LOGS": _show_binary_logs,
     "MASTER STATUS": _show_master_status, "BINLOG EVENTS": _show_binlog_events,
     "PLUGINS": _show_plugins, "WARNINGS": _show_warnings, "ERRORS": _show_warnings,
     "CREATE TABLE": _show_create_table, "COLUMNS": _show_columns,
     "PROCESSLIST": _show_processlist, "ENGINES": _show_engines, "GRANTS": _show_grants,
-    "SLAVE STATUS": replica.show_slave_status, "SLAVE HOSTS": replica.show_slave_hosts,
 }
+"""The SHOW kinds this layer runs (replication registers SLAVE STATUS and SLAVE HOSTS)."""
 
 
 # ----------------------------------------------------- binlog administration

@@ -7,7 +7,7 @@ or computed at each read (:data:`COMPUTED`, resolved by the session).
 
 from __future__ import annotations
 
-from rpl.core.server.threadpool import ONE_THREAD_PER_CONNECTION, POOL_OF_THREADS
+from rpl.core.execution.threadpool import ONE_THREAD_PER_CONNECTION, POOL_OF_THREADS
 from rpl.observers import Scope, SystemVariable, VarType
 
 SERVER_VERSION = "8.0.36-rpl"

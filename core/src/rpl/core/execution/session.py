@@ -15,12 +15,11 @@ What holds:
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from rpl.core import errorlog
 from rpl.core.binlog.events import seal_events
@@ -29,10 +28,11 @@ from rpl.core.binlog.writer import CommitTicket, Reply
 from rpl.core.delegates import HookError
 from rpl.core.engine import Transaction
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_SPECIFIC_ACCESS_DENIED_ERROR, MySQLError
+from rpl.core.execution.binlogging import Origin, change_statements
+from rpl.core.execution.expressions import Context
+from rpl.core.execution.results import Ok, Result
 from rpl.core.net.packets import ReplyBatch
-from rpl.core.server.binlogging import Origin, change_statements
-from rpl.core.server.expressions import Context
-from rpl.core.server.results import Ok
+from rpl.core.threads import next_thread_id
 from rpl.core.variables import Warning as SqlWarning
 from rpl.core.variables import display
 from rpl.observers import TableInfo, TransFlags, TransParam
@@ -43,10 +43,117 @@ ReplyLater = Callable[["Session", Ok], Reply]
 error) that another thread may call later (see Session._leader_reply)."""
 
 if TYPE_CHECKING:
-    from rpl.core.accounts import Account
-    from rpl.core.server.server import Server
+    import socket
+    import uuid
 
-_thread_ids = itertools.count(1)
+    from rpl.core.accounts import Account, Accounts
+    from rpl.core.binlog.gtid import GtidSet
+    from rpl.core.binlog.writer import Binlog
+    from rpl.core.debug import CrashPoints
+    from rpl.core.delegates import Delegates
+    from rpl.core.engine import Engine
+    from rpl.core.execution.binlogging import EventEncoder
+    from rpl.core.execution.threadpool import ThreadPool
+    from rpl.core.plugins import Plugins
+    from rpl.core.sql import ast
+    from rpl.core.threads import ThreadRegistry
+    from rpl.core.variables import StatusVariables, SystemVariables
+
+StatementHandler = Callable[["Session", "ast.Statement", str], Result]
+"""Runs one parsed statement (its text beside it) for a session."""
+
+
+class StatementDispatch(Protocol):
+    """Which code runs a parsed statement (:class:`rpl.core.execution.dispatch.Dispatch`)."""
+
+    def handler_for(self, statement: ast.Statement) -> StatementHandler | None:
+        """The handler of ``statement``'s class; None for a statement nothing runs."""
+
+
+class ClientSocket(Protocol):
+    """What the server keeps of a client connection: its socket, to end it (KILL,
+    shutdown).
+    """
+
+    sock: socket.socket
+
+
+class ServerContext(Protocol):
+    """What the statement and session layer needs of the server it runs in.
+
+    :class:`rpl.core.instance.server.Server` implements it once it has started; the
+    layers below the instance (this one and the features: replication, plugins) name
+    the server only through this protocol, so none of them imports the object that
+    wires them together. Attributes are the server's shared parts, set once at start.
+    """
+
+    version: str
+    server_id: int
+    server_uuid: uuid.UUID
+    server_uuid_text: str
+    port: int
+    variables: SystemVariables
+    status: StatusVariables
+    binlog: Binlog
+    engine: Engine
+    delegates: Delegates
+    accounts: Accounts
+    plugins: Plugins
+    encoder: EventEncoder
+    crash: CrashPoints
+    threads: ThreadRegistry
+    thread_pool: ThreadPool | None
+    ddl_lock: threading.RLock
+    computed_variables: dict[str, Callable[[Session], object]]
+    questions: int
+
+    @property
+    def dispatch(self) -> StatementDispatch:
+        """Which code runs each statement."""
+
+    @property
+    def stopping(self) -> bool:
+        """Whether shutdown has begun."""
+
+    def context_for(self, session: Session) -> Context:
+        """The expression context of ``session``."""
+
+    def add_session(self, session: Session, connection: ClientSocket | None) -> None:
+        """Register a logged-in session (SHOW PROCESSLIST, KILL, shutdown)."""
+
+    def remove_session(self, session: Session) -> None:
+        """Forget a session that ended."""
+
+    def sessions(self) -> list[Session]:
+        """Every client session."""
+
+    def kill(self, thread_id: int, query_only: bool) -> None:
+        """KILL: end the connection (its transaction rolls back)."""
+
+    def max_allowed_packet(self) -> int:
+        """The global max_allowed_packet."""
+
+    def statistics(self) -> str:
+        """COM_STATISTICS text."""
+
+    def gtid_purged(self) -> GtidSet:
+        """GTIDs no longer in any binlog file."""
+
+    def recovery_start_file(self) -> str:
+        """The binlog file the next crash recovery would start from (PURGE keeps it)."""
+
+    def reset_master(self) -> None:
+        """RESET MASTER, with a checkpoint at the new first file."""
+
+    def install_plugin(self, name: str) -> None:
+        """INSTALL PLUGIN, remembered for the next start."""
+
+    def uninstall_plugin(self, name: str) -> None:
+        """UNINSTALL PLUGIN, forgotten for the next start."""
+
+    def shutdown(self) -> None:
+        """Stop cleanly."""
+
 MAX_TABLE_INFO_SETS: Final = 64
 """Sets of tables a session keeps TableInfos for (Session._table_info)."""
 
@@ -59,15 +166,10 @@ def statement_timeouts() -> float:
     return timeout
 
 
-def next_thread_id() -> int:
-    """A new connection id (CONNECTION_ID(), the processlist Id)."""
-    return next(_thread_ids)
-
-
 class Session:
     """One connection's state (also used, without a client, by recovery replay)."""
 
-    def __init__(self, server: Server, account: Account | None, host: str,
+    def __init__(self, server: ServerContext, account: Account | None, host: str,
                  thread_id: int | None = None, binlogging: bool = True) -> None:
         self.server = server
         self.account = account

@@ -34,12 +34,19 @@ from rpl.core.errors import (
     ER_WRONG_VALUE_COUNT_ON_ROW,
     MySQLError,
 )
+from rpl.core.execution import virtual_tables
+from rpl.core.execution.expressions import (
+    AGGREGATES,
+    Compiled,
+    Compiler,
+    aggregate,
+    to_number,
+    truth,
+)
+from rpl.core.execution.results import Ok, Result, Rows
+from rpl.core.execution.session import Session
+from rpl.core.execution.values import column_type
 from rpl.core.net.responses import Column, column_for_value
-from rpl.core.server import virtual_tables
-from rpl.core.server.expressions import AGGREGATES, Compiled, Compiler, aggregate, to_number, truth
-from rpl.core.server.results import Ok, Result, Rows
-from rpl.core.server.session import Session
-from rpl.core.server.values import column_type
 from rpl.core.sql import ast
 
 Row = Sequence[object]
@@ -53,7 +60,7 @@ def resolve_table(session: Session, name: ast.TableName) -> Table:
     if db is None:
         raise MySQLError.of(ER_NO_DB_ERROR)
     if db.lower() == virtual_tables.SCHEMA:
-        return virtual_tables.virtual_table(session.server, db, name.name)
+        return virtual_tables.virtual_table(session.server.threads, db, name.name)
     return session.server.engine.table(db, name.name)
 
 

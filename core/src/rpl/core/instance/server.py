@@ -32,20 +32,23 @@ from rpl.core.binlog.writer import Binlog, BinlogOptions, BinlogPosition
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import Delegates
 from rpl.core.engine import Engine
+from rpl.core.execution import statements
+from rpl.core.execution.binlogging import EventEncoder
+from rpl.core.execution.connection import CommandHandler, Connection
+from rpl.core.execution.dispatch import Dispatch
+from rpl.core.execution.execute import SessionContext
+from rpl.core.execution.expressions import Context
+from rpl.core.execution.session import ClientSocket, Session, statement_timeouts
+from rpl.core.execution.sysvars import ALIASES, SERVER_VERSION, server_variables
+from rpl.core.execution.threadpool import POOL_OF_THREADS, ThreadPool
+from rpl.core.instance import crash_recovery
+from rpl.core.instance.datadir import Checkpoint, DataDirectory, DataDirectoryInUse
 from rpl.core.net.handshake import password_hash
 from rpl.core.plugins import Plugins
 from rpl.core.replication import source
+from rpl.core.replication import statements as replica_statements
 from rpl.core.replication.channel import ReplicaChannel
 from rpl.core.replication.source import ReplicaHosts
-from rpl.core.server import recovery
-from rpl.core.server.binlogging import EventEncoder
-from rpl.core.server.connection import Connection
-from rpl.core.server.datadir import Checkpoint, DataDirectory, DataDirectoryInUse
-from rpl.core.server.execute import SessionContext
-from rpl.core.server.expressions import Context
-from rpl.core.server.session import Session, statement_timeouts
-from rpl.core.server.sysvars import ALIASES, SERVER_VERSION, server_variables
-from rpl.core.server.threadpool import POOL_OF_THREADS, ThreadPool
 from rpl.core.threads import ThreadRegistry
 from rpl.core.variables import StatusVariables, SystemVariables
 from rpl.observers import (
@@ -58,7 +61,6 @@ from rpl.observers import (
 )
 
 _log = errorlog.logger("server")
-source.install()
 
 
 @attrs.frozen
@@ -91,7 +93,7 @@ class Server:
         checkpoints: a checkpoint never sees a catalogue change its position lacks."""
         self.started = time.monotonic()
         self.questions = 0
-        self._sessions: dict[int, tuple[Session, Connection | None]] = {}
+        self._sessions: dict[int, tuple[Session, ClientSocket | None]] = {}
         self._sessions_lock = threading.Lock()
         self._stopping = threading.Event()
         self._stopped = threading.Event()
@@ -104,6 +106,12 @@ class Server:
         self._checkpoint_lock = threading.Lock()
         self._checkpoint_due = threading.Event()
         self._log_handler: logging.Handler | None = None
+        self.dispatch = Dispatch()
+        """Which code runs each statement: the statement layer's own, then each
+        feature's, registered at start."""
+        self.commands: dict[int, CommandHandler] = {}
+        """The protocol commands features add to the client ones (COM_BINLOG_DUMP...)."""
+        statements.register(self.dispatch)
         self.computed_variables: dict[str, Callable[[Session], object]] = {
             "gtid_executed": lambda s: str(self.binlog.gtid_executed),
             "gtid_purged": lambda s: str(self.gtid_purged()),
@@ -147,8 +155,10 @@ class Server:
         self.delegates.server_state.after_engine_recovery(param)
         self.binlog = self._make_binlog()
         gtids = GtidSet.parse(checkpoint.gtid_executed) if checkpoint else GtidSet()
-        applied = recovery.recover(self, checkpoint.binlog_file if checkpoint else "",
-                                   checkpoint.binlog_pos if checkpoint else 4, gtids)
+        replayer = crash_recovery.Replayer(Session(self, None, "localhost", binlogging=False))
+        applied = crash_recovery.recover(self.binlog, replayer,
+                                         checkpoint.binlog_file if checkpoint else "",
+                                         checkpoint.binlog_pos if checkpoint else 4, gtids)
         if applied:
             errorlog.log(_log, logging.INFO, f"Crash recovery finished: {applied} "
                          f"transaction(s) replayed from the binary log", code=13030)
@@ -160,7 +170,9 @@ class Server:
                          daemon=True).start()
         self.delegates.server_state.after_recovery(param)
         self.replica_hosts = ReplicaHosts()
-        self.replica = ReplicaChannel(self)  # relay log recovery, before any client
+        self.replica = ReplicaChannel(self, config.datadir.resolve())  # relay log recovery
+        source.register(self.commands, self.replica_hosts)
+        replica_statements.register(self.dispatch, self.replica, self.replica_hosts)
         self.thread_pool = self._make_thread_pool()
         self._listen()
         errorlog.log(_log, logging.INFO, f"ready for connections. Version: '{SERVER_VERSION}'"
@@ -300,7 +312,7 @@ class Server:
                 sock.close()
                 return
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            connection = Connection(self, sock, address)
+            connection = Connection(self, sock, address, self.commands)
             threading.Thread(target=connection.serve, name=f"rpl-conn-{connection.thread_id}",
                              daemon=True).start()
 
@@ -309,7 +321,7 @@ class Server:
         """The expression context of ``session``."""
         return SessionContext(session)
 
-    def add_session(self, session: Session, connection: Connection | None) -> None:
+    def add_session(self, session: Session, connection: ClientSocket | None) -> None:
         """Register a logged-in session (SHOW PROCESSLIST, KILL, shutdown)."""
         with self._sessions_lock:
             self._sessions[session.thread_id] = (session, connection)
@@ -340,10 +352,6 @@ class Server:
                 connection.sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-
-    def replay_session(self) -> recovery.Replayer:
-        """A session that applies binlog transactions without logging them."""
-        return recovery.Replayer(Session(self, None, "localhost", binlogging=False))
 
     def max_allowed_packet(self) -> int:
         """The global max_allowed_packet."""

@@ -1,0 +1,63 @@
+"""The statements the statement and session layer runs itself, put in a server's table.
+
+The features add theirs when the server starts (replication: its statements, SHOW kinds
+and protocol commands); :func:`register` is the whole list of the rest, one line each.
+"""
+
+from __future__ import annotations
+
+from rpl.core.execution import admin, ddl, dml
+from rpl.core.execution.dispatch import Dispatch, plain
+from rpl.core.execution.results import Ok, Result
+from rpl.core.execution.session import Session
+from rpl.core.sql import ast
+
+
+def _begin(session: Session, stmt: ast.Begin) -> Result:
+    session.begin()
+    return Ok()
+
+
+def _commit(session: Session, stmt: ast.Commit) -> Result:
+    result = Ok()
+    session.commit(reply_with=result)
+    return result
+
+
+def _rollback(session: Session, stmt: ast.Rollback) -> Result:
+    session.rollback()
+    return Ok()
+
+
+def register(dispatch: Dispatch) -> None:
+    """Put the layer's own statements and SHOW kinds in ``dispatch``."""
+    dispatch.statement(ast.Select, plain(dml.run_select))
+    dispatch.statement(ast.Insert, plain(dml.run_insert))
+    dispatch.statement(ast.Update, plain(dml.run_update))
+    dispatch.statement(ast.Delete, plain(dml.run_delete))
+    dispatch.statement(ast.Begin, plain(_begin))
+    dispatch.statement(ast.Commit, plain(_commit))
+    dispatch.statement(ast.Rollback, plain(_rollback))
+    dispatch.statement(ast.CreateTable, ddl.create_table)
+    dispatch.statement(ast.DropTable, ddl.drop_table)
+    dispatch.statement(ast.CreateDatabase, ddl.create_database)
+    dispatch.statement(ast.DropDatabase, ddl.drop_database)
+    dispatch.statement(ast.CreateIndex, ddl.create_index)
+    dispatch.statement(ast.Use, plain(ddl.use_database))
+    dispatch.statement(ast.CreateUser, plain(ddl.create_user))
+    dispatch.statement(ast.AlterUser, plain(ddl.alter_user))
+    dispatch.statement(ast.DropUser, ddl.drop_user)
+    dispatch.statement(ast.Grant, ddl.grant)
+    dispatch.statement(ast.Revoke, ddl.revoke)
+    dispatch.statement(ast.Set, plain(admin.run_set))
+    dispatch.statement(ast.SetTransaction, plain(admin.set_transaction))
+    dispatch.statement(ast.Flush, plain(admin.run_flush))
+    dispatch.statement(ast.Purge, plain(admin.run_purge))
+    dispatch.statement(ast.ResetMaster, plain(admin.run_reset_master))
+    dispatch.statement(ast.Checksum, plain(admin.run_checksum))
+    dispatch.statement(ast.InstallPlugin, plain(admin.install_plugin))
+    dispatch.statement(ast.UninstallPlugin, plain(admin.uninstall_plugin))
+    dispatch.statement(ast.Shutdown, plain(admin.run_shutdown))
+    dispatch.statement(ast.Kill, plain(admin.run_kill))
+    for kind, handler in admin.SHOW_KINDS.items():
+        dispatch.show(kind, handler)
