@@ -1,4 +1,4 @@
-"""The applier's Transaction reads its GTID event and statements from the events' bodies
+"""The applier's RelayTransaction reads its GTID event and statements from the events' bodies
 (rpl.core.replication.relay_transaction): what it takes must be what the event classes decode."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rpl.core.binlog.events import (
     encode_event,
 )
 from rpl.core.binlog.gtid import Gtid
-from rpl.core.replication.relay_transaction import COMMIT_MARK, Transaction
+from rpl.core.replication.relay_transaction import COMMIT_MARK, RelayTransaction
 
 SID = uuid.UUID("3e11fa47-71ca-11e1-9e33-c80aa9429562")
 
@@ -40,7 +40,7 @@ def test_gtid_fields_are_the_decoded_events(gno: int, last: int, step: int, imme
     raw = encode_event(event, server_id=7, timestamp=1_700_000_000, checksum=True)
     header, decoded = decode_event(raw, checksum=True)
     assert isinstance(decoded, GtidEvent)
-    transaction = Transaction(raw[19:-4], header.server_id, header.timestamp)
+    transaction = RelayTransaction(raw[19:-4], header.server_id, header.timestamp)
     assert transaction.gtid == Gtid(SID, gno)
     assert (transaction.last_committed, transaction.sequence_number) == \
         (decoded.last_committed, decoded.sequence_number)
@@ -51,7 +51,7 @@ def test_gtid_fields_are_the_decoded_events(gno: int, last: int, step: int, imme
 
 
 def test_statements_in_order_and_xid_as_commit() -> None:
-    transaction = Transaction(_body(GtidEvent(SID, 5)), 7, 0)
+    transaction = RelayTransaction(_body(GtidEvent(SID, 5)), 7, 0)
     assert transaction.add(QUERY_EVENT, _body(QueryEvent(1, 0, 0, b"", "db1", "BEGIN"))) == \
         "BEGIN"
     assert transaction.add(QUERY_EVENT, _body(QueryEvent(1, 0, 0, b"\x00\x01\x00\x00\x00",
@@ -64,14 +64,14 @@ def test_statements_in_order_and_xid_as_commit() -> None:
 
 
 def test_a_statement_without_begin_is_ddl() -> None:
-    transaction = Transaction(_body(GtidEvent(SID, 5)), 7, 0)
+    transaction = RelayTransaction(_body(GtidEvent(SID, 5)), 7, 0)
     transaction.add(QUERY_EVENT, _body(QueryEvent(1, 0, 0, b"", "db1", "CREATE TABLE t (a INT)")))
     assert transaction.is_ddl
     assert transaction.statements == [("db1", "CREATE TABLE t (a INT)")]
 
 
 def test_other_events_are_passed_over() -> None:
-    transaction = Transaction(_body(GtidEvent(SID, 5)), 7, 0)
+    transaction = RelayTransaction(_body(GtidEvent(SID, 5)), 7, 0)
     assert transaction.add(5, b"\x02" + b"\x00" * 8) == ""  # INTVAR
     assert transaction.statements == [] and transaction.is_ddl
 
@@ -82,7 +82,7 @@ def test_other_events_are_passed_over() -> None:
     (QUERY_EVENT, b"\x00" * 8 + b"\x05" + b"\x00" * 4 + b"db", "overrun"),
 ])
 def test_a_malformed_statement_is_an_event_error(code: int, body: bytes, why: str) -> None:
-    transaction = Transaction(_body(GtidEvent(SID, 5)), 7, 0)
+    transaction = RelayTransaction(_body(GtidEvent(SID, 5)), 7, 0)
     with pytest.raises(EventError, match=why):
         transaction.add(code, body)
 
@@ -91,4 +91,4 @@ def test_a_gno_out_of_range_is_an_event_error() -> None:
     body = bytearray(_body(GtidEvent(SID, 5)))
     body[17:25] = (0).to_bytes(8, "little")
     with pytest.raises(EventError, match="invalid GNO 0"):
-        Transaction(bytes(body), 7, 0)
+        RelayTransaction(bytes(body), 7, 0)

@@ -20,8 +20,8 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from rpl.core.net.packets import ConnectionClosed, PacketChannel, frame_packets
 from rpl.core.execution.threadpool import ThreadPool
+from rpl.core.net.packets import ConnectionClosed, PacketChannel, frame_packets
 from rpl.core.testing.process import ServerProcess
 from rpl.core.waits import thd_wait
 

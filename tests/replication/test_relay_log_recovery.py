@@ -15,8 +15,8 @@ from test_async_replication import assert_same_data
 from rpl.core.binlog.events import GtidEvent
 from rpl.core.binlog.gtid import Gtid
 from rpl.core.binlog.logfile import BinlogIndex, read_events, scan_valid_prefix
-from rpl.core.replication.relay_log_recovery import RelayScan
 from rpl.core.binlog.trim import truncate_tail
+from rpl.core.replication.relay_log_recovery import RelayScan
 from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.topology import gtid_executed, replicate, slave_status, wait_for
 

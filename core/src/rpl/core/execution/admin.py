@@ -7,17 +7,22 @@ unchanged.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from rpl.core.binlog import events as ev
 from rpl.core.binlog.logfile import read_events
+from rpl.core.engine import NO_DEFAULT
 from rpl.core.errors import (
     ER_ERROR_WHEN_EXECUTING_COMMAND,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
+    ER_NO_DB_ERROR,
+    ER_NONEXISTING_GRANT,
     ER_NOT_SUPPORTED_YET,
     ER_UNKNOWN_TARGET_BINLOG,
     MySQLError,
 )
+from rpl.core.execution.dml import resolve_table
 from rpl.core.execution.expressions import Compiler
 from rpl.core.execution.results import Ok, Result, Rows
 from rpl.core.execution.session import Session
@@ -122,7 +127,6 @@ def _show_databases(session: Session, stmt: ast.Show) -> Result:
 def _show_tables(session: Session, stmt: ast.Show) -> Result:
     db = stmt.database or session.db
     if db is None:
-        from rpl.core.errors import ER_NO_DB_ERROR
         raise MySQLError.of(ER_NO_DB_ERROR)
     names = _filter(sorted(session.server.engine.tables(db)), stmt.like)
     columns = _texts(f"Tables_in_{db}" + (f" ({stmt.like})" if stmt.like else ""))
@@ -209,7 +213,6 @@ def _show_warnings(session: Session, stmt: ast.Show) -> Result:
 
 
 def _show_create_table(session: Session, stmt: ast.Show) -> Result:
-    from rpl.core.execution.dml import resolve_table
     assert stmt.table is not None
     schema = resolve_table(session, stmt.table).schema
     lines = []
@@ -220,7 +223,6 @@ def _show_create_table(session: Session, stmt: ast.Show) -> Result:
         text = f"  {ast.quote_identifier(column.name)} {kind}"
         text += " unsigned" if column.unsigned else ""
         text += " NOT NULL" if not column.nullable else ""
-        from rpl.core.engine import NO_DEFAULT
         if column.default is not NO_DEFAULT and not column.auto_increment:
             text += f" DEFAULT {ast.quote_literal(column.default)}"  # type: ignore[arg-type]
         text += " AUTO_INCREMENT" if column.auto_increment else ""
@@ -237,8 +239,6 @@ def _show_create_table(session: Session, stmt: ast.Show) -> Result:
 
 
 def _show_columns(session: Session, stmt: ast.Show) -> Result:
-    from rpl.core.engine import NO_DEFAULT
-    from rpl.core.execution.dml import resolve_table
     assert stmt.table is not None
     schema = resolve_table(session, stmt.table).schema
     rows = []
@@ -253,7 +253,6 @@ def _show_columns(session: Session, stmt: ast.Show) -> Result:
 
 
 def _show_processlist(session: Session, stmt: ast.Show) -> Result:
-    import time
     rows = [[s.thread_id, s.user, s.host, s.db, s.command, int(time.monotonic() - s.started),
              s.state, s.info] for s in session.server.sessions()]
     return Rows([int_column("Id"), *_texts("User", "Host", "db", "Command"), int_column("Time"),
@@ -273,7 +272,6 @@ def _show_grants(session: Session, stmt: ast.Show) -> Result:
     else:
         account = accounts.get(stmt.user.user, stmt.user.host)
         if account is None:
-            from rpl.core.errors import ER_NONEXISTING_GRANT
             raise MySQLError.of(ER_NONEXISTING_GRANT, stmt.user.user, stmt.user.host)
     if account is None:
         return Rows(_texts("Grants"), [])

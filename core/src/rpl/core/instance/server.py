@@ -32,6 +32,7 @@ from rpl.core.binlog.writer import Binlog, BinlogOptions, BinlogPosition
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import Delegates
 from rpl.core.engine import Engine
+from rpl.core.errors import MySQLError
 from rpl.core.execution import statements
 from rpl.core.execution.binlogging import EventEncoder
 from rpl.core.execution.connection import CommandHandler, Connection
@@ -338,7 +339,6 @@ class Server:
 
     def kill(self, thread_id: int, query_only: bool) -> None:
         """KILL: end the connection (its transaction rolls back)."""
-        from rpl.core.errors import MySQLError
         with self._sessions_lock:
             found = self._sessions.get(thread_id)
         if found is None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import struct
-from typing import TYPE_CHECKING
 
 from rpl.core import errorlog
 from rpl.core.binlog.events import (
@@ -45,15 +44,13 @@ from rpl.core.errors import (
     ER_SLAVE_RELAY_LOG_READ_FAILURE,
     MySQLError,
 )
+from rpl.core.execution.session import Session
 from rpl.core.replication.batch import BATCH_LOCK_WAIT, CommitBatch
+from rpl.core.replication.channel_state import ChannelState
 from rpl.core.replication.relay_log_recovery import REMEDY
-from rpl.core.replication.relay_transaction import RETRYABLE, Transaction, apply_transaction
+from rpl.core.replication.relay_transaction import RETRYABLE, RelayTransaction, apply_transaction
 from rpl.core.replication.worker import ChannelThread
 from rpl.observers import RelayIOParam
-
-if TYPE_CHECKING:
-    from rpl.core.execution.session import Session
-    from rpl.core.replication.channel import ReplicaChannel
 
 _log = errorlog.logger("applier")
 STATE_IDLE = "Replica has read all relay log; waiting for more updates"
@@ -83,13 +80,13 @@ class Applier(ChannelThread):
 
     thread_name = "rpl-replica-sql"
 
-    def __init__(self, channel: ReplicaChannel) -> None:
+    def __init__(self, channel: ChannelState) -> None:
         super().__init__(channel)
         self.caught_up = True
         self.applying_since: int | None = None
         self.session: Session | None = None
         self._tracker = TransactionTracker()
-        self._pending: Transaction | None = None
+        self._pending: RelayTransaction | None = None
         self._since_save = 0
         self._checksum = channel.relay_log.checksum
         self.batch = CommitBatch(int(self.server.variables.get_global(  # type: ignore[arg-type]
@@ -110,7 +107,6 @@ class Applier(ChannelThread):
     # ------------------------------------------------------------------ run
     def run(self) -> None:
         """The applier's body."""
-        from rpl.core.execution.session import Session
         channel = self.channel
         errorlog.set_thread_id(channel.sql_thread_id)
         registered = self.server.threads.register_thread("thread/sql/replica_sql")
@@ -244,12 +240,12 @@ class Applier(ChannelThread):
         if code in (ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT):
             self._file_event(name, offset, end, raw)
             return
-        pending: Transaction | None
+        pending: RelayTransaction | None
         try:
             timestamp, _, server_id, event_size, log_pos, _ = unpack_header(raw, 0)
             body = checked_body(raw, code, event_size, checksum=self._checksum)
             if code == GTID_LOG_EVENT:
-                pending = self._pending = Transaction(body, server_id, timestamp)
+                pending = self._pending = RelayTransaction(body, server_id, timestamp)
                 self._tracker = TransactionTracker()
                 statement = ""
             else:
@@ -291,7 +287,7 @@ class Applier(ChannelThread):
             info.relay_log_file, info.relay_log_pos = name, end
 
     # ------------------------------------------------------------- apply
-    def _dispatch(self, transaction: Transaction) -> None:
+    def _dispatch(self, transaction: RelayTransaction) -> None:
         """Apply ``transaction``, batching it with the uncommitted ones before it when the
         source's logical clock says they are independent (see :class:`CommitBatch`).
         """
@@ -328,7 +324,7 @@ class Applier(ChannelThread):
         for transaction in self.batch.commit(self.server.binlog):
             self.completed(transaction)
 
-    def completed(self, transaction: Transaction) -> None:
+    def completed(self, transaction: RelayTransaction) -> None:
         """``transaction`` committed (or was skipped): the applier's position moves past it."""
         channel = self.channel
         info = channel.relay_info

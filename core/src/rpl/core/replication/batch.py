@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rpl.core.binlog.gtid import Gtid
-from rpl.core.replication.relay_transaction import Transaction
+from rpl.core.replication.relay_transaction import RelayTransaction
 
 if TYPE_CHECKING:
     from rpl.core.binlog.writer import Binlog, CommitTicket
@@ -37,7 +37,7 @@ class CommitBatch:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.transactions: list[Transaction] = []
+        self.transactions: list[RelayTransaction] = []
         self.tickets: list[tuple[CommitTicket, EngineTransaction | None]] = []
         """The applier session's ``deferred`` list: its commits land here."""
         self._gtids: set[Gtid] = set()
@@ -49,20 +49,20 @@ class CommitBatch:
         """Whether ``gtid`` is in the batch (a duplicate in the relay log)."""
         return gtid in self._gtids
 
-    def admits(self, transaction: Transaction) -> bool:
+    def admits(self, transaction: RelayTransaction) -> bool:
         """Whether ``transaction`` may join the batch without a commit first."""
         return (not self.transactions or (
             len(self.transactions) < self.limit and not transaction.is_ddl
             and transaction.sequence_number > self._last_seq
             and transaction.last_committed <= self.committed_seq))
 
-    def start(self, transaction: Transaction) -> None:
+    def start(self, transaction: RelayTransaction) -> None:
         """``transaction`` is about to run (after :meth:`admits`, or a commit)."""
         if not self.transactions:
             # Everything before it has committed: that is its whole dependency window.
             self.committed_seq = transaction.sequence_number - 1
 
-    def add(self, transaction: Transaction) -> None:
+    def add(self, transaction: RelayTransaction) -> None:
         """``transaction`` ran; its commit is among the tickets."""
         self.transactions.append(transaction)
         self._gtids.add(transaction.gtid)
@@ -76,7 +76,7 @@ class CommitBatch:
         """The source commit time (µs) of the oldest uncommitted transaction."""
         return self.transactions[0].commit_timestamp if self.transactions else None
 
-    def commit(self, binlog: Binlog) -> list[Transaction]:
+    def commit(self, binlog: Binlog) -> list[RelayTransaction]:
         """Commit every deferred ticket as one group; the transactions, in order.
 
         On an error the engine transactions still active roll back and the error is

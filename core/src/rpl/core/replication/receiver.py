@@ -69,7 +69,7 @@ from rpl.core.replication.worker import ChannelThread
 from rpl.observers import BinlogDumpFlags, BinlogRelayFlags, NetError, RelayIOParam
 
 if TYPE_CHECKING:
-    from rpl.core.replication.channel import ReplicaChannel
+    from rpl.core.replication.channel_state import ChannelState
 
 _log = errorlog.logger("receiver")
 COM_BINLOG_DUMP = 0x12
@@ -110,7 +110,7 @@ class Receiver(ChannelThread):
 
     thread_name = "rpl-replica-io"
 
-    def __init__(self, channel: ReplicaChannel) -> None:
+    def __init__(self, channel: ChannelState) -> None:
         super().__init__(channel)
         self.connection: Any = None
         self.link: SourceLink | None = None

@@ -55,7 +55,7 @@ from rpl.core.binlog.trim import truncate_tail
 from rpl.core.replication.info import RelayLogInfo
 
 if TYPE_CHECKING:
-    from rpl.core.replication.channel import ReplicaChannel
+    from rpl.core.replication.channel_state import ChannelState
 
 _log = errorlog.logger("relay_log_recovery")
 REMEDY = ("RESET SLAVE discards the relay logs; START SLAVE then fetches again what was not "
@@ -66,7 +66,7 @@ _TYPE_CODE: Final = HEADER_AT["type_code"]
 _LOG_POS: Final = HEADER_AT["log_pos"]
 
 
-def recover_relay_log(channel: ReplicaChannel) -> None:
+def recover_relay_log(channel: ChannelState) -> None:
     """Make the relay log and the receiver position agree (see the module docstring)."""
     if channel.server.variables.get_global("relay_log_recovery"):
         _discard(channel)
@@ -96,7 +96,7 @@ def recover_relay_log(channel: ReplicaChannel) -> None:
                  f"'{log_file}' position {log_pos}; retrieved GTIDs '{retrieved}'", code=10000)
 
 
-def _fix_index(channel: ReplicaChannel) -> list[str]:
+def _fix_index(channel: ChannelState) -> list[str]:
     """Drop from the index the files that are missing where nothing is lost by it (before
     the applier's file: applied; after the last present file: a lost tail the receiver
     fetches again); the files present. A file missing between them stays listed, and
@@ -123,7 +123,7 @@ def _fix_index(channel: ReplicaChannel) -> list[str]:
     return present
 
 
-def _clamp_applier_position(channel: ReplicaChannel, last: str) -> None:
+def _clamp_applier_position(channel: ChannelState, last: str) -> None:
     """An applier position past the recovered end of the last file (the relay log lost
     writes the applier had read, as after an OS crash) moves back to that end: the
     receiver appends there, and the applier skips what it has already executed.
@@ -194,7 +194,7 @@ class RelayScan:
                     self.position = (self._source_file, event.position)
 
 
-def _scan_older(channel: ReplicaChannel, names: list[str],
+def _scan_older(channel: ChannelState, names: list[str],
                 scans: list[RelayScan]) -> None:
     """Scan files before the newest, newest first, until one says where the source
     position is (the newest file may hold nothing complete yet).
@@ -229,7 +229,7 @@ def _source_position(scans: list[RelayScan]) -> tuple[tuple[str, int], GtidSet] 
     return position, retrieved.union(previous) if previous is not None else retrieved
 
 
-def _discard(channel: ReplicaChannel) -> None:
+def _discard(channel: ChannelState) -> None:
     """relay_log_recovery = ON: a new relay log from the applier's position."""
     info = channel.relay_info
     if not channel.master_info.configured:

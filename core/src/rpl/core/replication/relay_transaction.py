@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from rpl.core.binlog.events import (
     QUERY_EVENT,
@@ -22,9 +22,8 @@ from rpl.core.binlog.events import (
 )
 from rpl.core.binlog.gtid import Gtid
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT, MySQLError
-
-if TYPE_CHECKING:
-    from rpl.core.execution.session import Session
+from rpl.core.execution.execute import execute
+from rpl.core.execution.session import Session
 
 RETRYABLE = frozenset((ER_LOCK_WAIT_TIMEOUT.errno, ER_LOCK_DEADLOCK.errno))
 
@@ -32,7 +31,7 @@ COMMIT_MARK = ("", "COMMIT")
 """The statement an XID event stands for."""
 
 
-class Transaction:
+class RelayTransaction:
     """One transaction read from the relay log, kept as what applying it needs: its GTID
     event's fields and its statements. No event objects are built: the applier reads a few
     fields of each event's body, and decoding every event into its attrs class was a quarter
@@ -79,7 +78,7 @@ class Transaction:
         return statement
 
 
-def apply_transaction(session: Session, transaction: Transaction, retries: int,
+def apply_transaction(session: Session, transaction: RelayTransaction, retries: int,
                       stopping: Callable[[], bool]) -> None:
     """Apply ``transaction`` in ``session``, retrying a lock wait timeout or deadlock up
     to ``retries`` times; MySQLError (MySQL's Last_SQL_Error wording) if it fails.
@@ -99,8 +98,7 @@ def apply_transaction(session: Session, transaction: Transaction, retries: int,
             raise sql_error(exc, transaction) from exc
 
 
-def _execute(session: Session, transaction: Transaction) -> None:
-    from rpl.core.execution.execute import execute
+def _execute(session: Session, transaction: RelayTransaction) -> None:
     session.gtid_next = transaction.gtid
     session.origin = transaction.origin
     session.original_commit_timestamp = transaction.commit_timestamp
@@ -131,7 +129,7 @@ def _gtid_next_pending(session: Session) -> bool:
     return session.gtid_next is not None
 
 
-def sql_error(exc: MySQLError, transaction: Transaction) -> MySQLError:
+def sql_error(exc: MySQLError, transaction: RelayTransaction) -> MySQLError:
     """``exc`` as Last_SQL_Error words it: "Error '...' on query. Default database: ..."."""
     if exc.message.startswith("Error '"):
         return exc

@@ -8,7 +8,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rpl.core.replication.channel import ReplicaChannel
+    from rpl.core.replication.channel_state import ChannelState
     from rpl.core.threads import RegisteredThread
 
 
@@ -42,7 +42,7 @@ class ChannelThread:
 
     thread_name = "rpl-replica"
 
-    def __init__(self, channel: ReplicaChannel) -> None:
+    def __init__(self, channel: ChannelState) -> None:
         self.channel = channel
         self.server = channel.server
         self.stop_requested = StopRequest()

@@ -93,7 +93,7 @@ def fold(accumulated: int, digest: int) -> int:
 
 
 @attrs.define
-class Transaction:
+class ScannedTransaction:
     """A GTID group as one task saw it; ``state``: complete, partial (the file ends inside
     it), interrupted (another GTID came first) or damaged.
     """
@@ -144,7 +144,7 @@ class SplitRows:
     split: Split
     events: dict[str, list[Any]] = attrs.field(
         factory=lambda: {name: [] for name in EVENT_COLUMNS})
-    transactions: list[Transaction] = attrs.field(factory=list)
+    transactions: list[ScannedTransaction] = attrs.field(factory=list)
     findings: list[Finding] = attrs.field(factory=list)
     writes: list[tuple[str, str, str, str]] = attrs.field(factory=list)
     """(gtid, table, key, value) of the rows complete transactions wrote."""
@@ -194,7 +194,7 @@ class SplitScanner:
         self.relay = self.log.kind == RELAY
         self.tracker = TransactionTracker()
         self.known_state = split.start == 0
-        self.current: Transaction | None = None
+        self.current: ScannedTransaction | None = None
         self.shift: int | None = None
         self.source_file: str | None = None
         self.source_server_id: int | None = None
@@ -476,7 +476,7 @@ class SplitScanner:
             gtid = self._gtid_text(data, at, header[3])
         except EventError as exc:
             raise Damage(position, exc.reason) from exc
-        self.current = Transaction(gtid, position, digest=fold(0, digest))
+        self.current = ScannedTransaction(gtid, position, digest=fold(0, digest))
         if self.relay:
             self.current.source_file = self.source_file
             self.current.source_server_id = self.source_server_id
