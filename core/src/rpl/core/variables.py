@@ -236,6 +236,18 @@ class SystemVariables:
             raise MySQLError.of(ER_INCORRECT_GLOBAL_LOCAL_VAR, entry.name, "SESSION")
         return entry._value
 
+    def global_int(self, name: str) -> int:
+        """The global value of the integer variable ``name``."""
+        value = self.get_global(name)
+        assert isinstance(value, int), (name, value)
+        return value
+
+    def global_float(self, name: str) -> float:
+        """The global value of the numeric variable ``name``, as a float."""
+        value = self.get_global(name)
+        assert isinstance(value, (int, float)), (name, value)
+        return float(value)
+
     def int_reader(self, name: str) -> Callable[[], int]:
         """A function returning the global value of the integer variable ``name`` as it is
         at each call (SET GLOBAL shows at once): what the server's hot paths hold instead

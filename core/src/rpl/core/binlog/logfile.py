@@ -20,6 +20,7 @@ per event. :func:`scan_valid_prefix` turns that into the facts crash recovery ne
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import mmap
 import os
@@ -175,6 +176,17 @@ class BinlogIndex:
     def append(self, name: str) -> None:
         """Add the file ``name`` at the end, durably."""
         self.rewrite([*self.names(), name])
+
+    def discard(self, fd: int) -> None:
+        """RESET MASTER / RESET SLAVE: close ``fd`` (the open file, -1 for none), delete
+        every file the index lists, then empty the index, durably.
+        """
+        if fd >= 0:
+            os.close(fd)
+        for path in self.paths():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        self.rewrite([])
 
     def rewrite(self, names: Iterable[str]) -> None:
         """Make the index list exactly ``names``, durably (PURGE, RESET MASTER)."""

@@ -745,12 +745,8 @@ class Binlog:
     def reset(self) -> None:
         """RESET MASTER: delete every file, clear the GTIDs, start at file 1."""
         with self._write_lock:
-            if self._fd >= 0:
-                os.close(self._fd)
-                self._fd = -1
-            for old in self.index.names():
-                (self.directory / old).unlink(missing_ok=True)
-            self.index.rewrite([])
+            self.index.discard(self._fd)
+            self._fd = -1
             self._gtids_logged = GtidSet()
             self.gtid_executed = GtidSet()
             self._open_next(created_at_start=True)

@@ -26,13 +26,13 @@ from rpl.core.execution.dml import resolve_table
 from rpl.core.execution.expressions import Compiler
 from rpl.core.execution.results import Ok, Result, Rows
 from rpl.core.execution.session import Session
-from rpl.core.net.responses import int_column, text_column
+from rpl.core.net.responses import Column, int_column, text_column
 from rpl.core.sql import ast
 from rpl.core.variables import coerce, like_pattern
 from rpl.observers import BinlogStorageParam, Scope
 
 
-def _texts(*names: str) -> list:  # type: ignore[type-arg]
+def _texts(*names: str) -> list[Column]:
     return [text_column(n) for n in names]
 
 

@@ -149,8 +149,7 @@ def run_select(session: Session, stmt: ast.Select) -> Result:
 
     def body(trx: Transaction) -> Result:
         return _select_from(session, trx, table, stmt)
-    result: Result = session.run_statement(body)  # type: ignore[assignment]
-    return result
+    return session.run_statement(body)
 
 
 def _name(item: ast.SelectItem) -> str:
@@ -325,8 +324,7 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
         info = f"Records: {len(rows)}  Duplicates: 0  Warnings: {len(session.warnings)}" \
             if len(rows) > 1 else ""
         return Ok(affected, first_id, info)
-    result: Result = session.run_statement(body)  # type: ignore[assignment]
-    return result
+    return session.run_statement(body)
 
 
 class _DefaultMarker:
@@ -465,8 +463,7 @@ def run_update(session: Session, stmt: ast.Update) -> Result:
                 changed += 1
         info = f"Rows matched: {matched}  Changed: {changed}  Warnings: 0"
         return Ok(matched if session.found_rows else changed, 0, info)
-    result: Result = session.run_statement(body)  # type: ignore[assignment]
-    return result
+    return session.run_statement(body)
 
 
 def run_delete(session: Session, stmt: ast.Delete) -> Result:
@@ -482,8 +479,7 @@ def run_delete(session: Session, stmt: ast.Delete) -> Result:
             trx.delete(table, key)
             deleted += 1
         return Ok(deleted)
-    result: Result = session.run_statement(body)  # type: ignore[assignment]
-    return result
+    return session.run_statement(body)
 
 
 Handler = Callable[[Session, ast.Statement], Result]

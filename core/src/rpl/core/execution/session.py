@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
 
 from rpl.core import errorlog
 from rpl.core.binlog.events import seal_events
@@ -154,6 +154,8 @@ class ServerContext(Protocol):
     def shutdown(self) -> None:
         """Stop cleanly."""
 
+R = TypeVar("R")
+
 MAX_TABLE_INFO_SETS: Final = 64
 """Sets of tables a session keeps TableInfos for (Session._table_info)."""
 
@@ -233,8 +235,8 @@ class Session:
             return self.lock_wait_override
         value = self.session_vars.get("innodb_lock_wait_timeout")
         if value is None:
-            value = self.server.variables.get_global("innodb_lock_wait_timeout")
-        return float(value)  # type: ignore[arg-type]
+            return self.server.variables.global_float("innodb_lock_wait_timeout")
+        return float(cast(float, value))
 
     def variable(self, name: str, scope: str | None) -> object:
         """@@[scope.]name as this session reads it."""
@@ -299,7 +301,7 @@ class Session:
                                                      for db, name in names)
         return infos
 
-    def run_statement(self, body: Callable[[Transaction], object]) -> object:
+    def run_statement(self, body: Callable[[Transaction], R]) -> R:
         """Run one data statement atomically; commit it at its end under autocommit."""
         _local.lock_wait_timeout = self.lock_wait_timeout()
         trx = self.transaction()

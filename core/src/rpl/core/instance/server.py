@@ -355,7 +355,7 @@ class Server:
 
     def max_allowed_packet(self) -> int:
         """The global max_allowed_packet."""
-        return int(self.variables.get_global("max_allowed_packet"))  # type: ignore[arg-type]
+        return self.variables.global_int("max_allowed_packet")
 
     def statistics(self) -> str:
         """COM_STATISTICS text."""

@@ -89,8 +89,7 @@ class Applier(ChannelThread):
         self._pending: RelayTransaction | None = None
         self._since_save = 0
         self._checksum = channel.relay_log.checksum
-        self.batch = CommitBatch(int(self.server.variables.get_global(  # type: ignore[arg-type]
-            "rpl_applier_batch_size")))
+        self.batch = CommitBatch(self.server.variables.global_int("rpl_applier_batch_size"))
 
     def _param(self) -> RelayIOParam:
         info = self.channel.master_info
@@ -149,13 +148,9 @@ class Applier(ChannelThread):
             self.server.remove_session(self.session)
             channel.save_relay_log_info()
             relay.applier_stop(self._param(), aborted)
-            self.running = False
-            self._set_state("")
-            registered.close()
-            errorlog.log(_log, logging.INFO,
-                         f"Replica SQL thread for channel '' exiting, replication stopped in "
-                         f"log '{channel.relay_info.master_log_file}' at position "
-                         f"{channel.relay_info.master_log_pos}", code=10689)
+            self.exited(registered, f"Replica SQL thread for channel '' exiting, replication "
+                        f"stopped in log '{channel.relay_info.master_log_file}' at position "
+                        f"{channel.relay_info.master_log_pos}")
 
     def _start_file(self) -> tuple[str, int]:
         channel = self.channel
@@ -341,8 +336,7 @@ class Applier(ChannelThread):
 
     def retries(self) -> int:
         """replica_transaction_retries."""
-        return int(self.server.variables.get_global(  # type: ignore[arg-type]
-            "replica_transaction_retries"))
+        return self.server.variables.global_int("replica_transaction_retries")
 
     def check_stop_soon(self) -> None:
         """Raise ApplierStopped if STOP SLAVE asked (the coordinator, while it waits)."""

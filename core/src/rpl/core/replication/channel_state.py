@@ -50,8 +50,8 @@ class ChannelState:
             self.datadir, str(get("relay_log")), server.server_id,
             get("binlog_checksum") == "CRC32",
             sync_every=server.variables.int_reader("sync_relay_log"),
-            max_size=lambda: int(get("max_relay_log_size")  # type: ignore[arg-type]
-                                 or get("max_binlog_size")),
+            max_size=lambda: (server.variables.global_int("max_relay_log_size")
+                              or server.variables.global_int("max_binlog_size")),
             crash=server.crash)
         self.io_thread_id = 0
         self.sql_thread_id = 0
@@ -65,7 +65,7 @@ class ChannelState:
     # --------------------------------------------------------------- state
     def _every(self, variable: str) -> int:
         """A sync_* count; 0 means never by count (only at stop and relay log switches)."""
-        value = int(self.server.variables.get_global(variable))  # type: ignore[arg-type]
+        value = self.server.variables.global_int(variable)
         return value or 1 << 62
 
     def sync_master_info(self) -> int:

@@ -178,13 +178,9 @@ class Receiver(ChannelThread):
             channel.relay_log.close()
             channel.save_master_info()
             relay.thread_stop(self.param(with_link=False))
-            self.running = False
-            self.set_state("")
-            registered.close()
-            errorlog.log(_log, logging.INFO,
-                         f"Replica I/O thread exiting for channel '', read up to log "
-                         f"'{channel.master_info.log_file or 'FIRST'}', position "
-                         f"{channel.master_info.log_pos}", code=10689)
+            self.exited(registered, f"Replica I/O thread exiting for channel '', read up to "
+                        f"log '{channel.master_info.log_file or 'FIRST'}', position "
+                        f"{channel.master_info.log_pos}")
             channel.io_stopped()
 
     def _connect_loop(self) -> None:
@@ -228,7 +224,7 @@ class Receiver(ChannelThread):
         import pymysql
         info = self.channel.master_info
         self.set_state(STATE_CONNECTING)
-        timeout = float(self.server.variables.get_global("replica_net_timeout"))  # type: ignore[arg-type]
+        timeout = self.server.variables.global_float("replica_net_timeout")
         try:
             self.connection = pymysql.connect(
                 host=info.host, port=info.port, user=info.user, password=info.password,

@@ -250,12 +250,8 @@ class RelayLog:
     def reset(self) -> None:
         """RESET SLAVE: delete every relay log file and the index."""
         with self._lock:
-            if self._fd >= 0:
-                os.close(self._fd)
-                self._fd = -1
-            for old in self.index.names():
-                self.path(old).unlink(missing_ok=True)
-            self.index.rewrite([])
+            self.index.discard(self._fd)
+            self._fd = -1
             self._file, self._pos = "", 0
             self._unwritten.clear()
             self._publish()

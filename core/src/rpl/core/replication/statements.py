@@ -138,7 +138,7 @@ def _heartbeat(session: Session, value: object) -> float:
                                 "period is less than 1 millisecond. The value is reset to 0, "
                                 "meaning that heartbeating will effectively be disabled."))
         return 0.0
-    timeout = float(session.server.variables.get_global("replica_net_timeout"))  # type: ignore[arg-type]
+    timeout = session.server.variables.global_float("replica_net_timeout")
     if period > timeout:
         session.warn(MySQLError.of(ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE_MAX))
     return period

@@ -4,12 +4,17 @@ stop, and reports its state to SHOW SLAVE STATUS and performance_schema.threads.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import TYPE_CHECKING
+
+from rpl.core import errorlog
 
 if TYPE_CHECKING:
     from rpl.core.replication.channel_state import ChannelState
     from rpl.core.threads import RegisteredThread
+
+_log = errorlog.logger("replica")
 
 
 class StopRequest:
@@ -69,6 +74,15 @@ class ChannelThread:
         self.interrupt()
         if self.thread.is_alive() and self.thread is not threading.current_thread():
             self.thread.join()
+
+    def exited(self, registered: RegisteredThread, message: str) -> None:
+        """The thread's last step: not running, no state, out of the thread registry, and
+        MySQL's line saying where it stopped (``message``) in the error log.
+        """
+        self.running = False
+        self.set_state("")
+        registered.close()
+        errorlog.log(_log, logging.INFO, message, code=10689)
 
     def set_state(self, state: str) -> None:
         """The thread's state (Slave_IO_State, PROCESSLIST_STATE...)."""
