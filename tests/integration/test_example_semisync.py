@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import venv
 from pathlib import Path
 from xml.etree import ElementTree
@@ -29,6 +30,16 @@ def suite_tests() -> dict[str, set[str]]:
     """Each test of SemisyncSuite and the requirements it declares."""
     return {name: set(required_by(getattr(SemisyncSuite, name)))
             for name in dir(SemisyncSuite) if name.startswith("test_")}
+
+
+def test_example_plugin_imports_nothing_from_rpl_core() -> None:
+    code = ("import sys, rpl_inline_ack_semisync.plugin; "
+            "print(' '.join(m for m in sys.modules if m.startswith('rpl.core')))")
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLE / "src")}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == []
 
 
 def test_example_runs_the_conformance_suite_with_tox(tmp_path: Path) -> None:
