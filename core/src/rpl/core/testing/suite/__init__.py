@@ -1,17 +1,67 @@
-"""The conformance suite: abstract pytest classes a plugin implementation runs to prove
-it behaves as MySQL's does (SQLAlchemy's dialect suite is the model).
+"""The conformance suite: abstract pytest classes a semisync implementation runs to prove it
+behaves as MySQL's does (SQLAlchemy's dialect suite and its ``requirements.py`` are the
+model).
 
-Subclass a suite class in a test module of your own (its name must start with ``Test``)
-and, to test another implementation, override its plugin fixture::
+One module per area, one abstract class each (none is collected until subclassed under
+a name starting with ``Test``):
 
-    from rpl.core.testing.suite.semisync import SemisyncPlugins, SemisyncSuite
+* :mod:`~rpl.core.testing.suite.status` (:class:`StatusSuite`): status and counters,
+  variables, UNINSTALL;
+* :mod:`~rpl.core.testing.suite.waits` (:class:`WaitsSuite`): wait points, timeouts,
+  switching off and back on, ``wait_for_slave_count``;
+* :mod:`~rpl.core.testing.suite.topology` (:class:`TopologySuite`): replicas joining,
+  leaving, stalling, idling, a source without the plugin;
+* :mod:`~rpl.core.testing.suite.ack_receiver` (:class:`AckReceiverSuite`): the ACK
+  receiver thread;
+* :mod:`~rpl.core.testing.suite.failover` (:class:`LosslessFailoverSuite`): lossless
+  failover trials, a source killed under load.
+
+:class:`SemisyncSuite` is the first four in one class. Two fixtures, overridden in the
+subclass, describe the implementation under test: ``semisync_plugins`` (its plugin names,
+:class:`SemisyncPlugins`) and ``requirements`` (a :class:`Requirements` whose properties
+close what it lacks; every one is open by default)::
+
+    import pytest
+    from rpl.core.testing.suite import (
+        Requirement, Requirements, SemisyncPlugins, SemisyncSuite, closed)
+
+    class MyRequirements(Requirements):
+        @property
+        def ack_receiver_thread(self) -> Requirement:
+            return closed("the dump thread reads the ACKs")
 
     class TestMySemisync(SemisyncSuite):
         @pytest.fixture
         def semisync_plugins(self) -> SemisyncPlugins:
             return SemisyncPlugins(master="my_semi_sync_master", slave="my_semi_sync_slave")
 
-Every test runs real server processes (``rpl server``) with the plugins loaded through
-``--plugin-load``, so the plugins need only be installed (their entry points) in the
-environment that runs pytest.
+        @pytest.fixture
+        def requirements(self) -> Requirements:
+            return MyRequirements()
+
+A test that needs a closed requirement is skipped with the requirement's name and reason;
+every other test runs. The plugins need only be installed (their ``rpl.plugins`` entry
+points) in the environment that runs pytest: every test starts real ``rpl server``
+processes that load them with ``--plugin-load``.
 """
+
+from rpl.core.testing.suite.ack_receiver import AckReceiverSuite
+from rpl.core.testing.suite.failover import FailoverHarness, LosslessFailoverSuite
+from rpl.core.testing.suite.fixtures import Nodes, SemisyncFixtures, SemisyncPlugins
+from rpl.core.testing.suite.requirements import (
+    OPEN,
+    Requirement,
+    Requirements,
+    closed,
+    requires,
+)
+from rpl.core.testing.suite.semisync import SemisyncSuite
+from rpl.core.testing.suite.status import StatusSuite
+from rpl.core.testing.suite.topology import TopologySuite
+from rpl.core.testing.suite.waits import WaitsSuite
+
+__all__ = [
+    "OPEN", "AckReceiverSuite", "FailoverHarness", "LosslessFailoverSuite", "Nodes",
+    "Requirement", "Requirements", "SemisyncFixtures", "SemisyncPlugins", "SemisyncSuite",
+    "StatusSuite", "TopologySuite", "WaitsSuite", "closed", "requires",
+]

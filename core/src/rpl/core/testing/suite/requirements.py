@@ -1,0 +1,153 @@
+"""What the implementation under test can do: the optional behaviours of the suite.
+
+SQLAlchemy's ``requirements.py`` is the model. :class:`Requirements` has one property per
+optional behaviour, each documented with what the suite then checks; every property is
+:data:`OPEN` here, so the bundled plugins run every test. A third party whose plugin lacks
+a behaviour subclasses it and returns :func:`closed` with the reason::
+
+    class MyRequirements(Requirements):
+        @property
+        def ack_receiver_thread(self) -> Requirement:
+            return closed("the dump thread reads each ACK itself")
+
+and hands an instance to the suite through its ``requirements`` fixture. A test declares
+what it needs with :func:`requires`; the suite's gate skips it, with the requirement's
+name and reason, when one of them is closed.
+
+What holds:
+
+* The gate decides before the test body runs, from the requirements alone: a test whose
+  requirements are all open runs to its end, and its failure is a failure, never a skip.
+* :func:`requires` refuses (at import) a name that is no property of :class:`Requirements`,
+  and the gate refuses (an error, not a skip) a property whose value is no
+  :class:`Requirement`: a typo or a wrong override cannot close a behaviour silently.
+* Behaviours that are not listed here are what conformance means (MySQL's variable and
+  status names, the wire format, switching off on timeout and back on after a catch-up):
+  no requirement closes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final, TypeVar
+
+import attrs
+import pytest
+
+REQUIRES_ATTRIBUTE: Final = "rpl_suite_requires"
+"""The attribute :func:`requires` sets on a test function: the names it needs."""
+
+Test = TypeVar("Test", bound=Callable[..., object])
+
+
+@attrs.frozen
+class Requirement:
+    """One optional behaviour's state: open (``reason`` None) or closed, with the reason
+    the implementation gives for lacking it.
+    """
+
+    reason: str | None = None
+
+    @property
+    def is_open(self) -> bool:
+        """The implementation has the behaviour: the tests that need it run."""
+        return self.reason is None
+
+
+OPEN: Final = Requirement()
+"""The implementation has the behaviour."""
+
+
+def closed(reason: str) -> Requirement:
+    """The implementation lacks the behaviour, for ``reason`` (shown in the skip)."""
+    if not reason.strip():
+        raise ValueError("a closed requirement says why")
+    return Requirement(reason)
+
+
+class Requirements:
+    """The optional behaviours of a semisync implementation, all open.
+
+    Override a property in a subclass to close one; every property returns a
+    :class:`Requirement`.
+    """
+
+    @property
+    def ack_receiver_thread(self) -> Requirement:
+        """WL#6630: one thread, ``thread/semisync/Ack_receiver`` in
+        performance_schema.threads, reads every semisync replica's ACKs; it runs exactly
+        while ``rpl_semi_sync_master_enabled`` is ON, shows MySQL's states ("Waiting for
+        semi-sync slave connection", "Waiting for semi-sync ACK from slave", "Reading
+        semi-sync ACK from slave"), and keeps the list of replicas while it is down.
+        """
+        return OPEN
+
+    @property
+    def after_commit_wait_point(self) -> Requirement:
+        """``rpl_semi_sync_master_wait_point = AFTER_COMMIT``: the session waits for the
+        ACK in ``after_commit``, after engine commit, so other sessions see its rows
+        before the replica has them.
+        """
+        return OPEN
+
+    @property
+    def wait_point_switch_at_runtime(self) -> Requirement:
+        """``SET GLOBAL rpl_semi_sync_master_wait_point`` takes either wait point (in any
+        letter case, stored upper case) on a running source, and the next commit waits
+        where the new value says (MySQL reads it at every commit). Needs
+        :attr:`after_commit_wait_point` as well.
+        """
+        return OPEN
+
+    @property
+    def wait_for_slave_count(self) -> Requirement:
+        """``rpl_semi_sync_master_wait_for_slave_count`` (1..65535, out-of-range values
+        clamped): a commit waits until that many distinct replicas acknowledged it.
+        """
+        return OPEN
+
+    @property
+    def uninstall_refused_while_in_use(self) -> Requirement:
+        """``UNINSTALL PLUGIN`` fails with ER_PLUGIN_CANNOT_BE_UNINSTALLED (1883) for the
+        master plugin while a semisync replica is connected and for the slave plugin while
+        its status is ON; once they are not, both uninstall and their status variables go.
+        """
+        return OPEN
+
+
+def requires(*names: str) -> Callable[[Test], Test]:
+    """Mark a suite test as needing the behaviours ``names`` (properties of
+    :class:`Requirements`); the gate skips it when one of them is closed.
+    """
+    for name in names:
+        if not isinstance(getattr(Requirements, name, None), property):
+            raise AttributeError(f"no requirement named {name!r} in Requirements")
+
+    def mark(test: Test) -> Test:
+        setattr(test, REQUIRES_ATTRIBUTE, (*required_by(test), *names))
+        return test
+
+    return mark
+
+
+def required_by(test: object) -> tuple[str, ...]:
+    """The requirements ``test`` declared with :func:`requires` (none: empty)."""
+    names: tuple[str, ...] = getattr(test, REQUIRES_ATTRIBUTE, ())
+    return names
+
+
+def gate(requirements: Requirements, names: tuple[str, ...]) -> None:
+    """Skip the running test if one of ``names`` is closed in ``requirements`` (the skip
+    names each closed requirement and its reason); TypeError if a property of
+    ``requirements`` is no :class:`Requirement`.
+    """
+    closed_ones = []
+    for name in names:
+        value = getattr(requirements, name)
+        if not isinstance(value, Requirement):
+            raise TypeError(f"{type(requirements).__name__}.{name} is {value!r}, "
+                            "not a Requirement (OPEN or closed(reason))")
+        if not value.is_open:
+            closed_ones.append(f"{name} ({value.reason})")
+    if closed_ones:
+        pytest.skip("requirement closed: " + "; ".join(closed_ones))
