@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -19,8 +19,10 @@ from rpl.observers import (
     BinlogRelayFlags,
     BinlogStorageParam,
     RelayIOParam,
+    ServerNet,
     TransmitParam,
     TransParam,
+    UserVariables,
 )
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "examples" / "audit_observer" / "pyproject.toml"
@@ -35,7 +37,8 @@ def drive(delegates: Any) -> None:
     delegates.binlog_storage.after_flush(BinlogStorageParam(1, uuid, 8), "binlog.000001", 1234)
     dump = delegates.binlog_transmit.transmit_start(TransmitParam(
         server_id=2, thread_id=9, flags=BinlogDumpFlags.NONE, host="127.0.0.1", user="repl",
-        net=object(), user_vars=object()), "binlog.000001", 4)
+        net=cast(ServerNet, object()), user_vars=cast(UserVariables, object())),
+        "binlog.000001", 4)
     packet = delegates.binlog_transmit.new_packet(dump, b"\x01\x02")
     delegates.binlog_transmit.before_send_event(dump, packet, "binlog.000001", 1234)
     delegates.binlog_transmit.transmit_stop(dump)
