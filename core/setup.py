@@ -1,6 +1,6 @@
 """rpl-core's build: pure Python by default; ``RPL_COMPILE=1`` compiles the hot modules.
 
-Everything else about the distribution is in setup.cfg. The compiled build runs the
+Everything else about the distribution is in pyproject.toml. The compiled build runs the
 modules below through mypyc (part of mypy: typed Python to a C extension per module),
 which needs mypy, a C compiler and the interpreter's headers at build time, so it is
 opt-in: ``tools/compile-core`` replaces an installed pure build by it (mypyc checks the

@@ -319,11 +319,13 @@ def test_scan_files_without_events(tmp_path: Path, content: bytes, end: int) -> 
     assert prefix.events == 0 and prefix.error is not None
 
 
-def _decoded_scan(path: Path, wanted: frozenset[int]) -> tuple[lf.ValidPrefix, list]:
+def _decoded_scan(path: Path, wanted: frozenset[int]) -> tuple[lf.ValidPrefix,
+                                                              list[tuple[bytes, bool]]]:
     """The recovery scan done the slow way, as a reference: every event decoded by
     read_events, every one fed to the tracker."""
     end = transaction_end = events = 0
-    in_use, seen, tracker = False, [], lf.TransactionTracker()
+    in_use, tracker = False, lf.TransactionTracker()
+    seen: list[tuple[bytes, bool]] = []
     try:
         for entry in lf.read_events(path, check_log_pos=False):
             if events == 0:
@@ -351,12 +353,15 @@ def test_fast_scan_agrees_with_decoding_every_event(tmp_path: Path, checksum: bo
     variants = [data[:cut] for cut in range(len(data) + 1)]
     variants += [data[:i] + bytes([data[i] ^ 0x20]) + data[i + 1:] for i in range(len(data))]
     path = tmp_path / "b.000001"
+    seen: list[tuple[bytes, bool]] = []
+
+    def visit(raw: bytes, ends: bool) -> None:
+        seen.append((raw, ends))
+
     for variant in variants:
         write(path, variant)
-        seen: list[tuple[bytes, bool]] = []
-        prefix = lf.scan_valid_prefix(path, check_log_pos=False,
-                                      visit=lambda raw, ends, s=seen: s.append((raw, ends)),
-                                      wanted=wanted)
+        seen.clear()
+        prefix = lf.scan_valid_prefix(path, check_log_pos=False, visit=visit, wanted=wanted)
         expected, expected_seen = _decoded_scan(path, wanted)
         got = (prefix.end, prefix.transaction_end, prefix.events, prefix.truncated)
         assert got == (expected.end, expected.transaction_end, expected.events,

@@ -55,7 +55,7 @@ def test_tail_reads_in_chunks(tmp_path: Path) -> None:
     body = b"".join([query, xid] * 50)
     path.write_bytes(b"\xfebin" + fd + body)
     with LogTail(path, 4 + len(fd)) as tail:
-        seen = []
+        seen: list[bytes] = []
         while batch := tail.read(path.stat().st_size, max_bytes=100):
             seen.extend(raw for _, raw in batch)
     assert b"".join(seen) == body

@@ -13,7 +13,6 @@ import attrs
 import pytest
 
 from rpl.core.net import nogil
-from rpl.core.replication import services
 from rpl.core.replication.services import DumpNet
 from rpl.observers import NetError
 
@@ -103,7 +102,7 @@ def test_a_poll_with_timeout_0_neither_selects_nor_waits(
     def no_select(*_: object) -> None:
         raise AssertionError("read(timeout=0) made a select")
 
-    monkeypatch.setattr(services.select, "select", no_select)
+    monkeypatch.setattr(select, "select", no_select)
     replica.sendall(packet(b"\xefack-1"))
     assert net.read(timeout=0) == b"\xefack-1"
     with pytest.raises(NetError) as caught:

@@ -11,8 +11,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pymysql
+import pymysql.cursors
 import pytest
 
 from rpl.core.instance.server import Server, ServerConfig
@@ -27,9 +29,9 @@ def live(tmp_path: Path):  # type: ignore[no-untyped-def]
     server.shutdown()
 
 
-def connect(server: Server, **kwargs: object) -> pymysql.Connection:  # type: ignore[type-arg]
+def connect(server: Server, **kwargs: Any) -> pymysql.Connection[pymysql.cursors.Cursor]:
     return pymysql.connect(host="127.0.0.1", port=server.port, user="root", autocommit=True,
-                           **kwargs)  # type: ignore[arg-type]
+                           **kwargs)
 
 
 def setup_table(server: Server) -> None:

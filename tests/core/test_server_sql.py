@@ -441,7 +441,7 @@ def test_deadlock(pair: tuple[Any, Any]) -> None:
         try:
             a.execute("UPDATE t SET v = 101 WHERE id = 2")
             outcome["a"] = "ok"
-        except pymysql.err.MySQLError as exc:
+        except pymysql.err.Error as exc:
             outcome["a"] = (exc.args[0], exc.sqlstate, exc.args[1])
 
     thread = threading.Thread(target=first)
@@ -450,7 +450,7 @@ def test_deadlock(pair: tuple[Any, Any]) -> None:
     try:
         b.execute("UPDATE t SET v = 201 WHERE id = 1")
         outcome["b"] = "ok"
-    except pymysql.err.MySQLError as exc:
+    except pymysql.err.Error as exc:
         outcome["b"] = (exc.args[0], exc.sqlstate, exc.args[1])
     if outcome.get("b") == "ok":
         b.execute("COMMIT")

@@ -7,8 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -18,9 +19,15 @@ from rpl.observers import (
     BinlogRelayFlags,
     BinlogStorageParam,
     RelayIOParam,
+    ServerNet,
     TransmitParam,
     TransParam,
+    UserVariables,
 )
+
+PYPROJECT = Path(__file__).resolve().parents[2] / "examples" / "audit_observer" / "pyproject.toml"
+VERSION = tomllib.loads(PYPROJECT.read_text())["project"]["version"]
+"""The example's own version (a third party's package: not the repository's VERSION)."""
 
 
 def drive(delegates: Any) -> None:
@@ -30,7 +37,8 @@ def drive(delegates: Any) -> None:
     delegates.binlog_storage.after_flush(BinlogStorageParam(1, uuid, 8), "binlog.000001", 1234)
     dump = delegates.binlog_transmit.transmit_start(TransmitParam(
         server_id=2, thread_id=9, flags=BinlogDumpFlags.NONE, host="127.0.0.1", user="repl",
-        net=object(), user_vars=object()), "binlog.000001", 4)
+        net=cast(ServerNet, object()), user_vars=cast(UserVariables, object())),
+        "binlog.000001", 4)
     packet = delegates.binlog_transmit.new_packet(dump, b"\x01\x02")
     delegates.binlog_transmit.before_send_event(dump, packet, "binlog.000001", 1234)
     delegates.binlog_transmit.transmit_stop(dump)
@@ -43,7 +51,7 @@ def drive(delegates: Any) -> None:
 @pytest.mark.usefixtures("example_installed")
 def test_discovered_installed_called_and_removed(plugin_env: Any, tmp_path: Path) -> None:
     source = discover()["audit_observer"]
-    assert (source.distribution, source.version) == ("rpl-audit-observer", "0.1.0")
+    assert (source.distribution, source.version) == ("rpl-audit-observer", VERSION)
     installed = plugin_env.plugins.install("audit_observer")
     assert len(installed.hooks) == 27, "the example implements every hook"
     log_file = tmp_path / "audit.jsonl"
@@ -78,9 +86,9 @@ def test_rpl_plugins_lists_bundled_plugins_and_the_example() -> None:
     assert {"rpl_semi_sync_master", "rpl_semi_sync_slave", "group_replication",
             "audit_observer"} <= set(rows)
     assert rows["rpl_semi_sync_master"]["distribution"] == "rpl-semisync-master"
-    assert rows["audit_observer"]["version"] == "0.1.0"
+    assert rows["audit_observer"]["version"] == VERSION
     assert "after_sync" in rows["audit_observer"]["hooks"]
     assert all(not row["error"] for row in rows.values())
     text = subprocess.run([str(rpl), "plugins"], capture_output=True, text=True,
                           check=True).stdout
-    assert "audit_observer  (rpl-audit-observer 0.1.0)" in text
+    assert f"audit_observer  (rpl-audit-observer {VERSION})" in text

@@ -1,5 +1,6 @@
 """Each distribution installs on its own: observers without the server, plugins without
-pyspark or the server.
+pyspark or the server; every rpl distribution has the repository's one version, and
+each requirement on another rpl distribution admits it.
 
 The four installs (a fresh virtual environment and a pip run each, mostly waiting on pip)
 run at once in a module fixture, and each test checks its own: about half the time of one
@@ -8,12 +9,15 @@ after another.
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
+import tomllib
 import venv
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
 DISTRIBUTIONS = [
@@ -24,6 +28,12 @@ DISTRIBUTIONS = [
     ("group_replication", {"rpl-group-replication", "rpl-observers"}, {"rpl-core", "pyspark"}),
 ]
 FOLDERS = tuple(folder for folder, _, _ in DISTRIBUTIONS)
+VERSION = (ROOT / "VERSION").read_text().strip()
+"""The one version of every rpl distribution (README.md, "Development notes")."""
+RPL = {"observers": "rpl-observers", "core": "rpl-core", "semisync_master": "rpl-semisync-master",
+       "semisync_slave": "rpl-semisync-slave", "group_replication": "rpl-group-replication"}
+"""Every distribution that takes the repository's version, by folder."""
+PYPROJECTS = sorted([*ROOT.glob("*/pyproject.toml"), *ROOT.glob("examples/*/pyproject.toml")])
 
 
 def fresh_venv(path: Path) -> Path:
@@ -73,3 +83,21 @@ def test_distribution_installs_alone(installs: dict[str, Install], folder: str,
     if folder.startswith("semisync"):
         imported = run(python, "-c", f"import rpl.{folder}.plugin")
         assert imported.returncode == 0, imported.stderr
+
+
+@pytest.mark.parametrize("folder", sorted(RPL))
+def test_version_is_the_repository_version(folder: str) -> None:
+    """Built from the VERSION its folder links to (the integration environment installs
+    every one from the working tree)."""
+    assert (ROOT / folder / "VERSION").resolve() == (ROOT / "VERSION").resolve()
+    assert importlib.metadata.version(RPL[folder]) == VERSION
+
+
+@pytest.mark.parametrize("pyproject", PYPROJECTS, ids=lambda path: path.parent.name)
+def test_rpl_requirements_admit_the_version(pyproject: Path) -> None:
+    """A bump of VERSION past a requirement's release series fails here, not at install."""
+    project = tomllib.loads(pyproject.read_text())["project"]
+    requirements = [Requirement(text) for text in project.get("dependencies", [])]
+    for requirement in requirements:
+        if requirement.name in RPL.values():
+            assert requirement.specifier.contains(VERSION), (requirement, VERSION)

@@ -59,8 +59,12 @@ def test_a_transaction_is_written_in_one_system_call(tmp_path: Path,
     log = relay_log(tmp_path)
     writes: list[int] = []
     real_write = os.write
-    monkeypatch.setattr(os, "write", lambda fd, data: writes.append(len(data)) or
-                        real_write(fd, data))
+
+    def counting_write(fd: int, data: bytes) -> int:
+        writes.append(len(data))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", counting_write)
     before = (tmp_path / log.end.file).stat().st_size
     events = [event("BEGIN"), event("INSERT INTO t VALUES (1)"), event("COMMIT")]
     for raw in events[:-1]:

@@ -6,6 +6,7 @@ sketched as regular."""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from pathlib import Path
 
@@ -26,6 +27,11 @@ from rpl.core.validate.sketch import (
     restricted,
     sketch,
 )
+
+
+def flip_bit(data: bytearray, at: int) -> None:
+    """Flip the lowest bit of the byte at ``at``."""
+    data[at] ^= 0x01
 
 
 def _expected_groups(rows: SplitRows) -> tuple[int, int, int]:
@@ -110,7 +116,7 @@ def test_a_split_with_a_finding_is_never_regular(recorded_run: Path, tmp_path: P
     original = path.read_bytes()
     for offset in range(target.position, target.end):
         path.write_bytes(original)
-        rewrite(path, lambda data, at=offset: data.__setitem__(at, data[at] ^ 0x01))
+        rewrite(path, functools.partial(flip_bit, at=offset))
         node = discover_all([str(tmp_path / "source")])
         for split in plan_splits(node, 1 << 20):
             if split.file.name != "binlog.000002":

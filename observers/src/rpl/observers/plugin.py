@@ -1,10 +1,9 @@
 """The plugin descriptor: what an entry point in group ``rpl.plugins`` names.
 
-A plugin distribution declares, in its ``setup.cfg``::
+A plugin distribution declares, in its ``pyproject.toml``::
 
-    [options.entry_points]
-    rpl.plugins =
-        rpl_semi_sync_master = rpl.semisync_master.plugin:SemisyncMasterPlugin
+    [project.entry-points."rpl.plugins"]
+    rpl_semi_sync_master = "rpl.semisync_master.plugin:SemisyncMasterPlugin"
 
 The entry point's name is the plugin's name (INSTALL PLUGIN <name>); its object
 is a subclass of :class:`ReplicationPlugin`. The server constructs it with the

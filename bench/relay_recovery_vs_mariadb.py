@@ -39,10 +39,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
-import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -53,15 +50,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-# a sibling script, not a package: mypy sees it as Any (MYPYPATH=tests/bench to follow it)
-from replication_vs_mariadb import (  # type: ignore[import-not-found, unused-ignore] # noqa: E402
-    POLL_EVERY,
-    STALL_SECONDS,
-    ReplicationFailure,
-    cpu_model,
-    mysql_gtid_counts,
+from common import (
+    MB,
+    add_out_argument,
+    codec_pass,
+    machine_line,
+    mariadb_binlog,
+    mariadb_binlog_command,
+    mariadb_binlog_tool,
+    publish,
+    pyplot,
+    save_figure,
 )
+<<<<<<< HEAD:tests/bench/relay_recovery_vs_mariadb.py
 from sysbench_vs_mariadb import interpreter  # type: ignore[import-not-found, unused-ignore] # noqa: E402
 
 from rpl.core.binlog.gtid import GtidSet  # noqa: E402
@@ -69,13 +70,20 @@ from rpl.core.binlog.logfile import BinlogIndex, read_events  # noqa: E402
 from rpl.core.execution.sysvars import SERVER_VERSION  # noqa: E402
 from rpl.core.testing.process import ServerProcess  # noqa: E402
 from rpl.core.testing.topology import (  # noqa: E402
+=======
+from pairs import POLL_EVERY, STALL_SECONDS, ReplicationFailure, mysql_gtid_counts
+from rpl.core.binlog.gtid import GtidSet
+from rpl.core.binlog.logfile import BinlogIndex
+from rpl.core.server.sysvars import SERVER_VERSION
+from rpl.core.testing.process import ServerProcess
+from rpl.core.testing.topology import (
+>>>>>>> packaging:bench/relay_recovery_vs_mariadb.py
     create_replication_user,
     gtid_executed,
     replicate,
     slave_status,
 )
 
-MB = 1024 * 1024
 START_TIMEOUT = 3600.0
 READY_LINE = "ready for connections"
 RECOVERY_LINE = "Relay log recovery"
@@ -316,29 +324,6 @@ def restart(replica: ServerProcess, relay: dict[str, Any], number: int) -> dict[
 
 
 # ---------------------------------------------------------------- yardsticks
-def mariadb_binlog_tool() -> str:
-    tool = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
-    if tool is None:
-        raise SystemExit("mariadb-binlog is not installed (tools/system-packages installs it)")
-    return tool
-
-
-def mariadb_binlog_command(tool: str, files: list[Path]) -> list[str]:
-    return [tool, "--verify-binlog-checksum", *map(str, files)]
-
-
-def mariadb_binlog(tool: str, files: list[Path]) -> float:
-    """One ``mariadb-binlog`` run over ``files``, its output to /dev/null; the seconds."""
-    started = time.perf_counter()
-    done = subprocess.run(mariadb_binlog_command(tool, files), stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE)
-    seconds = time.perf_counter() - started
-    errors = done.stderr.decode(errors="replace")
-    if done.returncode != 0 or "ERROR" in errors:
-        raise ReplicationFailure(f"mariadb-binlog exited {done.returncode}: {errors[-2000:]}")
-    return seconds
-
-
 def mariadb_binlog_events(tool: str, files: list[Path]) -> int:
     """Untimed: the ``# at`` lines mariadb-binlog prints (one per event it decoded),
     counted as its output streams by.
@@ -353,16 +338,6 @@ def mariadb_binlog_events(tool: str, files: list[Path]) -> int:
             count += data.count(marker)
             tail = data[-(len(marker) - 1):]
     return count
-
-
-def codec_pass(files: list[Path]) -> tuple[float, int]:
-    """One pass of read_events over ``files``; (seconds, events)."""
-    started = time.perf_counter()
-    events = 0
-    for path in files:
-        for _ in read_events(path, check_log_pos=False):
-            events += 1
-    return time.perf_counter() - started, events
 
 
 def timed(name: str, runs: int, once: Callable[[], float]) -> list[float]:
@@ -381,10 +356,7 @@ def rates(seconds: list[float], events: int, size: int) -> dict[str, Any]:
 
 
 def machine() -> dict[str, Any]:
-    return {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}), "
-                       f"Python {platform.python_version()} ({interpreter()}), {platform.system()} "
-                       f"{platform.release()}",
-            "load_average_at_start": os.getloadavg()}
+    return {"machine": machine_line(), "load_average_at_start": os.getloadavg()}
 
 
 def summarize(results: dict[str, Any]) -> None:
@@ -479,10 +451,7 @@ def table(results: dict[str, Any]) -> str:
 
 
 def plot(results: dict[str, Any], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    figure, axis = plt.subplots(figsize=(7, 4.5))
+    figure, axis = pyplot().subplots(figsize=(7, 4.5))
     readers = results["readers"]
     values = [readers[name]["events_per_s"] for name in READERS]
     drawn = axis.bar(READERS, values, color=["tab:blue", "tab:orange", "tab:green"])
@@ -493,8 +462,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
     relay = results["relay_log"]
     axis.set_title(f"reading {relay['bytes'] / MB:.0f} MB of relay log "
                    f"({relay['events']:,} events), median of {len(results['restarts'])}")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    save_figure(figure, path)
 
 
 # ---------------------------------------------------------------- main
@@ -540,13 +508,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--keys", type=int, default=2048, help="distinct keys per table")
     parser.add_argument("--restarts", type=int, default=3,
                         help="restarts, and runs of each yardstick (default 3)")
-    parser.add_argument("--out", type=Path, default=Path("docs/bench"))
+    add_out_argument(parser)
     return parser.parse_args()
 
 
 def main() -> int:
     args = parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
     tool = mariadb_binlog_tool()
     version = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
     results: dict[str, Any] = {"parameters": {
@@ -562,11 +529,7 @@ def main() -> int:
                 server.kill()
     results["parameters"]["load_average_at_end"] = os.getloadavg()
     summarize(results)
-    (args.out / "relay_recovery.json").write_text(json.dumps(results, indent=2) + "\n")
-    text = table(results)
-    (args.out / "relay_recovery.md").write_text(text)
-    plot(results, args.out / "relay_recovery.png")
-    print(text)
+    publish(args.out, "relay_recovery", results, table(results), plot)
     return 0
 
 

@@ -25,9 +25,8 @@ work itself. Writes docs/bench/floor.md, .json and .png.
 from __future__ import annotations
 
 import argparse
-import json
+import functools
 import os
-import re
 import socket
 import struct
 import subprocess
@@ -39,19 +38,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-# a sibling script, not a package: mypy sees it as Any (MYPYPATH=tests/bench to follow it)
-from sysbench_vs_mariadb import each_server, interpreter, sysbench  # type: ignore[import-not-found, unused-ignore] # noqa: E402
-
-from rpl.core.net.handshake import handshake_v10, new_scramble  # noqa: E402
-from rpl.core.net.responses import ok_packet  # noqa: E402
-from rpl.core.testing.process import free_port  # noqa: E402
+from common import (
+    add_out_argument,
+    cpu_seconds,
+    each_server,
+    interpreter,
+    publish,
+    pyplot,
+    save_figure,
+    sysbench,
+    sysbench_result,
+)
+from rpl.core.net.handshake import handshake_v10, new_scramble
+from rpl.core.net.responses import ok_packet
+from rpl.core.testing.process import free_port
 
 FLOORS = ("protocol", "group commit", "leader replies")
 THREADS = (1, 16)
 _FRAME = struct.Struct("<I")
 SERVER_STATUS_AUTOCOMMIT = 2
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 # -- the floor server (runs in its own process: python thread_floor.py --serve PORT MODE) --
@@ -59,7 +64,8 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 class GroupLog:
     """A file that INSERTs append to, fsynced once per group (``leader replies``: the
-    leader also sends each member's reply)."""
+    leader also sends each member's reply).
+    """
 
     def __init__(self, path: Path, leader_replies: bool) -> None:
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -71,7 +77,8 @@ class GroupLog:
 
     def commit(self, record: bytes, reply: Callable[[], None]) -> None:
         """Queue ``record``; ``reply`` is called once it is durable (by this thread, or by
-        the leader when ``leader_replies``)."""
+        the leader when ``leader_replies``).
+        """
         with self.cond:
             self.queue.append((record, reply))
             self.queued += 1
@@ -133,7 +140,7 @@ def _serve_connection(sock: socket.socket, connection_id: int, log: GroupLog | N
                 return
             ok = ok_packet(affected_rows=1, status=SERVER_STATUS_AUTOCOMMIT)
             if log is not None and payload[1:7].upper() == b"INSERT":
-                log.commit(payload[1:65], lambda s=sequence, p=ok: send(s + 1, p))
+                log.commit(payload[1:65], functools.partial(send, sequence + 1, ok))
             else:
                 send(sequence + 1, ok)
     except (EOFError, OSError):
@@ -159,22 +166,13 @@ def serve(port: int, mode: str, directory: Path) -> None:
 # -- the measurement ------------------------------------------------------------------------
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far (all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
 def run_point(name: str, port: int, pid: int, threads: int, seconds: int) -> dict[str, Any]:
-    """sysbench oltp_insert at ``threads`` for ``seconds``, and the server's CPU."""
+    """Sysbench oltp_insert at ``threads`` for ``seconds``, and the server's CPU."""
     before = cpu_seconds(pid)
     out = sysbench(port, "oltp_insert", "run", f"--threads={threads}", f"--time={seconds}",
                    "--percentile=95")
     used = cpu_seconds(pid) - before
-    found = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec", out)
-    if found is None:
-        raise RuntimeError(f"no transaction count from sysbench against {name}: {out[-800:]}")
-    transactions, tps = int(found[1]), float(found[2])
+    transactions, tps, _ = sysbench_result(out)
     row = {"server": name, "threads": threads, "tps": tps,
            "cpu_percent": 100 * used / seconds,
            "cpu_us_per_trx": 1e6 * used / transactions if transactions else 0.0}
@@ -222,12 +220,9 @@ def table(results: list[dict[str, Any]]) -> str:
 
 
 def plot(results: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     rows = [r for r in results if r["threads"] == max(THREADS)]
     names = [r["server"] for r in rows]
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    figure, (left, right) = pyplot().subplots(1, 2, figsize=(11, 4))
     left.bar(names, [r["tps"] for r in rows], color="tab:blue")
     left.set_ylabel("transactions/s")
     left.set_title(f"oltp_insert, {max(THREADS)} threads")
@@ -236,8 +231,7 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     right.set_title("CPU per transaction (user + system)")
     for axis in (left, right):
         axis.tick_params(axis="x", rotation=20)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    save_figure(figure, path)
 
 
 def main() -> int:
@@ -246,9 +240,8 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=10, help="run time per point")
-    parser.add_argument("--out", type=Path, default=Path("docs/bench"))
+    add_out_argument(parser)
     args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -257,16 +250,12 @@ def main() -> int:
             results += measure_server(name, server.port, server.process.pid, args.seconds)
         for mode in FLOORS:
             results += measure_floor(mode, root, args.seconds)
-    (args.out / "floor.json").write_text(json.dumps(results, indent=2))
-    text = table(results)
-    (args.out / "floor.md").write_text(
-        "# How fast a thread-per-connection CPython server can answer sysbench\n\n"
-        "sysbench oltp_insert (`--db-ps-mode=disable`), server CPU from /proc (user + "
-        f"system) over each run, on {interpreter()}; see tests/bench/thread_floor.py "
-        "for the three floor servers.\n\n" + text
-        + "\n\n![tps and CPU per transaction](floor.png)\n")
-    plot(results, args.out / "floor.png")
-    print(text)
+    publish(args.out, "floor", results,
+            "# How fast a thread-per-connection CPython server can answer sysbench\n\n"
+            "sysbench oltp_insert (`--db-ps-mode=disable`), server CPU from /proc (user + "
+            f"system) over each run, on {interpreter()}; see bench/thread_floor.py "
+            "for the three floor servers.\n\n" + table(results)
+            + "\n\n![tps and CPU per transaction](floor.png)\n", plot)
     return 0
 
 

@@ -55,10 +55,8 @@ import argparse
 import contextlib
 import dataclasses
 import datetime
-import json
 import os
 import platform
-import re
 import shutil
 import signal
 import statistics
@@ -72,25 +70,24 @@ from typing import Any
 
 import pymysql
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-# sibling scripts, not a package: mypy sees them as Any (MYPYPATH=tests/bench to follow them)
-from replication_vs_mariadb import (  # type: ignore[import-not-found, unused-ignore] # noqa: E402
-    MariaDBPair,
-    Pair,
-    ReplicationFailure,
-    RplPair,
-    cpu_model,
-)
-from sysbench_vs_mariadb import (  # type: ignore[import-not-found, unused-ignore] # noqa: E402
+from common import (
     MariaDB,
+    add_out_argument,
+    add_servers_argument,
+    cpu_model,
+    fmt,
     installed_build,
     interpreter,
+    publish,
+    pyplot,
+    save_figure,
     sysbench,
+    sysbench_result,
 )
-
-from rpl.core.testing.process import ServerProcess  # noqa: E402
-from rpl.core.testing.topology import replicate  # noqa: E402
-from rpl.semisync_master.plugin import ACK_IN_DUMP_THREAD_ENV  # noqa: E402
+from pairs import MariaDBPair, Pair, ReplicationFailure, RplPair
+from rpl.core.testing.process import ServerProcess
+from rpl.core.testing.topology import replicate
+from rpl.semisync_master.plugin import ACK_IN_DUMP_THREAD_ENV
 
 SERVERS = ("rpl", "MariaDB")
 MODES = ("async", "AFTER_SYNC", "AFTER_COMMIT")
@@ -187,7 +184,7 @@ def replica_options(mode: str) -> list[str]:
     return [] if mode == "async" else ["--rpl-semi-sync-slave-enabled=ON"]
 
 
-class RplSemisyncPair(RplPair):  # type: ignore[misc, unused-ignore]
+class RplSemisyncPair(RplPair):
     """rpl source + replica, with the semisync plugins unless async."""
 
     def __init__(self, root: Path, config: Config) -> None:
@@ -212,7 +209,7 @@ class RplSemisyncPair(RplPair):  # type: ignore[misc, unused-ignore]
         replicate(self.replica_server, self.source_server, user="root", password="")
 
 
-class MariaDBSemisyncPair(MariaDBPair):  # type: ignore[misc, unused-ignore]
+class MariaDBSemisyncPair(MariaDBPair):
     """MariaDB source + replica, with its built-in semisync on unless async."""
 
     def __init__(self, root: Path, config: Config) -> None:
@@ -347,18 +344,9 @@ def wait_ready(pair: Any, config: Config, timeout: float = READY_TIMEOUT) -> Non
 
 
 # ---------------------------------------------------------------- cells
-def parse(out: str) -> tuple[float, float, int]:
-    """sysbench's tps, p95 latency (ms) and transaction count."""
-    found = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec", out)
-    p95 = re.search(r"95th percentile:\s+([\d.]+)", out)
-    if found is None or p95 is None:
-        raise RuntimeError(f"sysbench output not understood:\n{out[-1500:]}")
-    return float(found[2]), float(p95[1]), int(found[1])
-
-
 def cell_row(config: Config, threads: int, out: str, delta: dict[str, int],
              after: dict[str, int]) -> dict[str, Any]:
-    tps, p95, transactions = parse(out)
+    transactions, tps, p95 = sysbench_result(out)
     groups, waits = delta["Binlog_group_commits"], delta[f"{MASTER}tx_waits"]
     return {
         "server": config.server, "mode": config.mode, "dump_thread": config.dump_thread,
@@ -562,7 +550,7 @@ def round_ratios(results: dict[str, Any], mode: str, threads: int) -> list[float
 
 
 def ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
-    """a's tps over b's."""
+    """A's tps over b's."""
     if a is None or b is None or not b["tps"]:
         return None
     return float(a["tps"]) / float(b["tps"])
@@ -599,10 +587,6 @@ def machine() -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- report
-def _f(value: Any, spec: str = ".2f") -> str:
-    return "n/a" if value is None else format(value, spec)
-
-
 def _cells(row: dict[str, Any] | None, semisync: bool) -> list[str]:
     if row is None:
         return ["n/a"] * (6 if semisync else 3)
@@ -625,7 +609,7 @@ def mode_table(results: dict[str, Any], mode: str) -> list[str]:
     for t in results["parameters"]["threads"]:
         rows = [find(results, server, mode, t) for server in SERVERS]
         cells = [str(t)] + [c for row in rows for c in _cells(row, semisync)] + [
-            f"**{_f(ratio(rows[0], rows[1]))}**"]
+            f"**{fmt(ratio(rows[0], rows[1]))}**"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -635,7 +619,7 @@ def cost_table(results: dict[str, Any]) -> list[str]:
     head = ["threads"] + [f"{s} {m}/async" for s in SERVERS for m in MODES[1:]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in results["parameters"]["threads"]:
-        cells = [str(t)] + [_f(ratio(find(results, s, m, t), find(results, s, "async", t)))
+        cells = [str(t)] + [fmt(ratio(find(results, s, m, t), find(results, s, "async", t)))
                             for s in SERVERS for m in MODES[1:]]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -648,7 +632,7 @@ def catch_up_table(results: dict[str, Any]) -> list[str]:
     for t in results["parameters"]["threads"]:
         rows = [find(results, s, m, t) for m in MODES for s in SERVERS]
         lines.append("| " + " | ".join([str(t)] + [
-            _f(row.get("catch_up_s") if row else None, ".1f") for row in rows]) + " |")
+            fmt(row.get("catch_up_s") if row else None, ".1f") for row in rows]) + " |")
     return lines
 
 
@@ -660,10 +644,10 @@ def dump_thread_table(results: dict[str, Any]) -> list[str]:
         receiver = find(results, "rpl", "AFTER_SYNC", int(key))
         dump = find(results, "rpl", "AFTER_SYNC", int(key), dump_thread=True)
         lines.append(
-            f"| {key} | {_f(receiver and receiver['tps'], '.0f')} | "
-            f"{_f(dump and dump['tps'], '.0f')} | **{_f(value)}** | "
-            f"{_f(receiver and receiver['p95_ms'])} | {_f(dump and dump['p95_ms'])} | "
-            f"{_f(dump and dump['net_waits'], 'd')} | {_f(dump and dump['no_tx'], 'd')} |")
+            f"| {key} | {fmt(receiver and receiver['tps'], '.0f')} | "
+            f"{fmt(dump and dump['tps'], '.0f')} | **{fmt(value)}** | "
+            f"{fmt(receiver and receiver['p95_ms'])} | {fmt(dump and dump['p95_ms'])} | "
+            f"{fmt(dump and dump['net_waits'], 'd')} | {fmt(dump and dump['no_tx'], 'd')} |")
     return lines
 
 
@@ -752,10 +736,7 @@ def report(results: dict[str, Any]) -> str:
 
 
 def plot(results: dict[str, Any], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    figure, (tps, p95) = plt.subplots(1, 2, figsize=(13, 5))
+    figure, (tps, p95) = pyplot().subplots(1, 2, figsize=(13, 5))
     colours = {"rpl": "tab:blue", "MariaDB": "tab:orange", "dump": "tab:green"}
     styles = {"async": "o-", "AFTER_SYNC": "s--", "AFTER_COMMIT": "^:"}
     configs = dict.fromkeys((r["server"], r["mode"], r["dump_thread"], r["label"])
@@ -781,17 +762,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
     figure.suptitle("semisync replication, durable commits (sync_binlog=1), source + "
                     "replica on one machine, loopback; median of "
                     f"{results['parameters']['rounds']} runs per point")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-
-
-def write(results: dict[str, Any], out: Path) -> str:
-    summarise(results)
-    (out / "semisync.json").write_text(json.dumps(results, indent=2) + "\n")
-    text = report(results)
-    (out / "semisync.md").write_text(text)
-    plot(results, out / "semisync.png")
-    return text
+    save_figure(figure, path)
 
 
 # ---------------------------------------------------------------- main
@@ -808,18 +779,16 @@ def arguments() -> argparse.Namespace:
                         help="seconds per run (default 10)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="runs per cell, the servers taking turns (default 3)")
-    parser.add_argument("--servers", default=",".join(SERVERS),
-                        help="which to run, comma-separated (default rpl,MariaDB)")
-    parser.add_argument("--out", type=Path, default=Path("docs/bench"))
+    add_servers_argument(parser, SERVERS)
+    add_out_argument(parser)
     return parser.parse_args()
 
 
 def main() -> int:
     args = arguments()
-    args.out.mkdir(parents=True, exist_ok=True)
     # tox or a supervisor ending the run: unwind through the finally blocks as Ctrl-C does
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    servers = [s.strip() for s in args.servers.split(",")]
+    servers = args.servers
     results: dict[str, Any] = {
         "parameters": {"threads": args.threads, "duration": args.duration,
                        "rounds": args.rounds,
@@ -832,7 +801,8 @@ def main() -> int:
         for mode in MODES:
             run_mode([c for c in configs if c.mode == mode], Path(root) / mode, args.threads,
                      args.duration, args.rounds, results)
-    print(write(results, args.out))
+    summarise(results)
+    publish(args.out, "semisync", results, report(results), plot)
     return 1 if results["failures"] else 0
 
 

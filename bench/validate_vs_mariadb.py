@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -32,18 +31,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-# a sibling script, not a package: mypy sees it as Any (MYPYPATH=tests/bench to follow it)
-from replication_vs_mariadb import cpu_model  # type: ignore[import-not-found, unused-ignore] # noqa: E402,I001
-from sysbench_vs_mariadb import interpreter  # type: ignore[import-not-found, unused-ignore] # noqa: E402
+from common import (
+    add_out_argument,
+    codec_pass,
+    machine_line,
+    mariadb_binlog,
+    mariadb_binlog_tool,
+    publish,
+    pyplot,
+    save_figure,
+)
+from rpl.core.testing.binlogs import write_topology
+from rpl.core.validate.layout import discover_all, plan_splits
+from rpl.core.validate.scan import scan_all
+from rpl.core.validate.sketch import sketch
 
-from rpl.core.binlog.logfile import read_events  # noqa: E402
-from rpl.core.testing.binlogs import write_topology  # noqa: E402
-from rpl.core.validate.layout import discover_all, plan_splits  # noqa: E402
-from rpl.core.validate.scan import scan_all  # noqa: E402
-from rpl.core.validate.sketch import sketch  # noqa: E402
-
-OUT = Path(__file__).resolve().parents[2] / "docs" / "bench"
 EVENTS_PER_TRANSACTION = 12
 """Four events per transaction, in each of the three logs."""
 READERS = ("mariadb-binlog", "codec pass", "exact scanner, 1 process", "sketcher, 1 process",
@@ -57,28 +59,6 @@ def say(text: str) -> None:
 
 def log_files(root: Path) -> list[Path]:
     return sorted(p for p in root.glob("*/*.0*") if p.is_file())
-
-
-def mariadb_binlog(files: list[Path]) -> float:
-    tool = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
-    if tool is None:
-        raise SystemExit("mariadb-binlog is not installed (tools/system-packages installs it)")
-    started = time.perf_counter()
-    done = subprocess.run([tool, "--verify-binlog-checksum", *map(str, files)],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    seconds = time.perf_counter() - started
-    errors = done.stderr.decode(errors="replace")
-    if done.returncode != 0 or "ERROR" in errors:
-        raise SystemExit(f"mariadb-binlog exited {done.returncode}: {errors[-2000:]}")
-    return seconds
-
-
-def codec_pass(files: list[Path]) -> tuple[float, int]:
-    started, events = time.perf_counter(), 0
-    for path in files:
-        for _ in read_events(path, check_log_pos=False):
-            events += 1
-    return time.perf_counter() - started, events
 
 
 def scanner_pass(root: Path, split_bytes: int) -> tuple[float, int]:
@@ -205,10 +185,7 @@ def table(results: dict[str, Any]) -> str:
 
 
 def plot(results: dict[str, Any], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    figure, axis = plt.subplots(figsize=(12, 5))
+    figure, axis = pyplot().subplots(figsize=(12, 5))
     readers = results["readers"]
     values = [readers[n]["events_per_s"] for n in READERS]
     drawn = axis.bar([n.replace(", ", ",\n") for n in READERS], values,
@@ -219,8 +196,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
     axis.set_ylim(0, max(values) * 1.2)
     axis.set_title(f"validating {results['parameters']['events']:,} events "
                    f"({results['parameters']['bytes'] / 2**20:,.0f} MiB)")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    save_figure(figure, path)
 
 
 def main() -> int:
@@ -228,7 +204,7 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--file-mb", type=int, default=256)
     parser.add_argument("--split-mb", type=int, default=32)
-    parser.add_argument("--out", type=Path, default=OUT)
+    add_out_argument(parser)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="rpl-bench-validate-"))
     try:
@@ -241,7 +217,7 @@ def main() -> int:
         say(f"{run.events:,} events, {run.bytes / 2**20:,.0f} MiB in {len(files)} files")
         subprocess.run(["cat", *map(str, files)], stdout=subprocess.DEVNULL, check=True)
         say("mariadb-binlog")
-        maria_s = mariadb_binlog(files)
+        maria_s = mariadb_binlog(mariadb_binlog_tool(), files)
         say("codec pass")
         codec_s, codec_events = codec_pass(files)
         assert codec_events == run.events, (codec_events, run.events)
@@ -269,8 +245,7 @@ def main() -> int:
         }
         e2e = readers["rpl validate, end to end"]["events_per_s"]
         results = {
-            "parameters": {"machine": f"{cpu_model()}, {os.cpu_count()} CPUs, "
-                                      f"{interpreter()}",
+            "parameters": {"machine": machine_line(),
                            "events": run.events, "transactions": run.transactions,
                            "bytes": run.bytes, "files": len(files), "file_mb": args.file_mb,
                            "split_mb": args.split_mb},
@@ -293,11 +268,7 @@ def main() -> int:
         }
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "validate.json").write_text(json.dumps(results, indent=2) + "\n")
-    (args.out / "validate.md").write_text(table(results))
-    plot(results, args.out / "validate.png")
-    print(table(results))
+    publish(args.out, "validate", results, table(results), plot)
     return 0
 
 

@@ -23,300 +23,39 @@ Writes docs/bench/replication.md, replication.json and replication.png.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import re
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pymysql
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sysbench_vs_mariadb import MariaDB, interpreter, sysbench  # noqa: E402
-
-from rpl.core.testing.process import ServerProcess  # noqa: E402
+from common import (
+    add_out_argument,
+    add_servers_argument,
+    fmt,
+    machine_line,
+    publish,
+    pyplot,
+    save_figure,
+    sysbench,
+    sysbench_result,
+)
+from pairs import (
+    POLL_EVERY,
+    STALL_SECONDS,
+    MariaDBPair,
+    Pair,
+    ReplicationFailure,
+    RplPair,
+    behind,
+)
 
 LOAD_THREADS = 16
 SAMPLE_EVERY = 0.5
-POLL_EVERY = 0.1
-STALL_SECONDS = 180.0
 SERVERS = ("rpl", "MariaDB")
-
-
-def cpu_model() -> str:
-    """The CPU's model name (/proc/cpuinfo), for the reports' machine facts."""
-    cpuinfo = Path("/proc/cpuinfo")
-    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    return next((line.split(":", 1)[1].strip() for line in lines
-                 if line.startswith("model name")), platform.processor())
-
-
-class ReplicationFailure(RuntimeError):
-    """The replica stopped, reported an error, died or made no progress."""
-
-
-# ---------------------------------------------------------------- GTID arithmetic
-def mysql_gtid_counts(text: str) -> dict[str, int]:
-    """``uuid:1-5:7,uuid2:3`` -> {uuid: number of transactions}."""
-    counts: dict[str, int] = {}
-    for part in re.sub(r"\s+", "", text or "").split(","):
-        if not part:
-            continue
-        uuid, *intervals = part.split(":")
-        total = 0
-        for interval in intervals:
-            low, _, high = interval.partition("-")
-            total += int(high or low) - int(low) + 1
-        counts[uuid.lower()] = counts.get(uuid.lower(), 0) + total
-    return counts
-
-
-def mariadb_gtid_counts(text: str) -> dict[str, int]:
-    """``0-1-100,1-2-5`` -> {domain: sequence number} (one source: the count)."""
-    counts: dict[str, int] = {}
-    for part in re.sub(r"\s+", "", text or "").split(","):
-        if part:
-            domain, _, seq = part.split("-")
-            counts[domain] = int(seq)
-    return counts
-
-
-def behind(source: dict[str, int], replica: dict[str, int]) -> int:
-    """Transactions the source has that the replica has not (one source, no holes)."""
-    return sum(max(0, n - replica.get(key, 0)) for key, n in source.items())
-
-
-# ---------------------------------------------------------------- server pairs
-class Pair:
-    """A source and its replica; subclasses know each server kind's SQL."""
-
-    name = ""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._source: Any = None
-        self._replica: Any = None
-        self.source_server: Any = None
-        self.replica_server: Any = None
-
-    # what a subclass provides
-    def start(self) -> None:
-        raise NotImplementedError
-
-    def stop(self) -> None:
-        raise NotImplementedError
-
-    def source_port(self) -> int:
-        return int(self.source_server.port)
-
-    def replica_port(self) -> int:
-        return int(self.replica_server.port)
-
-    def change_master_sql(self) -> str:
-        raise NotImplementedError
-
-    def source_gtids(self) -> dict[str, int]:
-        raise NotImplementedError
-
-    def replica_gtids(self) -> dict[str, int]:
-        raise NotImplementedError
-
-    def alive(self) -> str | None:
-        """None while both processes run, else which one ended and how."""
-        for server in (self.source_server, self.replica_server):
-            assert server.process is not None
-            if server.process.poll() is not None:
-                return f"{server.datadir.name} exited with {server.process.returncode}"
-        return None
-
-    def logs(self) -> str:
-        """The tail of the replica's error log."""
-        raise NotImplementedError
-
-    def version(self) -> str:
-        return str(self.value(self.source(), "SELECT VERSION()"))
-
-    # shared
-    def connect(self, port: int) -> Any:
-        return pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
-
-    def source(self) -> Any:
-        if self._source is None:
-            self._source = self.connect(self.source_port())
-        return self._source
-
-    def replica(self) -> Any:
-        if self._replica is None:
-            self._replica = self.connect(self.replica_port())
-        return self._replica
-
-    def close(self) -> None:
-        for connection in (self._source, self._replica):
-            if connection is not None:
-                connection.close()
-        self._source = self._replica = None
-
-    @staticmethod
-    def run(connection: Any, sql: str) -> list[tuple[Any, ...]]:
-        with connection.cursor() as cursor:
-            cursor.execute(sql)
-            return list(cursor.fetchall())
-
-    @staticmethod
-    def value(connection: Any, sql: str) -> Any:
-        with connection.cursor() as cursor:
-            cursor.execute(sql)
-            return cursor.fetchone()[0]
-
-    def slave_status(self) -> dict[str, Any]:
-        with self.replica().cursor() as cursor:
-            cursor.execute("SHOW SLAVE STATUS")
-            row = cursor.fetchone()
-            if row is None:
-                return {}
-            return dict(zip([d[0] for d in cursor.description], row, strict=True))
-
-    def setup(self) -> None:
-        """Replication user on the source, CHANGE MASTER and START SLAVE on the replica."""
-        self.run(self.source(), "CREATE USER repl@'%' IDENTIFIED BY 'pw'")
-        self.run(self.source(), "GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
-        self.run(self.replica(), self.change_master_sql())
-        self.run(self.replica(), "START SLAVE")
-
-    def lag(self) -> tuple[int, dict[str, Any]]:
-        """(transactions behind, SHOW SLAVE STATUS), failing on a replication error."""
-        source = self.source_gtids()
-        replica = self.replica_gtids()
-        status = self.slave_status()
-        self.check(status)
-        return behind(source, replica), status
-
-    def check(self, status: dict[str, Any], running: bool = True) -> None:
-        dead = self.alive()
-        if dead:
-            raise ReplicationFailure(f"{self.name}: {dead}\n{self.logs()}")
-        errors = [f"{key}: {status[key]}" for key in ("Last_IO_Error", "Last_SQL_Error")
-                  if status.get(key)]
-        stopped = [f"{key}={status.get(key)}" for key in ("Slave_IO_Running",
-                                                          "Slave_SQL_Running")
-                   if status.get(key) == "No"]
-        if errors or (running and stopped):
-            raise ReplicationFailure(f"{self.name} replica: {'; '.join(errors + stopped)}\n"
-                                     f"{self.logs()}")
-
-    def wait_caught_up(self, timeout: float, progress: Callable[[int, dict[str, Any]], None]
-                       | None = None, every: float = 2.0) -> float:
-        """Poll until the replica executed everything the source has; the monotonic time
-        at which that was seen. Fails on an error, a dead process or no progress.
-        """
-        deadline = time.monotonic() + timeout
-        last_report = time.monotonic()
-        best, best_at = None, time.monotonic()
-        while True:
-            source = self.source_gtids()
-            now = time.monotonic()
-            replica = self.replica_gtids()
-            if replica == source:
-                return now
-            gap = behind(source, replica)
-            if best is None or gap < best:
-                best, best_at = gap, now
-            if now - last_report >= every:
-                last_report = now
-                status = self.slave_status()
-                self.check(status)
-                if progress is not None:
-                    progress(gap, status)
-            if now - best_at > STALL_SECONDS:
-                status = self.slave_status()
-                raise ReplicationFailure(
-                    f"{self.name} replica made no progress for {STALL_SECONDS:.0f} s, "
-                    f"{gap} transactions behind; SHOW SLAVE STATUS: "
-                    f"{ {k: v for k, v in status.items() if v not in ('', None)} }\n"
-                    f"{self.logs()}")
-            if now > deadline:
-                raise ReplicationFailure(f"{self.name} replica not caught up after "
-                                         f"{timeout:.0f} s ({gap} behind)")
-            time.sleep(POLL_EVERY)
-
-    def checksums(self, tables: list[str]) -> tuple[dict[str, int], dict[str, int]]:
-        listing = ", ".join(tables)
-        source = dict(self.run(self.source(), f"CHECKSUM TABLE {listing}"))
-        replica = dict(self.run(self.replica(), f"CHECKSUM TABLE {listing}"))
-        return source, replica
-
-
-class RplPair(Pair):
-    name = "rpl"
-
-    def start(self) -> None:
-        self.source_server = ServerProcess(self.root / "rpl-source",
-                                           options=["--server-id", "1"]).start()
-        self.replica_server = ServerProcess(self.root / "rpl-replica",
-                                            options=["--server-id", "2"]).start()
-
-    def stop(self) -> None:
-        self.close()
-        for server in (self.replica_server, self.source_server):
-            code = server.stop()
-            if code not in (0, None):
-                print(f"  {self.name}: {server.datadir.name} exited with {code}", flush=True)
-
-    def change_master_sql(self) -> str:
-        return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
-                "MASTER_USER='repl', MASTER_PASSWORD='pw', MASTER_AUTO_POSITION=1")
-
-    def source_gtids(self) -> dict[str, int]:
-        return mysql_gtid_counts(self.value(self.source(), "SELECT @@gtid_executed"))
-
-    def replica_gtids(self) -> dict[str, int]:
-        return mysql_gtid_counts(self.value(self.replica(), "SELECT @@gtid_executed"))
-
-    def logs(self) -> str:
-        return ("--- replica error.log (tail) ---\n" + self.replica_server.error_log()[-4000:]
-                + "--- source error.log (tail) ---\n" + self.source_server.error_log()[-2000:])
-
-
-class MariaDBPair(Pair):
-    name = "MariaDB"
-    OPTIONS = ("--binlog-format=ROW", "--log-slave-updates=ON")
-
-    def start(self) -> None:
-        self.source_server = MariaDB(self.root, "mariadb-source", 1, self.OPTIONS).start()
-        self.replica_server = MariaDB(self.root, "mariadb-replica", 2, self.OPTIONS).start()
-
-    def stop(self) -> None:
-        self.close()
-        self.replica_server.stop()
-        self.source_server.stop()
-
-    def setup(self) -> None:
-        # mariadb-install-db leaves anonymous ''@'localhost' accounts; with name resolution
-        # on (as the sysbench bench starts MariaDB) they would shadow repl@'%' for 127.0.0.1
-        for (host,) in self.run(self.source(), "SELECT Host FROM mysql.user WHERE User=''"):
-            self.run(self.source(), f"DROP USER ''@'{host}'")
-        super().setup()
-
-    def change_master_sql(self) -> str:
-        return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
-                "MASTER_USE_GTID=slave_pos, MASTER_USER='repl', MASTER_PASSWORD='pw'")
-
-    def source_gtids(self) -> dict[str, int]:
-        return mariadb_gtid_counts(self.value(self.source(), "SELECT @@gtid_binlog_pos"))
-
-    def replica_gtids(self) -> dict[str, int]:
-        return mariadb_gtid_counts(self.value(self.replica(), "SELECT @@gtid_slave_pos"))
-
-    def logs(self) -> str:
-        path = self.root / "mariadb-replica.err"
-        text = path.read_text(errors="replace") if path.exists() else ""
-        return "--- replica error log (tail) ---\n" + text[-4000:]
 
 
 # ---------------------------------------------------------------- phases
@@ -438,9 +177,7 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
     load_ended = time.monotonic()
     if failures:
         raise ReplicationFailure(f"{pair.name} sysbench failed: {failures[0]}")
-    out = output[0]
-    tps = float(re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", out)[1])  # type: ignore[index]
-    committed = int(re.search(r"transactions:\s+(\d+)", out)[1])  # type: ignore[index]
+    committed, tps, _ = sysbench_result(output[0])
     gap_at_end, status = pair.lag()
     print(f"    {pair.name} load ended: source {tps:.0f} tps ({committed} transactions); "
           f"replica {gap_at_end} behind, Seconds_Behind_Master "
@@ -496,7 +233,7 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
         "samples": samples,
     }
     print(f"    {pair.name} caught up {result['catch_up_after_load_s']:.2f} s after the load; "
-          f"Seconds_Behind_Master mean {_fmt(result['sbm_mean'])}, max {result['sbm_max']}; "
+          f"Seconds_Behind_Master mean {fmt(result['sbm_mean'])}, max {result['sbm_max']}; "
           f"CHECKSUM TABLE {'equal' if result['checksum_equal'] else 'DIFFERENT'}",
           flush=True)
     if not result["checksum_equal"]:
@@ -524,10 +261,6 @@ def measure(pair: Pair, transactions: int, duration: int,
 
 
 # ---------------------------------------------------------------- output
-def _fmt(value: Any, spec: str = ".2f") -> str:
-    return "n/a" if value is None else format(value, spec)
-
-
 def _missing(results: dict[str, Any], server: str) -> str:
     return "failed" if any(f["server"] == server for f in results["failures"]) else "not run"
 
@@ -585,7 +318,7 @@ def table(results: dict[str, Any]) -> str:
             continue
         lines.append(
             f"| {server} | {r['source_tps']:.0f} | {r['replica_tps_during_load']:.0f} | "
-            f"{_fmt(r['sbm_mean'])} | {_fmt(r['sbm_max'], 'd')} | {r['behind_mean']:.0f} | "
+            f"{fmt(r['sbm_mean'])} | {fmt(r['sbm_max'], 'd')} | {r['behind_mean']:.0f} | "
             f"{r['behind_max']} | {r['behind_at_load_end']} | "
             f"{r['catch_up_after_load_s']:.2f} | {'yes' if r['checksum_equal'] else 'NO'} |")
     if "rpl" in steady and "MariaDB" in steady:
@@ -599,10 +332,7 @@ def table(results: dict[str, Any]) -> str:
 
 
 def plot(results: dict[str, Any], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    figure, (bars, sbm, trx) = plt.subplots(1, 3, figsize=(16, 4.5))
+    figure, (bars, sbm, trx) = pyplot().subplots(1, 3, figsize=(16, 4.5))
     catch = {r["server"]: r for r in results["catch_up"]}
     names = [s for s in SERVERS if s in catch]
     rates = [catch[s]["applied_tps"] for s in names]
@@ -627,8 +357,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
         axis.set_title(f"{label}, oltp_insert {LOAD_THREADS} threads")
         axis.legend()
     figure.suptitle("asynchronous replication, durable commits, loopback, same machine")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    save_figure(figure, path)
 
 
 def main() -> int:
@@ -638,17 +367,14 @@ def main() -> int:
                         help="transactions the replica catches up on (default 100000)")
     parser.add_argument("--duration", type=int, default=30,
                         help="seconds of steady-state load (default 30)")
-    parser.add_argument("--servers", default=",".join(SERVERS),
-                        help="which to run, comma-separated (default rpl,MariaDB)")
-    parser.add_argument("--out", type=Path, default=Path("docs/bench"))
+    add_servers_argument(parser, SERVERS)
+    add_out_argument(parser)
     args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    wanted = [s.strip() for s in args.servers.split(",")]
+    wanted = args.servers
     results: dict[str, Any] = {
         "parameters": {"transactions": args.transactions, "duration": args.duration,
                        "load_threads": LOAD_THREADS, "sample_every_s": SAMPLE_EVERY,
-                       "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
-                                  f"{platform.python_version()} ({interpreter()})"},
+                       "machine": machine_line()},
         "versions": {}, "catch_up": [], "steady": [], "failures": []}
     with tempfile.TemporaryDirectory(prefix="rpl-bench-") as root:
         for pair_class in (RplPair, MariaDBPair):
@@ -658,11 +384,7 @@ def main() -> int:
     if "rpl" in catch and "MariaDB" in catch:
         results["catch_up_ratio_rpl_over_mariadb"] = \
             catch["rpl"]["applied_tps"] / catch["MariaDB"]["applied_tps"]
-    (args.out / "replication.json").write_text(json.dumps(results, indent=2) + "\n")
-    text = table(results)
-    (args.out / "replication.md").write_text(text)
-    plot(results, args.out / "replication.png")
-    print(text)
+    publish(args.out, "replication", results, table(results), plot)
     return 1 if results["failures"] else 0
 
 

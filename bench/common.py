@@ -1,0 +1,302 @@
+"""What the benchmarks share, written once: the machine's facts, sysbench, the servers they
+start (rpl's builds and MariaDB), mariadb-binlog and the codec as yardsticks, and writing a
+report (JSON, Markdown, a plot).
+
+Not a benchmark: the scripts beside it import it (``python bench/<script>.py`` puts this
+folder first on ``sys.path``). The source + replica pairs the replication benchmarks share
+are in ``pairs.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.machinery
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
+
+import pymysql
+
+from rpl.core.binlog.logfile import read_events
+from rpl.core.testing.process import ServerProcess, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository."""
+OUT = ROOT / "docs" / "bench"
+"""Where the reports go unless ``--out`` says otherwise."""
+SOURCE = ROOT / "core" / "src"
+"""rpl-core's sources: the pure Python build, on ``PYTHONPATH``."""
+MB = 1024 * 1024
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+T = TypeVar("T")
+
+
+class BenchFailure(RuntimeError):
+    """A server, a tool or a check failed: the run's figures would mean nothing."""
+
+
+# ---------------------------------------------------------------- the machine
+def interpreter() -> str:
+    """The interpreter the rpl servers run on: its executable and whether libpython is a
+    shared library. rpl ran ~20% faster on Debian's /usr/bin/python3.11 (3.11.2; libpython
+    linked into the executable, profile-guided and link-time optimised) than on pyenv's
+    3.11.7, configured with ``--enable-shared`` alone (docs/server.md, "The
+    interpreter"), so a figure names its interpreter.
+    """
+    with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
+        shared = any("libpython" in line for line in maps)
+    executable = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    return f"{executable}, libpython {'shared' if shared else 'linked in'}"
+
+
+def installed_build() -> str:
+    """Which build of rpl-core is installed: ``compiled`` (mypyc) or ``pure``."""
+    import rpl.core.sql.parser as probe
+    compiled = (probe.__file__ or "").endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    return "compiled" if compiled else "pure"
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), for the reports' machine facts."""
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    return next((line.split(":", 1)[1].strip() for line in lines
+                 if line.startswith("model name")), platform.processor())
+
+
+def machine_line() -> str:
+    """The machine, in one line of a report: architecture, CPUs, Python, kernel."""
+    return (f"{platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}), Python "
+            f"{platform.python_version()} ({interpreter()}), {platform.system()} "
+            f"{platform.release()}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+# ---------------------------------------------------------------- sysbench
+class SysbenchRun(NamedTuple):
+    """What a sysbench run printed: transactions, their rate, the 95th percentile latency."""
+
+    transactions: int
+    tps: float
+    p95_ms: float
+
+
+def sysbench(port: int, workload: str, phase: str, *extra: str) -> str:
+    """One sysbench phase (prepare, run, cleanup) against 127.0.0.1:``port``, database
+    ``sbtest``, 4 tables of 10000 rows unless ``extra`` says otherwise; its output.
+    """
+    command = ["sysbench", workload, "--db-driver=mysql", "--mysql-host=127.0.0.1",
+               f"--mysql-port={port}", "--mysql-user=root", "--mysql-db=sbtest",
+               "--tables=4", "--table-size=10000", "--db-ps-mode=disable", *extra, phase]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"sysbench {workload} {phase}: {done.stdout[-1500:]}{done.stderr}")
+    return done.stdout
+
+
+def sysbench_result(out: str) -> SysbenchRun:
+    """The figures of a sysbench run's output."""
+    found = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec", out)
+    p95 = re.search(r"95th percentile:\s+([\d.]+)", out)
+    if found is None or p95 is None:
+        raise RuntimeError(f"sysbench output not understood:\n{out[-1500:]}")
+    return SysbenchRun(int(found[1]), float(found[2]), float(p95[1]))
+
+
+# ---------------------------------------------------------------- servers
+POOL = "--thread-handling=pool-of-threads"
+PER_CONNECTION = "rpl thread per connection"
+"""The installed build with one thread per connection, beside ``rpl`` (the pool)."""
+PURE = "rpl pure Python"
+"""The pure build's name in the results (with the pool), beside ``rpl`` (the installed,
+compiled build)."""
+
+
+def rpl_builds() -> list[tuple[str, dict[str, str], list[str]]]:
+    """(name, environment, options) of each rpl server to measure: the installed build
+    with thread_handling=pool-of-threads as ``rpl``, the same with one thread per
+    connection, and when the installed build is compiled, the pure Python source with
+    the pool.
+    """
+    builds: list[tuple[str, dict[str, str], list[str]]] = [("rpl", {}, [POOL]),
+                                                           (PER_CONNECTION, {}, [])]
+    if installed_build() == "compiled":
+        builds.append((PURE, {"PYTHONPATH": str(SOURCE)}, [POOL]))
+    return builds
+
+
+class MariaDB:
+    """A throw-away MariaDB server in a temporary directory."""
+
+    def __init__(self, root: Path, name: str = "mariadb", server_id: int = 1,
+                 options: Sequence[str] = ()) -> None:
+        self.datadir = root / name
+        self.port = free_port()
+        self.socket = root / f"{name}.sock"
+        self.server_id = server_id
+        self.options = list(options)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> MariaDB:
+        install = shutil.which("mariadb-install-db") or "mysql_install_db"
+        subprocess.run([install, f"--datadir={self.datadir}", "--user=root",
+                        "--auth-root-authentication-method=normal"],
+                       check=True, capture_output=True)
+        server = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
+        self.process = subprocess.Popen(
+            [server, "--no-defaults", f"--datadir={self.datadir}", f"--port={self.port}",
+             "--bind-address=127.0.0.1", f"--socket={self.socket}", "--user=root",
+             f"--log-bin={self.datadir}/binlog", f"--server-id={self.server_id}",
+             "--sync-binlog=1", "--innodb-flush-log-at-trx-commit=1", "--max-connections=500",
+             f"--pid-file={self.datadir}/mariadb.pid", "--skip-name-resolve=0", *self.options],
+            stdout=subprocess.DEVNULL,
+            stderr=(self.datadir.parent / f"{self.datadir.name}.err").open("wb"))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                pymysql.connect(host="127.0.0.1", port=self.port, user="root").close()
+                return self
+            except pymysql.MySQLError:
+                time.sleep(0.2)
+        raise TimeoutError("MariaDB did not start")
+
+    def status(self) -> dict[str, int]:
+        """Binlog commits, binlog groups and fsyncs so far."""
+        connection = pymysql.connect(host="127.0.0.1", port=self.port, user="root")
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW GLOBAL STATUS")
+            rows = dict(cursor.fetchall())
+        connection.close()
+        return {"commits": int(rows.get("Binlog_commits", 0)),
+                "groups": int(rows.get("Binlog_group_commits", 0)),
+                "fsyncs": int(rows.get("Innodb_data_fsyncs", 0))
+                + int(rows.get("Binlog_group_commits", 0))}
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(60)
+
+
+def rpl_status(server: ServerProcess) -> dict[str, int]:
+    """Binlog commits, binlog groups and fsyncs so far, as :meth:`MariaDB.status`."""
+    rows = dict(server.query("SHOW GLOBAL STATUS"))
+    return {"commits": int(rows["Binlog_commits"]), "groups": int(rows["Binlog_group_commits"]),
+            "fsyncs": int(rows["Rpl_binlog_fsyncs"])}
+
+
+Server = ServerProcess | MariaDB
+
+
+def each_server(root: Path) -> Iterator[tuple[str, Server, Callable[[], dict[str, int]]]]:
+    """(name, server, its status counters) for each rpl build, then MariaDB: each started
+    under ``root`` with an empty ``sbtest`` database, and stopped before the next starts.
+    """
+    servers: list[tuple[str, Server, Callable[[], dict[str, int]]]] = []
+    for name, env, options in rpl_builds():
+        rpl = ServerProcess(root / name.replace(" ", "_"), options=options, env=env)
+        servers.append((name, rpl, functools.partial(rpl_status, rpl)))
+    mariadb = MariaDB(root)
+    servers.append(("MariaDB", mariadb, mariadb.status))
+    for name, server, status in servers:
+        server.start()
+        try:
+            pymysql.connect(host="127.0.0.1", port=server.port, user="root").cursor().execute(
+                "CREATE DATABASE sbtest")
+            print(f"{name}:", flush=True)
+            yield name, server, status
+        finally:
+            server.stop()
+
+
+# ---------------------------------------------------------------- binlog readers
+def mariadb_binlog_tool() -> str:
+    """mariadb-binlog (or mysqlbinlog); SystemExit when neither is installed."""
+    tool = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    if tool is None:
+        raise SystemExit("mariadb-binlog is not installed (tools/system-packages installs it)")
+    return tool
+
+
+def mariadb_binlog_command(tool: str, files: Sequence[Path]) -> list[str]:
+    return [tool, "--verify-binlog-checksum", *map(str, files)]
+
+
+def mariadb_binlog(tool: str, files: Sequence[Path]) -> float:
+    """One ``mariadb-binlog`` run over ``files``, its output to /dev/null; the seconds."""
+    started = time.perf_counter()
+    done = subprocess.run(mariadb_binlog_command(tool, files), stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
+    seconds = time.perf_counter() - started
+    errors = done.stderr.decode(errors="replace")
+    if done.returncode != 0 or "ERROR" in errors:
+        raise BenchFailure(f"mariadb-binlog exited {done.returncode}: {errors[-2000:]}")
+    return seconds
+
+
+def codec_pass(files: Sequence[Path]) -> tuple[float, int]:
+    """One pass of the project's codec (``read_events``) over ``files``; (seconds, events)."""
+    started = time.perf_counter()
+    events = 0
+    for path in files:
+        for _ in read_events(path, check_log_pos=False):
+            events += 1
+    return time.perf_counter() - started, events
+
+
+# ---------------------------------------------------------------- reports
+def fmt(value: Any, spec: str = ".2f") -> str:
+    """``value`` formatted, or ``n/a`` for None."""
+    return "n/a" if value is None else format(value, spec)
+
+
+def add_out_argument(parser: Any) -> None:
+    """``--out DIR``: where the report goes (docs/bench)."""
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help="where the report goes (default docs/bench)")
+
+
+def add_servers_argument(parser: Any, servers: Sequence[str]) -> None:
+    """``--servers A,B``: which of ``servers`` to run (all by default), as a list."""
+    parser.add_argument("--servers", default=list(servers),
+                        type=lambda text: [name.strip() for name in text.split(",")],
+                        help=f"which to run, comma-separated (default {','.join(servers)})")
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot, drawing to files (no display)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_figure(figure: Any, path: Path) -> None:
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def publish(out: Path, name: str, results: T, report: str,
+            plot: Callable[[T, Path], None], png: str | None = None) -> None:
+    """``results`` to ``out/<name>.json``, ``report`` to ``out/<name>.md``, the plot to
+    ``out/<png or name>.png``; the report printed.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / f"{name}.md").write_text(report)
+    plot(results, out / f"{png or name}.png")
+    print(report)
