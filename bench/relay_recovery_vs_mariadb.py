@@ -62,22 +62,12 @@ from common import (
     pyplot,
     save_figure,
 )
-<<<<<<< HEAD:tests/bench/relay_recovery_vs_mariadb.py
-from sysbench_vs_mariadb import interpreter  # type: ignore[import-not-found, unused-ignore] # noqa: E402
-
-from rpl.core.binlog.gtid import GtidSet  # noqa: E402
-from rpl.core.binlog.logfile import BinlogIndex, read_events  # noqa: E402
-from rpl.core.execution.sysvars import SERVER_VERSION  # noqa: E402
-from rpl.core.testing.process import ServerProcess  # noqa: E402
-from rpl.core.testing.topology import (  # noqa: E402
-=======
 from pairs import POLL_EVERY, STALL_SECONDS, ReplicationFailure, mysql_gtid_counts
 from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import BinlogIndex
-from rpl.core.server.sysvars import SERVER_VERSION
+from rpl.core.execution.sysvars import SERVER_VERSION
 from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.topology import (
->>>>>>> packaging:bench/relay_recovery_vs_mariadb.py
     create_replication_user,
     gtid_executed,
     replicate,
