@@ -1,6 +1,6 @@
 """Crash safety: kill -9 at each crash point under concurrent writers, then restart.
 
-What must hold after the restart (DESIGN.md, durability model):
+What must hold after the restart (docs/server.md, "Durability and recovery"):
 * every transaction a client got OK for is there;
 * the data equals exactly the transactions whose events are in the binlog (after
   recovery cut off any partial tail): nothing more, nothing less.

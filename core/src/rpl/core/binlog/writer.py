@@ -1,6 +1,6 @@
 """The binary log writer: group commit, rotation, the index, the published end position.
 
-A commit, in stages (DESIGN.md, "A commit, end to end"):
+A commit, in stages (docs/architecture.md, "A commit, end to end"):
 
 1. **Flush.** Sessions queue their encoded transaction (:class:`CommitTicket`). The
    first to find the queue empty is the group's leader (or, when it does not wait for

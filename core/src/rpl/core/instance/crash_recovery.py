@@ -8,7 +8,7 @@ What holds after :func:`recover`:
   says which file, what size and to which position.
 * Every transaction in the binlog after the checkpoint is applied once, in binlog
   order, whether or not its engine commit happened before the crash: a transaction is
-  durable exactly when its events are in the binlog (DESIGN.md, durability model).
+  durable exactly when its events are in the binlog (docs/server.md, "Durability and recovery").
 * ``gtid_executed`` is the checkpoint's set plus every replayed GTID.
 
 Damage in an older file (which was closed cleanly, so nothing there is a crash

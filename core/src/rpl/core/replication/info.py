@@ -4,7 +4,7 @@ Both are small JSON files in the data directory, replaced atomically (write a te
 file, fsync, rename, fsync the directory). The positions they hold are hints for a
 restart, not the truth: the applier skips any transaction whose GTID this server has
 already executed, so re-reading from an older position never applies anything twice
-(the durable record of what was applied is the replica's own binlog, DESIGN.md).
+(the durable record of what was applied is the replica's own binlog, docs/replication.md).
 """
 
 from __future__ import annotations
