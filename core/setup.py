@@ -12,13 +12,15 @@ both builds side by side.
 The list holds the statement path (protocol, parser, executor, engine, binlog group
 commit) and the replication threads. Modules left out either gain nothing (cold paths),
 hold attrs classes with ``attrs.field()`` defaults that mypyc cannot compile as native
-classes (the event codec, the table schema), or keep weak references to their instances
-(the observer registry). Three helpers are written in C by hand: ``rpl.core.net._nogil``,
+classes (the table schema; the event codec's attrs classes have none and are compiled as
+Python classes, ``mypyc_attr(native_class=False)``), or keep weak references to their
+instances (the observer registry). A package is listed module by module, its
+``__init__.py`` included. Three helpers are written in C by hand: ``rpl.core.net._nogil``,
 the group commit leader's many replies sent with the interpreter lock let go once
 (rpl.core.net.nogil.send_many, which the pure build makes one send at a time) and the
 single socket calls made holding it (through ctypes in the pure build), and
 ``rpl.core.binlog._finish``, the loop that sets a group's ``log_pos`` and CRCs
-(rpl.core.binlog.events.finish_in_python in the pure build); it links zlib; and
+(rpl.core.binlog.events.fastpath.finish_in_python in the pure build); it links zlib; and
 ``rpl.core.sql._shapes``, a statement's shape key and literals in one pass over its text
 (rpl.core.sql.shapes.split in the pure build).
 """
@@ -32,7 +34,13 @@ from setuptools import Extension, setup
 
 COMPILED = [
     "rpl/core/binlog/dependency.py",
-    "rpl/core/binlog/events.py",
+    "rpl/core/binlog/events/__init__.py",
+    "rpl/core/binlog/events/codec.py",
+    "rpl/core/binlog/events/control.py",
+    "rpl/core/binlog/events/fastpath.py",
+    "rpl/core/binlog/events/gtid_log.py",
+    "rpl/core/binlog/events/header.py",
+    "rpl/core/binlog/events/transaction.py",
     "rpl/core/binlog/gtid.py",
     "rpl/core/binlog/logfile.py",
     "rpl/core/binlog/tail.py",
