@@ -63,8 +63,6 @@ SCOPES: Final = {
     "GLOBAL": "GLOBAL", "SESSION": "SESSION", "LOCAL": "SESSION", "PERSIST": "PERSIST",
     "PERSIST_ONLY": "PERSIST_ONLY"}
 """A variable scope keyword -> the scope it names (LOCAL is SESSION)."""
-SLAVE: Final = frozenset(("SLAVE", "REPLICA"))
-"""The words for a replica in replication statements (8.0.22+ REPLICA is SLAVE)."""
 _END: Final = frozenset((";", ""))
 _ONE_WORD_VERBS: Final = frozenset((
     "CALL", "DEALLOCATE", "DO", "EXECUTE", "HANDLER", "HELP", "PREPARE", "RESIGNAL",
