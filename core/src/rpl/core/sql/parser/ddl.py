@@ -149,8 +149,10 @@ def skip_index_options(p: Parser) -> None:
             return
 
 
-def column_def(p: Parser) -> ast.ColumnDef:
-    name = p.ident()
+def column_type(p: Parser) -> tuple[str, int | None, int | None, tuple[str, ...]]:
+    """A column's data type: its upper-case name, ``(length[, scale])`` or ENUM / SET's
+    ``('member', ...)``.
+    """
     type_name = p.any_word().upper()
     if type_name == "DOUBLE" and p.accept("PRECISION"):
         type_name = "DOUBLE PRECISION"
@@ -167,6 +169,13 @@ def column_def(p: Parser) -> ast.ColumnDef:
             if p.accept(","):
                 scale = p.integer()
         p.expect(")")
+    return type_name, length, scale, values
+
+
+def column_def(p: Parser) -> ast.ColumnDef:
+    """A column definition of CREATE TABLE: name, data type, then its attributes."""
+    name = p.ident()
+    type_name, length, scale, values = column_type(p)
     unsigned = zerofill = auto_increment = primary_key = unique = False
     charset = collation = comment = None
     nullable: bool | None = None
@@ -231,7 +240,7 @@ def column_def(p: Parser) -> ast.ColumnDef:
 
 
 def column_default(p: Parser) -> ast.Expression:
-    """A DEFAULT / ON UPDATE value: a signed literal, a niladic call, ``(default)``."""
+    """A DEFAULT / ON UPDATE value: a signed literal, a niladic call, ``(expr)``."""
     if p.accept("("):
         default = expr(p)
         p.expect(")")
