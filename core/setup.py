@@ -12,13 +12,15 @@ both builds side by side.
 The list holds the statement path (protocol, parser, executor, engine, binlog group
 commit) and the replication threads. Modules left out either gain nothing (cold paths),
 hold attrs classes with ``attrs.field()`` defaults that mypyc cannot compile as native
-classes (the event codec, the table schema), or keep weak references to their instances
-(the observer registry). Three helpers are written in C by hand: ``rpl.core.net._nogil``,
+classes (the table schema; the event codec's attrs classes have none and are compiled as
+Python classes, ``mypyc_attr(native_class=False)``), or keep weak references to their
+instances (the observer registry). A package is listed module by module, its
+``__init__.py`` included. Three helpers are written in C by hand: ``rpl.core.net._nogil``,
 the group commit leader's many replies sent with the interpreter lock let go once
 (rpl.core.net.nogil.send_many, which the pure build makes one send at a time) and the
 single socket calls made holding it (through ctypes in the pure build), and
 ``rpl.core.binlog._finish``, the loop that sets a group's ``log_pos`` and CRCs
-(rpl.core.binlog.events.finish_in_python in the pure build); it links zlib; and
+(rpl.core.binlog.events.fastpath.finish_in_python in the pure build); it links zlib; and
 ``rpl.core.sql._shapes``, a statement's shape key and literals in one pass over its text
 (rpl.core.sql.shapes.split in the pure build).
 """
@@ -32,7 +34,13 @@ from setuptools import Extension, setup
 
 COMPILED = [
     "rpl/core/binlog/dependency.py",
-    "rpl/core/binlog/events.py",
+    "rpl/core/binlog/events/__init__.py",
+    "rpl/core/binlog/events/codec.py",
+    "rpl/core/binlog/events/control.py",
+    "rpl/core/binlog/events/fastpath.py",
+    "rpl/core/binlog/events/gtid_log.py",
+    "rpl/core/binlog/events/header.py",
+    "rpl/core/binlog/events/transaction.py",
     "rpl/core/binlog/gtid.py",
     "rpl/core/binlog/logfile.py",
     "rpl/core/binlog/tail.py",
@@ -52,6 +60,7 @@ COMPILED = [
     "rpl/core/replication/relay_transaction.py",
     "rpl/core/replication/batch.py",
     "rpl/core/replication/channel.py",
+    "rpl/core/replication/channel_state.py",
     "rpl/core/replication/receiver.py",
     "rpl/core/replication/relaylog.py",
     "rpl/core/replication/sender.py",
@@ -60,16 +69,26 @@ COMPILED = [
     "rpl/core/replication/worker.py",
     "rpl/core/execution/binlogging.py",
     "rpl/core/execution/connection.py",
+    "rpl/core/execution/dispatch.py",
     "rpl/core/execution/dml.py",
     "rpl/core/execution/execute.py",
     "rpl/core/execution/expressions.py",
     "rpl/core/execution/results.py",
     "rpl/core/execution/session.py",
+    "rpl/core/execution/statements.py",
     "rpl/core/execution/threadpool.py",
     "rpl/core/execution/values.py",
     "rpl/core/sql/ast.py",
     "rpl/core/sql/lexer.py",
-    "rpl/core/sql/parser.py",
+    "rpl/core/sql/parser/__init__.py",
+    "rpl/core/sql/parser/accounts.py",
+    "rpl/core/sql/parser/admin.py",
+    "rpl/core/sql/parser/cursor.py",
+    "rpl/core/sql/parser/ddl.py",
+    "rpl/core/sql/parser/dml.py",
+    "rpl/core/sql/parser/expressions.py",
+    "rpl/core/sql/parser/replication.py",
+    "rpl/core/sql/parser/session.py",
     "rpl/core/sql/shapes.py",
     "rpl/core/threads.py",
     "rpl/core/variables.py",

@@ -12,6 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from rpl.core.binlog import events as ev
+from rpl.core.binlog.events import fastpath
 from rpl.core.binlog.gtid import GNO_MAX, Gtid, GtidSet
 from rpl.core.errors import ER_BINLOG_EVENT_CORRUPT
 
@@ -368,7 +369,7 @@ def test_crc_later_leaves_the_crc_to_relocation_or_sealing() -> None:
 
 
 FINISHERS = [pytest.param(ev.finish_in_python, id="python")] + (
-    [pytest.param(ev._finish_in_c, id="c")] if ev._finish_in_c is not None else [])
+    [pytest.param(fastpath._finish_in_c, id="c")] if fastpath._finish_in_c is not None else [])
 """The event finishing loops this build has: the C one only in the compiled build
 (test_compiled_build checks that it is there)."""
 
@@ -410,7 +411,8 @@ def test_finishing_stops_at_an_impossible_size(
     liar = bytearray(xid)
     struct.pack_into("<I", liar, 9, 18)
     assert finish(liar, 100, True) == 0  # type: ignore[operator]
-    monkeypatch.setattr(ev, "_finish_in_c", None if finish is ev.finish_in_python else finish)
+    monkeypatch.setattr(fastpath, "_finish_in_c",
+                        None if finish is ev.finish_in_python else finish)
     with pytest.raises(ev.EventError, match=f"at buffer offset {len(xid)} is impossible"):
         ev.relocate_events(bytearray(xid + xid[:cut]), 100, checksum=True)
 

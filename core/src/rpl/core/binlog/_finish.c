@@ -94,7 +94,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_finish",
-    "The compiled build's event finishing loop (rpl.core.binlog.events).", -1, methods,
+    "The compiled build's event finishing loop (rpl.core.binlog.events.fastpath).", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__finish(void)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import typing
 from decimal import Decimal
 from typing import TypeAlias
 
@@ -514,19 +515,22 @@ class SetTransaction(Statement):
     read_only: bool | None = None
 
 
-ShowKind: TypeAlias = str
-"""The kinds of SHOW statement (see :class:`Show`)."""
+ShowKind: TypeAlias = typing.Literal[
+    "VARIABLES", "STATUS", "DATABASES", "TABLES", "COLUMNS", "INDEX", "PROCESSLIST",
+    "MASTER STATUS", "BINARY LOGS", "BINLOG EVENTS", "PLUGINS", "ENGINES", "WARNINGS",
+    "ERRORS", "CREATE TABLE", "CREATE DATABASE", "GRANTS", "SLAVE STATUS", "SLAVE HOSTS",
+]
+"""What a SHOW statement shows (:attr:`Show.kind`), one value per result whatever the
+spelling: SCHEMAS is DATABASES, FIELDS is COLUMNS, INDEXES and KEYS are INDEX, MASTER LOGS
+is BINARY LOGS, BINARY LOG STATUS is MASTER STATUS, STORAGE ENGINES is ENGINES, REPLICA
+STATUS is SLAVE STATUS, REPLICAS and REPLICA HOSTS are SLAVE HOSTS."""
 
 
 @attrs.frozen
 class Show(Statement):
     """A SHOW statement (DESCRIBE/DESC t is ``Show("COLUMNS", table=t)``).
 
-    ``kind`` is one of: ``VARIABLES STATUS DATABASES TABLES BINARY LOGS``
-    (also MASTER LOGS), ``MASTER STATUS`` (also BINARY LOG STATUS), ``BINLOG EVENTS``,
-    ``PLUGINS WARNINGS ERRORS``, ``CREATE TABLE``, ``CREATE DATABASE``, ``COLUMNS``,
-    ``INDEX``, ``PROCESSLIST``, ``ENGINES``, ``GRANTS``, ``SLAVE STATUS`` (also REPLICA
-    STATUS), ``SLAVE HOSTS`` (also REPLICAS). ``new_terms`` is true when the
+    ``kind`` is one of :data:`ShowKind`. ``new_terms`` is true when the
     statement used the 8.0.22+ words (REPLICA, SOURCE, BINARY LOG STATUS), whose result
     columns MySQL names with the new terms too.
 
