@@ -60,8 +60,23 @@ def _plugins(args: argparse.Namespace) -> int:
     return 1 if any(row.error for row in rows) else 0
 
 
+def _start_failure(exc: Exception) -> list[str]:
+    """What the console says when a server cannot start: the error as error.log has it
+    (an OSError's own text, without Python's ``[Errno N]``), and for a data directory
+    another server holds, error.log's hint too.
+    """
+    from rpl.core.instance.datadir import DataDirectoryInUse
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    lines = [f"cannot start: {text}"]
+    if isinstance(exc, DataDirectoryInUse):
+        lines.append("Check that you do not already have another rpl server process using "
+                     "the same data directory.")
+    return lines
+
+
 def _server(args: argparse.Namespace) -> int:
     from rpl.core.instance.crash_recovery import RecoveryError
+    from rpl.core.execution.sysvars import SERVER_VERSION
     from rpl.core.instance.server import Server, ServerConfig
     options = {}
     for extra in args.extra:
@@ -79,8 +94,11 @@ def _server(args: argparse.Namespace) -> int:
         server.start()
     except (MySQLError, OSError, ValueError, RecoveryError) as exc:
         logging.getLogger("rpl.server").error("Aborting: %s", exc)
-        print(f"rpl server: cannot start: {exc}", file=sys.stderr)
+        for line in _start_failure(exc):
+            print(f"rpl server: {line}", file=sys.stderr)
         return 1
+    print(f"rpl server: ready for connections. Version: '{SERVER_VERSION}'  socket: ''  "
+          f"port: {server.port}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     signal.signal(signal.SIGINT, lambda *_: threading.Thread(target=server.shutdown).start())
     while not server.wait(0.5):
