@@ -75,8 +75,8 @@ def _start_failure(exc: Exception) -> list[str]:
 
 
 def _server(args: argparse.Namespace) -> int:
-    from rpl.core.instance.crash_recovery import RecoveryError
     from rpl.core.execution.sysvars import SERVER_VERSION
+    from rpl.core.instance.crash_recovery import RecoveryError
     from rpl.core.instance.server import Server, ServerConfig
     options = {}
     for extra in args.extra:
