@@ -113,8 +113,10 @@ def _add_server(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
                     "name at start, as mysqld options do (--sync-binlog=1, ...).")
     server.add_argument("--datadir", required=True, help="data directory (created if empty)")
     server.add_argument("--port", type=int, default=3306, help="TCP port (0: any free port)")
-    server.add_argument("--bind-address", default="127.0.0.1")
-    server.add_argument("--server-id", type=int, default=1)
+    server.add_argument("--bind-address", default="127.0.0.1",
+                        help="address to listen on (default %(default)s)")
+    server.add_argument("--server-id", type=int, default=1,
+                        help="server_id, unique in a topology (default %(default)s)")
     server.add_argument("--log-bin", default="binlog", help="binlog base name")
     server.add_argument("--plugin-load", default="", help="NAME[=LIB][;...]")
     server.add_argument("--root-password", default="",
