@@ -337,9 +337,10 @@ def test_commit_stage_keeps_binlog_order_under_concurrency(live: Server) -> None
 @pytest.mark.parametrize("hook", ["begin", "before_commit", "after_flush", "after_sync"])
 def test_observer_message_reaches_the_client_only_with_its_errno(live: Server,
                                                                  hook: str) -> None:
-    """MySQL's client sees the hook's own error (ER_RUN_HOOK_ERROR, 3100) when a statement or commit hook fails, the observer's message only in
-    the error log; an observer that names its error (``ObserverError(message,
-    errno=...)``) has its own message sent with that errno."""
+    """MySQL's client sees the hook's own error (ER_RUN_HOOK_ERROR, 3100) when a statement
+    or commit hook fails, the observer's message only in the error log; an observer that
+    names its error (``ObserverError(message, errno=...)``) has its own message sent with
+    that errno."""
     setup_table(live)
     from rpl.observers import ObserverError
     failure: list[ObserverError] = [ObserverError("commits are paused")]
