@@ -14,6 +14,7 @@ import shutil
 import struct
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -62,7 +63,8 @@ def test_table_columns_count_what_they_say(tmp_path: Path) -> None:
 def test_plot_marks_lost_reads_and_its_labels_fit(tmp_path: Path) -> None:
     drawn = figure(trials(tmp_path)[1])
     drawn.canvas.draw()  # lays the legend out, as saving the PNG does
-    renderer = drawn.canvas.get_renderer()  # type: ignore[attr-defined]
+    canvas: Any = drawn.canvas  # Agg's: it has a renderer
+    renderer = canvas.get_renderer()
     marks = [c for c in drawn.axes[0].collections if str(c.get_label()).startswith("lost reads")]
     assert len(marks) == 1
     assert sorted(np.asarray(marks[0].get_offsets())[:, 0].tolist()) == [5.20, 5.21, 5.25,
