@@ -17,6 +17,7 @@ import pymysql
 import pymysql.cursors
 import pytest
 
+from rpl.core.delegates import FAILURES
 from rpl.core.instance.server import Server, ServerConfig
 from rpl.observers import hookimpl
 
@@ -331,3 +332,39 @@ def test_commit_stage_keeps_binlog_order_under_concurrency(live: Server) -> None
             assert pos <= covered, f"committed at {pos} before an after_sync covered it"
     assert events[-1] == ("commit", covered)
     assert len(live.engine.table("g", "t").rows) == 12 * 15
+
+
+@pytest.mark.parametrize("hook", ["begin", "before_commit", "after_flush", "after_sync"])
+def test_observer_message_reaches_the_client_only_with_its_errno(live: Server,
+                                                                 hook: str) -> None:
+    """MySQL's client sees the hook's own error (ER_RUN_HOOK_ERROR, 3100) when a statement
+    or commit hook fails, the observer's message only in the error log; an observer that
+    names its error (``ObserverError(message, errno=...)``) has its own message sent with
+    that errno."""
+    setup_table(live)
+    from rpl.observers import ObserverError
+    failure: list[ObserverError] = [ObserverError("commits are paused")]
+
+    class Paused:
+        @hookimpl(specname=hook)
+        def refuse(self) -> None:
+            raise failure[0]
+
+    live.delegates.registry.register(Paused(), "paused")
+    with pytest.raises(pymysql.err.MySQLError) as info:
+        with connect(live).cursor() as cursor:
+            cursor.execute("INSERT INTO g.t VALUES (7, 7)")
+    default = FAILURES[hook]
+    assert default is not None
+    assert info.value.args[0] == default.errno
+    assert "paused" not in info.value.args[1], "the default error carries MySQL's text only"
+    failure[0] = ObserverError("commits are paused", errno=3100)
+    with pytest.raises(pymysql.err.MySQLError) as info:
+        with connect(live).cursor() as cursor:
+            cursor.execute("INSERT INTO g.t VALUES (8, 8)")
+    assert info.value.args == (3100, "commits are paused")
+    failure[0] = ObserverError("paused by the operator", errno=1205, sqlstate="HY000")
+    with pytest.raises(pymysql.err.MySQLError) as info:
+        with connect(live).cursor() as cursor:
+            cursor.execute("INSERT INTO g.t VALUES (9, 9)")
+    assert info.value.args == (1205, "paused by the operator")

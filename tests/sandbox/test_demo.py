@@ -43,8 +43,8 @@ def test_short_demo(tmp_path: Path) -> None:
     done = demo("--dir", str(directory))
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     after_sync = verdict(done.stdout, "AFTER_SYNC")
-    acknowledged, lost, _, phantom, validated = after_sync[1:6]
-    assert int(acknowledged) > 0 and lost == "0" and phantom == "0"
+    acknowledged, lost, _, rows_lost, reads_lost, validated = after_sync[1:7]
+    assert int(acknowledged) > 0 and lost == rows_lost == reads_lost == "0"
     assert validated == "clean"
     assert "AFTER_COMMIT" in done.stdout
     report = (directory / "report.html").read_text()

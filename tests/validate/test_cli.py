@@ -55,3 +55,15 @@ def test_usage_errors_exit_2(run: Path, tmp_path: Path) -> None:
                        '"outcome": "ok"}\n')
     done = rpl_validate(str(run / "source"), "--history", str(history))
     assert done.returncode == 2 and "history line 1: op 'delete'" in done.stderr
+
+
+def test_console_is_ours_on_a_server_that_never_committed(tmp_path: Path) -> None:
+    """A first look at a new server's data directory: clean, and everything on the
+    console is rpl validate's own (no JVM or Spark start-up lines, no stage bars)."""
+    from rpl.core.testing.process import ServerProcess
+    ServerProcess(tmp_path / "new").start().stop()
+    done = rpl_validate(str(tmp_path / "new"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "result: CLEAN" in done.stdout
+    assert [line for line in done.stderr.splitlines()
+            if not line.startswith("rpl validate: ")] == [], done.stderr

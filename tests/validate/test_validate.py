@@ -98,7 +98,7 @@ def test_truncated_file(check: Check, run: Path) -> None:
     lines = [(f.file, f.position, f.detail) for f in _only(report, "structure")]
     assert ("binlog.000002", target.position) in [(f, p) for f, p, _ in lines]
     assert any("ends inside an event" in d for _, _, d in lines)
-    assert any("does not end with a ROTATE to binlog.000003" in f.detail
+    assert any("ends with neither a ROTATE to binlog.000003" in f.detail
                for f in report.notices)
 
 

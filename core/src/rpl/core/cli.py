@@ -60,7 +60,22 @@ def _plugins(args: argparse.Namespace) -> int:
     return 1 if any(row.error for row in rows) else 0
 
 
+def _start_failure(exc: Exception) -> list[str]:
+    """What the console says when a server cannot start: the error as error.log has it
+    (an OSError's own text, without Python's ``[Errno N]``), and for a data directory
+    another server holds, error.log's hint too.
+    """
+    from rpl.core.instance.datadir import DataDirectoryInUse
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    lines = [f"cannot start: {text}"]
+    if isinstance(exc, DataDirectoryInUse):
+        lines.append("Check that you do not already have another rpl server process using "
+                     "the same data directory.")
+    return lines
+
+
 def _server(args: argparse.Namespace) -> int:
+    from rpl.core.execution.sysvars import SERVER_VERSION
     from rpl.core.instance.crash_recovery import RecoveryError
     from rpl.core.instance.server import Server, ServerConfig
     options = {}
@@ -79,8 +94,11 @@ def _server(args: argparse.Namespace) -> int:
         server.start()
     except (MySQLError, OSError, ValueError, RecoveryError) as exc:
         logging.getLogger("rpl.server").error("Aborting: %s", exc)
-        print(f"rpl server: cannot start: {exc}", file=sys.stderr)
+        for line in _start_failure(exc):
+            print(f"rpl server: {line}", file=sys.stderr)
         return 1
+    print(f"rpl server: ready for connections. Version: '{SERVER_VERSION}'  socket: ''  "
+          f"port: {server.port}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     signal.signal(signal.SIGINT, lambda *_: threading.Thread(target=server.shutdown).start())
     while not server.wait(0.5):
@@ -95,8 +113,10 @@ def _add_server(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
                     "name at start, as mysqld options do (--sync-binlog=1, ...).")
     server.add_argument("--datadir", required=True, help="data directory (created if empty)")
     server.add_argument("--port", type=int, default=3306, help="TCP port (0: any free port)")
-    server.add_argument("--bind-address", default="127.0.0.1")
-    server.add_argument("--server-id", type=int, default=1)
+    server.add_argument("--bind-address", default="127.0.0.1",
+                        help="address to listen on (default %(default)s)")
+    server.add_argument("--server-id", type=int, default=1,
+                        help="server_id, unique in a topology (default %(default)s)")
     server.add_argument("--log-bin", default="binlog", help="binlog base name")
     server.add_argument("--plugin-load", default="", help="NAME[=LIB][;...]")
     server.add_argument("--root-password", default="",

@@ -12,10 +12,17 @@ from __future__ import annotations
 class ObserverError(Exception):
     """Raised by an observer callback to fail the hook it implements.
 
-    ``errno`` and ``sqlstate`` optionally name the MySQL error the client should
-    see instead of the hook's default error (Group Replication, for example,
-    fails ``before_commit`` with ER_TRANSACTION_ROLLBACK_DURING_COMMIT, 3101).
-    Hooks whose failure is ignored only log the message.
+    Without ``errno`` the client sees the hook's default MySQL error with
+    MySQL's text (ER_RUN_HOOK_ERROR, 3100, "Error on observer while running
+    replication hook 'before_commit'.", as MySQL's client does) and ``message``
+    goes only to the error log. With ``errno`` the client sees that errno,
+    ``sqlstate`` and ``message`` itself: ``ObserverError("commits are paused",
+    errno=3100)`` gives ``ERROR 3100 (HY000): commits are paused`` (Group
+    Replication fails ``before_commit`` with ER_TRANSACTION_ROLLBACK_DURING_COMMIT,
+    3101, sqlstate 40000). Mid-dump (``reserve_header``, ``before_send_event``,
+    ``after_send_event``) the replica always gets 1236, with ``message`` as its
+    text when ``errno`` is given. Hooks whose failure is ignored only log the
+    message. ``rpl.observers.hookspecs`` says per hook what a failure does.
     """
 
     def __init__(self, message: str, *, errno: int | None = None,

@@ -20,7 +20,13 @@ Rules common to every hook:
   observers of that call are not called. The server logs
   ``Run function '<hook>' in plugin '<plugin>' failed`` and then applies the
   consequence each docstring states under *Failure*. Where the consequence is an
-  error, an ``errno`` on the ObserverError replaces the hook's default error.
+  error, *the observer's error* in a docstring means: with no ``errno`` on the
+  ObserverError, the hook's own MySQL error with MySQL's text (what MySQL's
+  client sees; the observer's message goes only to the error log, as
+  ``Plugin '<plugin>' failed '<hook>': <message>``); with an ``errno``, that
+  errno, the ObserverError's ``sqlstate`` and its own message. The per-event
+  binlog transmit hooks are the exception: the replica always gets 1236, whose
+  text is the observer's message when it passed an errno.
 * **Consistency.** One hook call sees one set of observers: a plugin installed
   or uninstalled meanwhile is either called entirely or not at all, and
   UNINSTALL PLUGIN returns only after calls already inside the plugin returned.
@@ -216,8 +222,9 @@ class BinlogTransmitObserver:
         get ``reserve_header``, ``before_send_event`` and ``after_send_event``
         for it.
 
-        Failure: the dump ends before sending anything; the replica gets
-        ER_MASTER_FATAL_ERROR_READING_BINLOG (1236). ``transmit_stop`` still
+        Failure: the dump ends before sending anything; the replica gets the
+        observer's error, or ER_MASTER_FATAL_ERROR_READING_BINLOG (1236) "Failed
+        to run 'transmit_start' hook". ``transmit_stop`` still
         runs for the observers whose ``transmit_start`` ran.
         """
 
@@ -262,8 +269,9 @@ class BinlogTransmitObserver:
         Holds: the event is at or before the published end position, so it is
         durable per ``sync_binlog``; no binlog lock is held.
 
-        Failure: the dump ends with ER_MASTER_FATAL_ERROR_READING_BINLOG (1236);
-        the packet is not sent.
+        Failure: the dump ends with ER_MASTER_FATAL_ERROR_READING_BINLOG (1236),
+        "Failed to run '<hook>' hook" or the observer's message when it passed an
+        errno; the packet is not sent.
         """
 
     @hookspec
@@ -279,7 +287,9 @@ class BinlogTransmitObserver:
         ``None`` and 0. Without an ACK receiver thread, semisync reads the
         replica's ACK here (the pre-WL#6630 design).
 
-        Failure: the dump ends with ER_MASTER_FATAL_ERROR_READING_BINLOG (1236).
+        Failure: the dump ends with ER_MASTER_FATAL_ERROR_READING_BINLOG (1236),
+        "Failed to run 'after_send_event' hook" or the observer's message when it
+        passed an errno.
         """
 
     @hookspec
@@ -303,8 +313,9 @@ class BinlogRelayIOObserver:
         Called in the new receiver thread before it connects to the source
         (``param.mysql`` is None).
 
-        Failure: the receiver stops with Last_IO_Errno ER_SLAVE_FATAL_ERROR
-        (1593) "Fatal error: Failed to run 'thread_start' hook".
+        Failure: the receiver stops with the observer's error as Last_IO_Errno
+        and Last_IO_Error, or ER_SLAVE_FATAL_ERROR (1593) "Fatal error: Failed
+        to run 'thread_start' hook".
         """
 
     @hookspec
@@ -323,8 +334,9 @@ class BinlogRelayIOObserver:
 
         Called in the new applier thread before it reads the relay log.
 
-        Failure: the applier stops with Last_SQL_Errno ER_SLAVE_FATAL_ERROR
-        (1593) "Fatal error: Failed to run 'applier_start' hook".
+        Failure: the applier stops with the observer's error as Last_SQL_Errno
+        and Last_SQL_Error, or ER_SLAVE_FATAL_ERROR (1593) "Fatal error: Failed
+        to run 'applier_start' hook".
         """
 
     @hookspec
@@ -348,8 +360,9 @@ class BinlogRelayIOObserver:
         ``@@global.rpl_semi_sync_master_enabled`` and sets
         ``@rpl_semi_sync_slave = 1``).
 
-        Failure: the receiver stops with Last_IO_Errno ER_SLAVE_FATAL_ERROR
-        (1593) "Fatal error: Failed to run 'before_request_transmit' hook".
+        Failure: the receiver stops with the observer's error as Last_IO_Errno
+        and Last_IO_Error, or ER_SLAVE_FATAL_ERROR (1593) "Fatal error: Failed
+        to run 'before_request_transmit' hook".
         """
 
     @hookspec
@@ -367,9 +380,9 @@ class BinlogRelayIOObserver:
         bytes), or None to keep ``packet`` as it is. The next observer receives
         what this one returned.
 
-        Failure: the receiver stops with Last_IO_Errno ER_SLAVE_FATAL_ERROR
-        (1593) "Fatal error: Failed to run 'after_read_event' hook"; the event is
-        not queued.
+        Failure: the receiver stops with the observer's error as Last_IO_Errno
+        and Last_IO_Error, or ER_SLAVE_FATAL_ERROR (1593) "Fatal error: Failed
+        to run 'after_read_event' hook"; the event is not queued.
         """
 
     @hookspec
@@ -386,9 +399,9 @@ class BinlogRelayIOObserver:
         ``param.master_log_name``/``param.master_log_pos`` are the event's end in
         the source's binary log.
 
-        Failure: the receiver stops with Last_IO_Errno ER_SLAVE_FATAL_ERROR
-        (1593) "Fatal error: Failed to run 'after_queue_event' hook"; the event
-        stays queued.
+        Failure: the receiver stops with the observer's error as Last_IO_Errno
+        and Last_IO_Error, or ER_SLAVE_FATAL_ERROR (1593) "Fatal error: Failed
+        to run 'after_queue_event' hook"; the event stays queued.
         """
 
     @hookspec

@@ -21,6 +21,15 @@ from rpl.core.demo.failover import WAIT_POINTS, Trial, run_trial
 from rpl.core.demo.report import verdict_table, write_html
 from rpl.core.sandbox.sandbox import SandboxError
 
+DESCRIPTION = (
+    "Lossless failover, shown on real processes: for AFTER_SYNC, then AFTER_COMMIT, a "
+    "source and two semisync replicas on loopback, writers and readers on the source, the "
+    "network to the replicas cut and the source SIGKILLed mid-run, the most advanced "
+    "replica promoted; then what the clients saw is checked against the new source, "
+    "directly and with rpl validate. Ends with a verdict table and an HTML report. Exit "
+    "code 0 when AFTER_SYNC lost nothing a client saw (and rpl validate agrees), 1 "
+    "otherwise, 130 when interrupted.")
+
 
 def _say(text: str) -> None:
     prefix = "\r" if sys.stderr.isatty() else ""
@@ -104,13 +113,18 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser("demo", help="demonstrations on local sandboxes")
     demos = parser.add_subparsers(dest="demo", required=True)
     failover = demos.add_parser("failover", help="lossless failover: AFTER_SYNC against "
-                                                 "AFTER_COMMIT", description=__doc__)
+                                                 "AFTER_COMMIT", description=DESCRIPTION)
     failover.add_argument("--dir", help="where the sandboxes go (default: a new temporary "
                                         "directory; an existing one is replaced)")
     failover.add_argument("--duration", type=float, default=8.0,
-                          help="seconds of load before the failure (about)")
-    failover.add_argument("--writers", type=int, default=8)
-    failover.add_argument("--readers", type=int, default=2)
+                          help="seconds of load before the failure, about (default "
+                               "%(default)s)")
+    failover.add_argument("--writers", type=int, default=8,
+                          help="client threads inserting rows into the source, each "
+                               "acknowledged write recorded (default %(default)s)")
+    failover.add_argument("--readers", type=int, default=2,
+                          help="client threads reading the rows being inserted, each row "
+                               "read recorded (default %(default)s)")
     failover.add_argument("--short", action="store_true", help="3 s, 4 writers, 2 readers")
     failover.add_argument("--no-validate", action="store_true",
                           help="skip rpl validate (no Spark)")

@@ -60,12 +60,18 @@ class Trial:
     reads: int = 0
     unknown: int = 0
     lost: list[str] = attrs.field(factory=list)
+    """Keys of acknowledged writes the new source lacks."""
     phantom: list[str] = attrs.field(factory=list)
+    """Keys of rows some reader saw that the new source lacks (each row once)."""
+    lost_reads: list[tuple[float, str, str]] = attrs.field(factory=list)
+    """(seconds, reader, key) of each read of such a row: one per reader that read it, as
+    ``rpl validate`` lists them."""
     promoted: str = ""
     timeline: list[tuple[float, str]] = attrs.field(factory=list)
     samples: list[tuple[float, int, int]] = attrs.field(factory=list)
     """(seconds, acknowledged writes, rows read) as the run went."""
     validate_exit: int | None = None
+    validate_violations: int = 0
     validate_summary: str = ""
 
     @property
@@ -172,6 +178,8 @@ def _verdict(trial: Trial, recorder: Recorder, new_source: ServerProcess) -> Non
     trial.lost = sorted({o.key for o in ops if o.op == WRITE and o.outcome == "ok"
                          and held.get(o.key) != o.value})
     trial.phantom = sorted({o.key for o in ops if o.op == READ and held.get(o.key) != o.value})
+    trial.lost_reads = [(o.end - recorder.origin, o.client, o.key) for o in ops
+                        if o.op == READ and held.get(o.key) != o.value]
 
 
 def _validate(trial: Trial, sandbox: Sandbox, recorder: Recorder, spark: Any,
@@ -183,6 +191,7 @@ def _validate(trial: Trial, sandbox: Sandbox, recorder: Recorder, spark: Any,
                       progress=lambda text: say(f"[{trial.wait_point}] rpl validate: {text}"))
     report.write_json(trial.directory / "validate.json")
     trial.validate_exit = report.exit_code
+    trial.validate_violations = len(report.violations)
     trial.validate_summary = report.summary()
     (trial.directory / "validate.txt").write_text(report.summary() + "\n")
 

@@ -64,20 +64,29 @@ def _simple(action: Any, done: str) -> Any:
 
 def add_parser(commands: Any) -> None:
     """The ``sandbox`` subcommand."""
-    parser = commands.add_parser("sandbox", help="local replication topologies",
-                                 description=__doc__)
+    parser = commands.add_parser(
+        "sandbox", help="local replication topologies",
+        description="Local replication topologies of rpl server processes on loopback: "
+                    "deploy a source and its replicas, show their status, stop, start "
+                    "and destroy them.")
     actions = parser.add_subparsers(dest="action", required=True)
     dir_help = f"sandbox directory (default {DEFAULT_DIR})"
     new = actions.add_parser("deploy", help="start a source and replicas")
-    new.add_argument("topology", choices=["replication"])
-    new.add_argument("--replicas", type=int, default=2)
-    new.add_argument("--semisync", choices=SEMISYNC_MODES, default="after_sync")
-    new.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT)
+    new.add_argument("topology", choices=["replication"],
+                     help="replication: one source and its replicas")
+    new.add_argument("--replicas", type=int, default=2,
+                     help="replicas of the source, 0 to 9 (default %(default)s)")
+    new.add_argument("--semisync", choices=SEMISYNC_MODES, default="after_sync",
+                     help="the source's semisync wait point, or off for asynchronous "
+                          "replication (default %(default)s)")
+    new.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
+                     help="the nodes take the first free ports above it (default "
+                          "%(default)s)")
     new.add_argument("--dir", default=str(DEFAULT_DIR), help=dir_help)
     new.set_defaults(run=_guarded(_deploy))
     shown = actions.add_parser("status", help="each node's role, state, GTIDs, lag, semisync")
     shown.add_argument("--dir", default=str(DEFAULT_DIR), help=dir_help)
-    shown.add_argument("--json", action="store_true")
+    shown.add_argument("--json", action="store_true", help="print JSON")
     shown.set_defaults(run=_guarded(_status))
     for name, action, done in (("stop", stop, "stopped"), ("start", start, "started"),
                                ("destroy", destroy, "destroyed")):

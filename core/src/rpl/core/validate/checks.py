@@ -67,18 +67,20 @@ def validate(datadirs: list[str], *, history: str | None = None, expect_on: str 
     if spark is None:
         from rpl.core.validate.job import spark_session
         spark = spark_session(master)
-    proof = None if exact or operations else _prove(spark, nodes, splits, progress)
-    if proof is not None and not proof.unproven:
-        report = Report(master="", splits=len(splits), checks=proof.checks, logs=proof.logs,
-                        method="sketches")
-    else:
-        if proof is not None:
-            progress(f"not proven clean by the sketches ({proof.unproven}): checking row "
-                     f"by row")
-        run = _Run(spark, nodes, splits, operations, expect_on, progress)
-        run.history_name = Path(history).name if history else ""
-        report = run.execute()
-        report.unproven = proof.unproven if proof is not None else ""
+    from rpl.core.validate.job import stage_progress
+    with stage_progress(spark, progress):
+        proof = None if exact or operations else _prove(spark, nodes, splits, progress)
+        if proof is not None and not proof.unproven:
+            report = Report(master="", splits=len(splits), checks=proof.checks,
+                            logs=proof.logs, method="sketches")
+        else:
+            if proof is not None:
+                progress(f"not proven clean by the sketches ({proof.unproven}): checking "
+                         f"row by row")
+            run = _Run(spark, nodes, splits, operations, expect_on, progress)
+            run.history_name = Path(history).name if history else ""
+            report = run.execute()
+            report.unproven = proof.unproven if proof is not None else ""
     report.master = spark.sparkContext.master
     report.seconds = time.perf_counter() - started
     return report

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -31,7 +34,7 @@ from rpl.core.validate.sketch import Sketch, restricted, sketch
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark import RDD
+    from pyspark import RDD, SparkConf
     from pyspark.sql import DataFrame, SparkSession
 
 _FIELDS: Final = (
@@ -47,24 +50,87 @@ SCHEMA: Final = ", ".join(f"{name} {kind}" for name, kind in _FIELDS)
 """The wide schema of the scan's rows, as a Spark DDL string."""
 _COLUMNS: Final = [name for name, _ in _FIELDS]
 
+_SPARK_NOISE: Final = (
+    "WARNING: Using incubator modules",
+    "Setting default log level to",
+    "To adjust logging level use sc.setLogLevel",
+)
+"""Lines the JVM and Spark print at every start, which say nothing about the run."""
+
+
+def _forward_quietly(stream: IO[bytes], to: IO[str]) -> None:
+    """Copy the JVM's stderr to ``to`` line by line, without Spark's start-up lines."""
+    for raw in iter(stream.readline, b""):
+        line = raw.decode(errors="replace")
+        if not line.startswith(_SPARK_NOISE):
+            to.write(line)
+            to.flush()
+
+
+def _launch_quiet_gateway(conf: SparkConf) -> None:
+    """Start the JVM (once per process) with its stderr through :func:`_forward_quietly`:
+    errors still reach the console, Spark's start-up chatter does not.
+    """
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+    if SparkContext._gateway is not None:
+        return
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    threading.Thread(target=_forward_quietly, args=(gateway.proc.stderr, sys.stderr),
+                     name="rpl-spark-stderr", daemon=True).start()
+    SparkContext._ensure_initialized(gateway=gateway, conf=conf)
+
+
 def spark_session(master: str | None = None, app: str = "rpl validate") -> SparkSession:
-    """A Spark session: ``local[*]`` unless ``master`` names another (the UI off, the
-    console progress bar on, the executors' Python the same as this one).
+    """A Spark session: ``local[*]`` unless ``master`` names another (the UI and Spark's
+    console progress bars off, its start-up lines dropped, its log at ERROR: what reaches
+    the console is ours, :func:`stage_progress`; the executors' Python the same as this
+    one).
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
     quiet = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
-    session = (SparkSession.builder.appName(app).master(master or "local[*]")
-               .config("spark.driver.extraJavaOptions", quiet)
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "true")
-               .config("spark.sql.shuffle.partitions", "8")
-               .config("spark.driver.memory", "2g")
-               .getOrCreate())
+    conf = (SparkConf().setAppName(app).setMaster(master or "local[*]")
+            .set("spark.driver.extraJavaOptions", quiet)
+            .set("spark.ui.enabled", "false")
+            .set("spark.ui.showConsoleProgress", "false")
+            .set("spark.sql.shuffle.partitions", "8")
+            .set("spark.driver.memory", "2g"))
+    _launch_quiet_gateway(conf)
+    session = SparkSession.builder.config(conf=conf).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@contextmanager
+def stage_progress(spark: SparkSession, say: Callable[[str], None],
+                   every: float = 2.0) -> Iterator[None]:
+    """While the block runs, Spark's tasks as our own progress: ``say("Spark tasks:
+    done/total")`` for the running stages, when the count changed and at most every
+    ``every`` seconds (Spark's own bars are off, see :func:`spark_session`).
+    """
+    stop = threading.Event()
+    tracker = spark.sparkContext.statusTracker()
+
+    def poll() -> None:
+        shown = (-1, -1)
+        while not stop.wait(every):
+            stages = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
+            counts = (sum(st.numCompletedTasks for st in stages if st),
+                      sum(st.numTasks for st in stages if st))
+            if counts[1] and counts != shown:
+                say(f"Spark tasks: {counts[0]}/{counts[1]} done")
+                shown = counts
+    watcher = threading.Thread(target=poll, name="rpl-spark-progress", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
 
 
 def _one_task_each(spark: SparkSession, items: list[Any]) -> RDD[Any]:

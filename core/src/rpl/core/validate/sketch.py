@@ -494,7 +494,9 @@ class SketchScanner(SplitScanner):
         self.trx_pos, self.trx_hash = pos, h
         names = self._sids(sid)
         keys = self._group_keys(starts)
-        cuts = np.flatnonzero(np.diff(keys)) + 1 if len(keys) else np.zeros(0, np.int64)
+        if not len(keys):
+            return  # no transaction starts in this split (a server that never committed)
+        cuts = np.flatnonzero(np.diff(keys)) + 1
         for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(keys)], strict=True):
             self.sketch.groups.append(self._group(keys, lo, hi, pos, h, sid, gno, names))
 

@@ -10,7 +10,8 @@ What holds after :func:`stitch`, for each file:
 * in a binlog, the difference between each event's end log_pos and its real end is 0 at
   the start of every file and changes only where a finding says so, also across splits;
 * the last event of every file but the newest is a ROTATE naming the next file of the
-  index;
+  index, or a STOP_EVENT: what a clean shutdown writes before the next start opens a new
+  file (a file ending in neither is a crash's, reported as a notice);
 * a relay split's events whose source file was named in an earlier split get it
   (``carry``), and source positions stay contiguous across split boundaries.
 """
@@ -23,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from rpl.core.binlog.events import GTID_LOG_EVENT, ROTATE_EVENT
+from rpl.core.binlog.events import GTID_LOG_EVENT, ROTATE_EVENT, STOP_EVENT
 from rpl.core.validate.findings import NOTICE, VIOLATION, Finding
 from rpl.core.validate.layout import BINLOG, Node, Split, discover_all, plan_splits
 from rpl.core.validate.scan import Summary, scan_all
@@ -85,6 +86,10 @@ def _shift_chain(splits: list[tuple[Split, Summary]], findings: list[Finding]) -
 
 
 def _rotate_check(splits: list[tuple[Split, Summary]], findings: list[Finding]) -> None:
+    """A file the index follows with another ends in a ROTATE naming it (the server
+    rotated) or in a STOP_EVENT (the server shut down cleanly and the next start opened
+    the next file); anything else is a crash's file, a notice.
+    """
     log = splits[0][0].file
     if log.next_name is None:
         return
@@ -92,11 +97,14 @@ def _rotate_check(splits: list[tuple[Split, Summary]], findings: list[Finding]) 
     if not owning:
         return
     split, summary = owning[-1]
+    if summary.last_type == STOP_EVENT:
+        return  # a clean shutdown, then a restart
     if summary.last_type != ROTATE_EVENT:
-        findings.append(_finding(split, log.size, f"the file does not end with a ROTATE to "
-                                 f"{log.next_name}, the next file of the index (its last "
-                                 f"event is of type {summary.last_type}): the server "
-                                 f"stopped without closing it, a crash", severity=NOTICE))
+        findings.append(_finding(split, log.size, f"the file ends with neither a ROTATE to "
+                                 f"{log.next_name}, the next file of the index, nor a "
+                                 f"STOP_EVENT (its last event is of type "
+                                 f"{summary.last_type}): the server stopped without closing "
+                                 f"it, a crash", severity=NOTICE))
     elif summary.last_rotate != log.next_name:
         findings.append(_finding(split, log.size, f"the last ROTATE names "
                                  f"{summary.last_rotate!r}, but the index's next file is "
