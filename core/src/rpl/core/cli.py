@@ -69,13 +69,11 @@ def _start_failure(exc: Exception) -> list[str]:
     text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     lines = [f"cannot start: {text}"]
     if isinstance(exc, DataDirectoryInUse):
-        lines.append("Check that you do not already have another rpl server process using "
-                     "the same data directory.")
+        lines.append(exc.hint)
     return lines
 
 
 def _server(args: argparse.Namespace) -> int:
-    from rpl.core.execution.sysvars import SERVER_VERSION
     from rpl.core.instance.crash_recovery import RecoveryError
     from rpl.core.instance.server import Server, ServerConfig
     options = {}
@@ -97,8 +95,7 @@ def _server(args: argparse.Namespace) -> int:
         for line in _start_failure(exc):
             print(f"rpl server: {line}", file=sys.stderr)
         return 1
-    print(f"rpl server: ready for connections. Version: '{SERVER_VERSION}'  socket: ''  "
-          f"port: {server.port}", flush=True)
+    print(f"rpl server: {server.ready_line()}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     signal.signal(signal.SIGINT, lambda *_: threading.Thread(target=server.shutdown).start())
     while not server.wait(0.5):

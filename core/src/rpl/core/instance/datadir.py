@@ -48,6 +48,10 @@ LOCK_FILE = "rpl.lock"
 class DataDirectoryInUse(OSError):
     """Another live process holds the data directory's lock."""
 
+    hint = ("Check that you do not already have another rpl server process using the same "
+            "data directory.")
+    """What the error log and the console add to the error (MySQL's MY-012575)."""
+
 
 class DataDirectory:
     """Paths and small files of one server's data directory."""

@@ -176,17 +176,19 @@ class Server:
         replica_statements.register(self.dispatch, self.replica, self.replica_hosts)
         self.thread_pool = self._make_thread_pool()
         self._listen()
-        errorlog.log(_log, logging.INFO, f"ready for connections. Version: '{SERVER_VERSION}'"
-                     f"  socket: ''  port: {self.port}", code=10931)
+        errorlog.log(_log, logging.INFO, self.ready_line(), code=10931)
         self.replica.start_at_boot()
+
+    def ready_line(self) -> str:
+        """MySQL's line saying the server listens (error log and console alike)."""
+        return f"ready for connections. Version: '{SERVER_VERSION}'  socket: ''  port: {self.port}"
 
     def _lock_datadir(self) -> None:
         try:
             self.datadir.lock()
         except DataDirectoryInUse as exc:
             errorlog.log(_log, logging.ERROR, exc.strerror or str(exc), code=12574)
-            errorlog.log(_log, logging.INFO, "Check that you do not already have another "
-                         "rpl server process using the same data directory.", code=12575)
+            errorlog.log(_log, logging.INFO, exc.hint, code=12575)
             raise
 
     def _checksum(self) -> bool:
