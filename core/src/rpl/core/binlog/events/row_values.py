@@ -587,15 +587,23 @@ def _decimal_value(raw: bytes, precision: int, scale: int) -> decimal.Decimal:
     sizes = ([_DIG2BYTES[intg % 9]] if intg % 9 else []) + [4] * (intg // 9)
     frac_sizes = [4] * (scale // 9) + ([_DIG2BYTES[scale % 9]] if scale % 9 else [])
     pos, whole, fraction = 0, "", ""
-    for size in sizes:
-        whole += str(int.from_bytes(data[pos:pos + size], "big")).rjust(9, "0")
+    for i, size in enumerate(sizes):
+        width = intg % 9 if i == 0 and intg % 9 else 9
+        whole += _digit_group(data, pos, size, width)
         pos += size
     for i, size in enumerate(frac_sizes):
-        width = 9 if i < scale // 9 else scale % 9
-        fraction += str(int.from_bytes(data[pos:pos + size], "big")).rjust(width, "0")
+        fraction += _digit_group(data, pos, size, 9 if i < scale // 9 else scale % 9)
         pos += size
     text = f"{'' if positive else '-'}{int(whole or '0')}" + (f".{fraction}" if scale else "")
     return decimal.Decimal(text)
+
+
+def _digit_group(data: bytearray, pos: int, size: int, width: int) -> str:
+    """One group of a binary DECIMAL as ``width`` digits; ValueError if it has more."""
+    group = int.from_bytes(data[pos:pos + size], "big")
+    if group >= 10 ** width:
+        raise ValueError(f"DECIMAL digit group {group} has more than {width} digits")
+    return str(group).rjust(width, "0")
 
 
 def _fraction_micro(raw: bytes, fsp: int) -> int:
