@@ -109,6 +109,8 @@ _DIGITS_PER_WORD: Final = 9
 _DATETIMEF_INT_OFS: Final = 0x8000000000
 _TIMEF_INT_OFS: Final = 0x800000
 _TIMEF_OFS: Final = 0x800000000000
+_DEC_CONTEXT: Final = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP)
+"""Room for DECIMAL(65, 30) (the default context's 28 digits are too few)."""
 _FLOAT: Final = struct.Struct("<f")
 _DOUBLE: Final = struct.Struct("<d")
 _EPOCH: Final = datetime.datetime(1970, 1, 1)
@@ -344,8 +346,7 @@ def _decimal_bytes(value: RowValue, precision: int, scale: int) -> bytes:
         raise ValueError(f"{value!r} is not a decimal")
     number = decimal.Decimal(value)
     negative = number < 0
-    digits = abs(number).quantize(decimal.Decimal(1).scaleb(-scale),
-                                  rounding=decimal.ROUND_HALF_UP)
+    digits = number.copy_abs().quantize(decimal.Decimal(1).scaleb(-scale), context=_DEC_CONTEXT)
     whole, _, fraction = f"{digits:f}".partition(".")
     intg = precision - scale
     whole = whole.lstrip("0").rjust(intg, "0")

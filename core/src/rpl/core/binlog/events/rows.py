@@ -178,6 +178,8 @@ def _present(table_map: TableMapEvent, columns: Sequence[bool] | None) -> tuple[
         return (True,) * len(table_map.columns)
     if len(columns) != len(table_map.columns):
         raise ValueError(f"{len(columns)} column bits for {len(table_map.columns)} columns")
+    if not any(columns):
+        raise ValueError("a row image needs at least one column (an empty one has no bytes)")
     return tuple(columns)
 
 

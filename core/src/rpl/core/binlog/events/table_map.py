@@ -116,17 +116,18 @@ def _read_strings(value: bytes, pos: int, count: int | None) -> tuple[list[str],
 
 def _charset_tlv(collations: list[int], default_type: int,
                  column_type: int) -> tuple[int, bytes]:
-    """``init_charset_field``: the most used collation and the exceptions (index among
-    the columns concerned, collation), or every column's collation when that is shorter.
+    """``init_charset_field``: the most used collation (the lowest number on a tie) and
+    the exceptions as (index among the columns concerned, collation) pairs; or every
+    column's collation when MySQL's estimate (a byte per number) says that is shorter:
+    ``count < 1 + 2 * exceptions``.
     """
-    default = Counter(collations).most_common(1)[0][0]
-    exceptions = b"".join(_pack_length(i) + _pack_length(c)
-                          for i, c in enumerate(collations) if c != default)
-    default_form = _pack_length(default) + exceptions
-    column_form = b"".join(_pack_length(c) for c in collations)
-    if len(default_form) < len(column_form):
-        return default_type, default_form
-    return column_type, column_form
+    counts = Counter(collations)
+    default = min(counts, key=lambda number: (-counts[number], number))
+    exceptions = [(i, c) for i, c in enumerate(collations) if c != default]
+    if len(collations) < 1 + 2 * len(exceptions):
+        return column_type, b"".join(_pack_length(c) for c in collations)
+    return default_type, _pack_length(default) + b"".join(
+        _pack_length(i) + _pack_length(c) for i, c in exceptions)
 
 
 def _read_charsets(kind: int, value: bytes, count: int, default_type: int) -> list[int]:
