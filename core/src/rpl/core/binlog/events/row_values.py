@@ -79,15 +79,19 @@ BINARY_CHARSET: Final = 63
 UTF8MB4_MAXLEN: Final = 4
 
 METADATA_LENGTH: Final[dict[int, int]] = {
-    MYSQL_TYPE_TINY: 0, MYSQL_TYPE_SHORT: 0, MYSQL_TYPE_INT24: 0, MYSQL_TYPE_LONG: 0,
-    MYSQL_TYPE_LONGLONG: 0, MYSQL_TYPE_DATE: 0, MYSQL_TYPE_YEAR: 0,
-    MYSQL_TYPE_FLOAT: 1, MYSQL_TYPE_DOUBLE: 1, MYSQL_TYPE_BLOB: 1, MYSQL_TYPE_JSON: 1,
-    MYSQL_TYPE_GEOMETRY: 1, MYSQL_TYPE_TIMESTAMP2: 1, MYSQL_TYPE_DATETIME2: 1,
-    MYSQL_TYPE_TIME2: 1, MYSQL_TYPE_VARCHAR: 2, MYSQL_TYPE_VAR_STRING: 2,
-    MYSQL_TYPE_NEWDECIMAL: 2, MYSQL_TYPE_STRING: 2, MYSQL_TYPE_BIT: 2,
+    MYSQL_TYPE_DECIMAL: 0, MYSQL_TYPE_TINY: 0, MYSQL_TYPE_SHORT: 0, MYSQL_TYPE_LONG: 0,
+    MYSQL_TYPE_FLOAT: 1, MYSQL_TYPE_DOUBLE: 1, MYSQL_TYPE_NULL: 0, MYSQL_TYPE_TIMESTAMP: 0,
+    MYSQL_TYPE_LONGLONG: 0, MYSQL_TYPE_INT24: 0, MYSQL_TYPE_DATE: 0, MYSQL_TYPE_TIME: 0,
+    MYSQL_TYPE_DATETIME: 0, MYSQL_TYPE_YEAR: 0, MYSQL_TYPE_NEWDATE: 0, MYSQL_TYPE_VARCHAR: 2,
+    MYSQL_TYPE_BIT: 2, MYSQL_TYPE_TIMESTAMP2: 1, MYSQL_TYPE_DATETIME2: 1, MYSQL_TYPE_TIME2: 1,
+    MYSQL_TYPE_JSON: 1, MYSQL_TYPE_NEWDECIMAL: 2, MYSQL_TYPE_ENUM: 2, MYSQL_TYPE_SET: 2,
+    MYSQL_TYPE_TINY_BLOB: 1, MYSQL_TYPE_MEDIUM_BLOB: 1, MYSQL_TYPE_LONG_BLOB: 1,
+    MYSQL_TYPE_BLOB: 1, MYSQL_TYPE_VAR_STRING: 2, MYSQL_TYPE_STRING: 2, MYSQL_TYPE_GEOMETRY: 1,
 }
 """Bytes of TABLE_MAP metadata per column type code (``Table_map_log_event``'s
-``save_field_metadata``); a type code not here is one this codec does not read."""
+``save_field_metadata``, the pre-5.6 types included, so any table map MySQL 8.0 writes
+parses); a type code not here is one no MySQL writes, and its table map is refused.
+Values of the pre-5.6 temporal types, JSON and GEOMETRY are not decoded (EventError)."""
 
 NUMERIC_TYPES: Final = frozenset((
     MYSQL_TYPE_TINY, MYSQL_TYPE_SHORT, MYSQL_TYPE_INT24, MYSQL_TYPE_LONG,
@@ -360,11 +364,19 @@ def _decimal_bytes(value: RowValue, precision: int, scale: int) -> bytes:
     groups += [(fraction[i:i + 9], 4) for i in range(0, full, 9)]
     if scale % _DIGITS_PER_WORD:
         groups.append((fraction[full:], _DIG2BYTES[scale % _DIGITS_PER_WORD]))
-    data = bytearray(b"".join(int(text).to_bytes(size, "big") for text, size in groups))
-    if negative:
-        data = bytearray(b ^ 0xFF for b in data)
-    data[0] ^= 0x80
-    return bytes(data)
+    raw = b"".join(int(text).to_bytes(size, "big") for text, size in groups)
+    return _flip_sign(raw, negative)
+
+
+def _flip_sign(raw: bytes, invert: bool) -> bytes:
+    """``raw`` with its first bit flipped, after every bit when ``invert`` (a negative
+    binary DECIMAL's bytes are the positive's inverted; the sign bit is set when positive).
+    """
+    width = 8 * len(raw)
+    number = int.from_bytes(raw, "big")
+    if invert:
+        number ^= (1 << width) - 1
+    return (number ^ 1 << (width - 1)).to_bytes(len(raw), "big")
 
 
 def decimal_size(precision: int, scale: int) -> int:
@@ -579,11 +591,8 @@ def _member(column: BinlogColumn, index: int) -> str:
 
 def _decimal_value(raw: bytes, precision: int, scale: int) -> decimal.Decimal:
     """``bin2decimal``: the inverse of :func:`_decimal_bytes`."""
-    data = bytearray(raw)
-    positive = bool(data[0] & 0x80)
-    data[0] ^= 0x80
-    if not positive:
-        data = bytearray(b ^ 0xFF for b in data)
+    positive = bool(raw[0] & 0x80)
+    data = _flip_sign(raw, not positive)
     intg = precision - scale
     sizes = ([_DIG2BYTES[intg % 9]] if intg % 9 else []) + [4] * (intg // 9)
     frac_sizes = [4] * (scale // 9) + ([_DIG2BYTES[scale % 9]] if scale % 9 else [])
@@ -599,7 +608,7 @@ def _decimal_value(raw: bytes, precision: int, scale: int) -> decimal.Decimal:
     return decimal.Decimal(text)
 
 
-def _digit_group(data: bytearray, pos: int, size: int, width: int) -> str:
+def _digit_group(data: bytes, pos: int, size: int, width: int) -> str:
     """One group of a binary DECIMAL as ``width`` digits; ValueError if it has more."""
     group = int.from_bytes(data[pos:pos + size], "big")
     if group >= 10 ** width:
