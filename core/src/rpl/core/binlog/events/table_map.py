@@ -88,10 +88,18 @@ def _msb_bits(data: bytes, count: int) -> list[bool]:
     return [bool(data[i >> 3] & (0x80 >> (i & 7))) for i in range(count)]
 
 
-def _is_character(column: BinlogColumn) -> bool:
-    """A column whose charset DEFAULT_CHARSET/COLUMN_CHARSET lists (not ENUM/SET)."""
-    return column.charset is not None and column.real_type in (
-        MYSQL_TYPE_STRING, MYSQL_TYPE_VARCHAR, MYSQL_TYPE_BLOB)
+_CHARACTER_TYPES: Final = (MYSQL_TYPE_STRING, MYSQL_TYPE_VARCHAR, MYSQL_TYPE_BLOB)
+"""The real types DEFAULT_CHARSET/COLUMN_CHARSET speak of (``is_character_type``; ENUM
+and SET, STRING's other real types, have charsets of their own)."""
+
+
+
+def _charset_of(column: BinlogColumn) -> int:
+    """The collation of a character, ENUM or SET column; ValueError if it has none."""
+    if column.charset is None:
+        raise ValueError(f"column {column.name or '?'} of type {column.real_type} needs "
+                         f"its charset")
+    return column.charset
 
 
 def _is_enum_or_set(column: BinlogColumn) -> bool:
@@ -192,7 +200,7 @@ class TableMapEvent(Event):
         numeric = [c.unsigned for c in columns if c.type_code in NUMERIC_TYPES]
         if numeric:
             out.append((SIGNEDNESS, _msb_bitmap(numeric)))
-        chars = [c.charset or 0 for c in columns if _is_character(c)]
+        chars = [_charset_of(c) for c in columns if c.real_type in _CHARACTER_TYPES]
         if chars:
             out.append(_charset_tlv(chars, DEFAULT_CHARSET, COLUMN_CHARSET))
         if self.row_metadata == "FULL":
@@ -209,7 +217,7 @@ class TableMapEvent(Event):
         out: list[tuple[int, bytes]] = []
         enum_or_set = [c for c in self.columns if _is_enum_or_set(c)]
         if enum_or_set:
-            out.append(_charset_tlv([c.charset or 0 for c in enum_or_set],
+            out.append(_charset_tlv([_charset_of(c) for c in enum_or_set],
                                     ENUM_AND_SET_DEFAULT_CHARSET, ENUM_AND_SET_COLUMN_CHARSET))
         for kind, real in ((SET_STR_VALUE, MYSQL_TYPE_SET), (ENUM_STR_VALUE, MYSQL_TYPE_ENUM)):
             chosen = [c for c in enum_or_set if c.real_type == real]
@@ -289,45 +297,54 @@ _Optional: TypeAlias = tuple[tuple[BinlogColumn, ...], RowMetadata, tuple[int, .
 
 def _apply_optional(event: TableMapEvent, tlvs: list[tuple[int, bytes]]) -> _Optional:
     """(columns, row_metadata, primary_key, other_metadata) of ``event`` as its optional
-    metadata ``tlvs`` fill them in.
+    metadata ``tlvs`` fill them in; FULL when column names came.
     """
     columns = [attrs.asdict(c, recurse=False) for c in event.columns]
-    chars = [c for c, col in zip(columns, event.columns, strict=True) if _is_character(
-        attrs.evolve(col, charset=0))]
-    enum_or_set = [c for c, col in zip(columns, event.columns, strict=True)
-                   if _is_enum_or_set(col)]
-    numeric = [c for c, col in zip(columns, event.columns, strict=True)
-               if col.type_code in NUMERIC_TYPES]
-    full, other = False, []
+    other: list[tuple[int, bytes]] = []
     primary_key: tuple[int, ...] = ()
     for kind, value in tlvs:
-        if kind == SIGNEDNESS:
-            for column, bit in zip(numeric, _msb_bits(value, len(numeric)), strict=False):
-                column["unsigned"] = bit
-        elif kind in (DEFAULT_CHARSET, COLUMN_CHARSET):
-            for column, number in zip(chars, _read_charsets(kind, value, len(chars),
-                                                            DEFAULT_CHARSET), strict=True):
-                column["charset"] = number
-        elif kind in (ENUM_AND_SET_DEFAULT_CHARSET, ENUM_AND_SET_COLUMN_CHARSET):
-            for column, number in zip(enum_or_set, _read_charsets(
-                    kind, value, len(enum_or_set), ENUM_AND_SET_DEFAULT_CHARSET), strict=True):
-                column["charset"] = number
-        elif kind == COLUMN_NAME:
-            names, _ = _read_strings(value, 0, None)
-            if len(names) != len(columns):
-                raise EventError(f"{len(names)} column names for {len(columns)} columns")
-            for column, name in zip(columns, names, strict=True):
-                column["name"] = name
-            full = True
-        elif kind in (SET_STR_VALUE, ENUM_STR_VALUE):
-            _read_members(value, [c for c in enum_or_set if c["metadata"][0] == (
-                MYSQL_TYPE_SET if kind == SET_STR_VALUE else MYSQL_TYPE_ENUM)])
-        elif kind == SIMPLE_PRIMARY_KEY:
+        if kind == SIMPLE_PRIMARY_KEY:
             primary_key = _read_ints(value)
-        elif kind != COLUMN_VISIBILITY:
+        elif not _fill_columns(kind, value, event.columns, columns) \
+                and kind != COLUMN_VISIBILITY:
             other.append((kind, value))
+    full = any(c["name"] is not None for c in columns)
     return (tuple(BinlogColumn(**c) for c in columns), "FULL" if full else "MINIMAL",
             primary_key, tuple(other))
+
+
+def _fill_columns(kind: int, value: bytes, read: tuple[BinlogColumn, ...],
+                  columns: list[dict[str, object]]) -> bool:
+    """Fill ``columns`` (the fields of the ``read`` columns) from the TLV ``kind``;
+    False for a TLV that says nothing of the columns.
+    """
+    pairs = list(zip(read, columns, strict=True))
+    chars = [c for col, c in pairs if col.real_type in _CHARACTER_TYPES]
+    enum_or_set = [c for col, c in pairs if _is_enum_or_set(col)]
+    if kind == SIGNEDNESS:
+        numeric = [c for col, c in pairs if col.type_code in NUMERIC_TYPES]
+        _assign(numeric, "unsigned", _msb_bits(value, len(numeric)))
+    elif kind in (DEFAULT_CHARSET, COLUMN_CHARSET):
+        _assign(chars, "charset", _read_charsets(kind, value, len(chars), DEFAULT_CHARSET))
+    elif kind in (ENUM_AND_SET_DEFAULT_CHARSET, ENUM_AND_SET_COLUMN_CHARSET):
+        _assign(enum_or_set, "charset", _read_charsets(kind, value, len(enum_or_set),
+                                                       ENUM_AND_SET_DEFAULT_CHARSET))
+    elif kind == COLUMN_NAME:
+        names, _ = _read_strings(value, 0, None)
+        if len(names) != len(columns):
+            raise EventError(f"{len(names)} column names for {len(columns)} columns")
+        _assign(columns, "name", names)
+    elif kind in (SET_STR_VALUE, ENUM_STR_VALUE):
+        real = MYSQL_TYPE_SET if kind == SET_STR_VALUE else MYSQL_TYPE_ENUM
+        _read_members(value, [c for col, c in pairs if col.real_type == real])
+    else:
+        return False
+    return True
+
+
+def _assign(columns: list[dict[str, object]], field: str, values: Sequence[object]) -> None:
+    for column, value in zip(columns, values, strict=True):
+        column[field] = value
 
 
 def _read_members(value: bytes, columns: list[dict[str, object]]) -> None:
