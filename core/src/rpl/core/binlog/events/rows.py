@@ -25,14 +25,10 @@ from typing import ClassVar, Final, Self, TypeAlias
 import attrs
 from mypy_extensions import mypyc_attr
 
+from rpl.core.binlog.events.column_types import BinlogColumn
 from rpl.core.binlog.events.gtid_log import _pack_length, _unpack_length
 from rpl.core.binlog.events.header import Event, EventError, _raw, _text
-from rpl.core.binlog.events.row_values import (
-    BinlogColumn,
-    RowValue,
-    decode_value,
-    encode_value,
-)
+from rpl.core.binlog.events.row_values import RowValue, decode_value, encode_value
 from rpl.core.binlog.events.table_map import TableMapEvent, bitmap, unbitmap
 
 ROWS_QUERY_LOG_EVENT: Final = 29

@@ -22,9 +22,7 @@ from typing import ClassVar, Final, Literal, Self, TypeAlias
 import attrs
 from mypy_extensions import mypyc_attr
 
-from rpl.core.binlog.events.gtid_log import _pack_length, _unpack_length
-from rpl.core.binlog.events.header import Event, EventError, _raw, _text
-from rpl.core.binlog.events.row_values import (
+from rpl.core.binlog.events.column_types import (
     MYSQL_TYPE_BLOB,
     MYSQL_TYPE_ENUM,
     MYSQL_TYPE_SET,
@@ -34,6 +32,8 @@ from rpl.core.binlog.events.row_values import (
     BinlogColumn,
     metadata_length,
 )
+from rpl.core.binlog.events.gtid_log import _pack_length, _unpack_length
+from rpl.core.binlog.events.header import Event, EventError, _raw, _text
 
 TABLE_MAP_EVENT: Final = 19
 TM_BIT_LEN_EXACT_F: Final = 0x1
