@@ -91,7 +91,7 @@ events = st.one_of(
     st.builds(ev.HeartbeatEvent, names | st.just("")),
     st.builds(ev.IntvarEvent, st.sampled_from([ev.LAST_INSERT_ID_EVENT, ev.INSERT_ID_EVENT]),
               u64),
-    st.builds(ev.UnknownEvent, st.sampled_from([19, 29, 30, 36, 38, 40]),
+    st.builds(ev.UnknownEvent, st.sampled_from([13, 14, 36, 38, 39, 40]),
               st.binary(max_size=80)),
 )
 
@@ -130,17 +130,19 @@ def test_event_classes_map() -> None:
     assert ev.EVENT_CLASSES[ev.ANONYMOUS_GTID_LOG_EVENT] is ev.AnonymousGtidEvent
     assert ev.EVENT_CLASSES[ev.PREVIOUS_GTIDS_LOG_EVENT] is ev.PreviousGtidsEvent
     assert ev.EVENT_CLASSES[ev.HEARTBEAT_LOG_EVENT] is ev.HeartbeatEvent
-    assert len(ev.EVENT_CLASSES) == 10
+    assert ev.EVENT_CLASSES[ev.TABLE_MAP_EVENT] is ev.TableMapEvent
+    assert ev.EVENT_CLASSES[ev.UPDATE_ROWS_EVENT] is ev.UpdateRowsEvent
+    assert len(ev.EVENT_CLASSES) == 15
     for code, cls in ev.EVENT_CLASSES.items():
         assert cls.TYPE_CODE == code
 
 
 def test_unknown_type_passes_through() -> None:
     body = bytes(range(30))
-    data = encode(ev.UnknownEvent(19, body), log_pos=99, flags=0x80)
+    data = encode(ev.UnknownEvent(14, body), log_pos=99, flags=0x80)  # USER_VAR
     header, event = ev.decode_event(data, checksum=True)
-    assert event == ev.UnknownEvent(19, body)
-    assert event.type_code == 19 and header.type_code == 19
+    assert event == ev.UnknownEvent(14, body)
+    assert event.type_code == 14 and header.type_code == 14
     assert encode(event, log_pos=99, flags=0x80) == data
 
 

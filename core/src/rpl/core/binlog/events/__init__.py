@@ -31,7 +31,12 @@ The package's modules, each importing only those above it:
 - one module per event family: :mod:`~rpl.core.binlog.events.control`
   (FORMAT_DESCRIPTION, PREVIOUS_GTIDS, ROTATE, STOP, HEARTBEAT),
   :mod:`~rpl.core.binlog.events.gtid_log` (GTID, ANONYMOUS_GTID) and
-  :mod:`~rpl.core.binlog.events.transaction` (QUERY, INTVAR, XID);
+  :mod:`~rpl.core.binlog.events.transaction` (QUERY, INTVAR, XID),
+  :mod:`~rpl.core.binlog.events.table_map` (TABLE_MAP) and
+  :mod:`~rpl.core.binlog.events.rows` (WRITE/UPDATE/DELETE_ROWS v2, ROWS_QUERY), whose
+  columns :mod:`~rpl.core.binlog.events.column_types` describes and whose values
+  :mod:`~rpl.core.binlog.events.row_values` (with
+  :mod:`~rpl.core.binlog.events.temporal`) packs per column type;
 - :mod:`~rpl.core.binlog.events.codec`: the type-code -> class map and whole events to and
   from bytes;
 - :mod:`~rpl.core.binlog.events.fastpath`: whole events edited in place (``log_pos`` and
@@ -50,6 +55,36 @@ from rpl.core.binlog.events.codec import (
     decode_event,
     decode_with_header,
     encode_event,
+)
+from rpl.core.binlog.events.column_types import (
+    BINARY_CHARSET,
+    INT_SIZE,
+    METADATA_LENGTH,
+    MYSQL_TYPE_BIT,
+    MYSQL_TYPE_BLOB,
+    MYSQL_TYPE_DATE,
+    MYSQL_TYPE_DATETIME2,
+    MYSQL_TYPE_DOUBLE,
+    MYSQL_TYPE_ENUM,
+    MYSQL_TYPE_FLOAT,
+    MYSQL_TYPE_INT24,
+    MYSQL_TYPE_JSON,
+    MYSQL_TYPE_LONG,
+    MYSQL_TYPE_LONGLONG,
+    MYSQL_TYPE_NEWDECIMAL,
+    MYSQL_TYPE_SET,
+    MYSQL_TYPE_SHORT,
+    MYSQL_TYPE_STRING,
+    MYSQL_TYPE_TIME2,
+    MYSQL_TYPE_TIMESTAMP2,
+    MYSQL_TYPE_TINY,
+    MYSQL_TYPE_VARCHAR,
+    MYSQL_TYPE_YEAR,
+    NUMERIC_TYPES,
+    UTF8MB4_0900_CHARSET,
+    BinlogColumn,
+    ColumnDefinition,
+    binlog_column,
 )
 from rpl.core.binlog.events.control import (
     POST_HEADER_LENGTHS_8029,
@@ -118,6 +153,31 @@ from rpl.core.binlog.events.header import (
     unpack_header,
     verify_checksum,
 )
+from rpl.core.binlog.events.row_values import RowValue, decode_value, encode_value, value_size
+from rpl.core.binlog.events.rows import (
+    COMPLETE_ROWS_F,
+    DELETE_ROWS_EVENT,
+    NO_FOREIGN_KEY_CHECKS_F,
+    RELAXED_UNIQUE_CHECKS_F,
+    ROWS_POST_HEADER_LEN,
+    ROWS_QUERY_LOG_EVENT,
+    STMT_END_F,
+    UPDATE_ROWS_EVENT,
+    WRITE_ROWS_EVENT,
+    DeleteRowsEvent,
+    Image,
+    RowsEvent,
+    RowsQueryEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
+from rpl.core.binlog.events.table_map import (
+    TABLE_MAP_EVENT,
+    TABLE_MAP_POST_HEADER_LEN,
+    TM_BIT_LEN_EXACT_F,
+    RowMetadata,
+    TableMapEvent,
+)
 from rpl.core.binlog.events.transaction import (
     INSERT_ID_EVENT,
     INVALID_INT_EVENT,
@@ -169,6 +229,21 @@ __all__ = [
     "SQL_MODE_DEFAULT_80", "UTF8MB4_0900_AI_CI", "IntvarEvent", "QueryEvent", "XidEvent",
     "default_status_vars", "encode_query", "encode_xid", "query_body", "query_layout",
     "xid_body",
+    # column_types, row_values
+    "INT_SIZE", "METADATA_LENGTH", "NUMERIC_TYPES", "value_size", "BINARY_CHARSET",
+    "MYSQL_TYPE_BIT", "MYSQL_TYPE_BLOB", "MYSQL_TYPE_DATE",
+    "MYSQL_TYPE_DATETIME2", "MYSQL_TYPE_DOUBLE", "MYSQL_TYPE_ENUM", "MYSQL_TYPE_FLOAT",
+    "MYSQL_TYPE_INT24", "MYSQL_TYPE_JSON", "MYSQL_TYPE_LONG", "MYSQL_TYPE_LONGLONG",
+    "MYSQL_TYPE_NEWDECIMAL", "MYSQL_TYPE_SET", "MYSQL_TYPE_SHORT", "MYSQL_TYPE_STRING",
+    "MYSQL_TYPE_TIME2", "MYSQL_TYPE_TIMESTAMP2", "MYSQL_TYPE_TINY", "MYSQL_TYPE_VARCHAR",
+    "MYSQL_TYPE_YEAR", "UTF8MB4_0900_CHARSET", "BinlogColumn", "ColumnDefinition", "RowValue",
+    "binlog_column", "decode_value", "encode_value",
+    # rows, table_map
+    "COMPLETE_ROWS_F", "DELETE_ROWS_EVENT", "NO_FOREIGN_KEY_CHECKS_F",
+    "RELAXED_UNIQUE_CHECKS_F", "ROWS_POST_HEADER_LEN", "ROWS_QUERY_LOG_EVENT", "STMT_END_F",
+    "UPDATE_ROWS_EVENT", "WRITE_ROWS_EVENT", "DeleteRowsEvent", "Image", "RowsEvent",
+    "RowsQueryEvent", "UpdateRowsEvent", "WriteRowsEvent", "TABLE_MAP_EVENT",
+    "TABLE_MAP_POST_HEADER_LEN", "TM_BIT_LEN_EXACT_F", "RowMetadata", "TableMapEvent",
     # codec
     "EVENT_CLASSES", "UnknownEvent", "checked_body", "decode_event", "decode_with_header",
     "encode_event",

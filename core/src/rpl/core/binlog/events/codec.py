@@ -36,6 +36,13 @@ from rpl.core.binlog.events.header import (
     _has_crc,
     verify_checksum,
 )
+from rpl.core.binlog.events.rows import (
+    DeleteRowsEvent,
+    RowsQueryEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
+from rpl.core.binlog.events.table_map import TableMapEvent
 from rpl.core.binlog.events.transaction import IntvarEvent, QueryEvent, XidEvent
 
 
@@ -63,7 +70,8 @@ class UnknownEvent(Event):
 EVENT_CLASSES: Final[dict[int, type[Event]]] = {
     cls.TYPE_CODE: cls
     for cls in (QueryEvent, StopEvent, RotateEvent, IntvarEvent, FormatDescriptionEvent,
-                XidEvent, HeartbeatEvent, GtidEvent, AnonymousGtidEvent, PreviousGtidsEvent)
+                XidEvent, HeartbeatEvent, GtidEvent, AnonymousGtidEvent, PreviousGtidsEvent,
+                TableMapEvent, RowsQueryEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
 }
 
 
