@@ -61,6 +61,7 @@ def interpreter() -> str:
 def installed_build() -> str:
     """Which build of rpl-core is installed: ``compiled`` (mypyc) or ``pure``."""
     import rpl.core.sql.parser as probe
+
     compiled = (probe.__file__ or "").endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
     return "compiled" if compiled else "pure"
 
@@ -69,15 +70,19 @@ def cpu_model() -> str:
     """The CPU's model name (/proc/cpuinfo), for the reports' machine facts."""
     cpuinfo = Path("/proc/cpuinfo")
     lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    return next((line.split(":", 1)[1].strip() for line in lines
-                 if line.startswith("model name")), platform.processor())
+    return next(
+        (line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")),
+        platform.processor(),
+    )
 
 
 def machine_line() -> str:
     """The machine, in one line of a report: architecture, CPUs, Python, kernel."""
-    return (f"{platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}), Python "
-            f"{platform.python_version()} ({interpreter()}), {platform.system()} "
-            f"{platform.release()}")
+    return (
+        f"{platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}), Python "
+        f"{platform.python_version()} ({interpreter()}), {platform.system()} "
+        f"{platform.release()}"
+    )
 
 
 def cpu_seconds(pid: int) -> float:
@@ -99,9 +104,20 @@ def sysbench(port: int, workload: str, phase: str, *extra: str) -> str:
     """One sysbench phase (prepare, run, cleanup) against 127.0.0.1:``port``, database
     ``sbtest``, 4 tables of 10000 rows unless ``extra`` says otherwise; its output.
     """
-    command = ["sysbench", workload, "--db-driver=mysql", "--mysql-host=127.0.0.1",
-               f"--mysql-port={port}", "--mysql-user=root", "--mysql-db=sbtest",
-               "--tables=4", "--table-size=10000", "--db-ps-mode=disable", *extra, phase]
+    command = [
+        "sysbench",
+        workload,
+        "--db-driver=mysql",
+        "--mysql-host=127.0.0.1",
+        f"--mysql-port={port}",
+        "--mysql-user=root",
+        "--mysql-db=sbtest",
+        "--tables=4",
+        "--table-size=10000",
+        "--db-ps-mode=disable",
+        *extra,
+        phase,
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"sysbench {workload} {phase}: {done.stdout[-1500:]}{done.stderr}")
@@ -132,8 +148,10 @@ def rpl_builds() -> list[tuple[str, dict[str, str], list[str]]]:
     connection, and when the installed build is compiled, the pure Python source with
     the pool.
     """
-    builds: list[tuple[str, dict[str, str], list[str]]] = [("rpl", {}, [POOL]),
-                                                           (PER_CONNECTION, {}, [])]
+    builds: list[tuple[str, dict[str, str], list[str]]] = [
+        ("rpl", {}, [POOL]),
+        (PER_CONNECTION, {}, []),
+    ]
     if installed_build() == "compiled":
         builds.append((PURE, {"PYTHONPATH": str(SOURCE)}, [POOL]))
     return builds
@@ -142,8 +160,9 @@ def rpl_builds() -> list[tuple[str, dict[str, str], list[str]]]:
 class MariaDB:
     """A throw-away MariaDB server in a temporary directory."""
 
-    def __init__(self, root: Path, name: str = "mariadb", server_id: int = 1,
-                 options: Sequence[str] = ()) -> None:
+    def __init__(
+        self, root: Path, name: str = "mariadb", server_id: int = 1, options: Sequence[str] = ()
+    ) -> None:
         self.datadir = root / name
         self.port = free_port()
         self.socket = root / f"{name}.sock"
@@ -153,18 +172,38 @@ class MariaDB:
 
     def start(self) -> MariaDB:
         install = shutil.which("mariadb-install-db") or "mysql_install_db"
-        subprocess.run([install, f"--datadir={self.datadir}", "--user=root",
-                        "--auth-root-authentication-method=normal"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                install,
+                f"--datadir={self.datadir}",
+                "--user=root",
+                "--auth-root-authentication-method=normal",
+            ],
+            check=True,
+            capture_output=True,
+        )
         server = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
         self.process = subprocess.Popen(
-            [server, "--no-defaults", f"--datadir={self.datadir}", f"--port={self.port}",
-             "--bind-address=127.0.0.1", f"--socket={self.socket}", "--user=root",
-             f"--log-bin={self.datadir}/binlog", f"--server-id={self.server_id}",
-             "--sync-binlog=1", "--innodb-flush-log-at-trx-commit=1", "--max-connections=500",
-             f"--pid-file={self.datadir}/mariadb.pid", "--skip-name-resolve=0", *self.options],
+            [
+                server,
+                "--no-defaults",
+                f"--datadir={self.datadir}",
+                f"--port={self.port}",
+                "--bind-address=127.0.0.1",
+                f"--socket={self.socket}",
+                "--user=root",
+                f"--log-bin={self.datadir}/binlog",
+                f"--server-id={self.server_id}",
+                "--sync-binlog=1",
+                "--innodb-flush-log-at-trx-commit=1",
+                "--max-connections=500",
+                f"--pid-file={self.datadir}/mariadb.pid",
+                "--skip-name-resolve=0",
+                *self.options,
+            ],
             stdout=subprocess.DEVNULL,
-            stderr=(self.datadir.parent / f"{self.datadir.name}.err").open("wb"))
+            stderr=(self.datadir.parent / f"{self.datadir.name}.err").open("wb"),
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -181,10 +220,12 @@ class MariaDB:
             cursor.execute("SHOW GLOBAL STATUS")
             rows = dict(cursor.fetchall())
         connection.close()
-        return {"commits": int(rows.get("Binlog_commits", 0)),
-                "groups": int(rows.get("Binlog_group_commits", 0)),
-                "fsyncs": int(rows.get("Innodb_data_fsyncs", 0))
-                + int(rows.get("Binlog_group_commits", 0))}
+        return {
+            "commits": int(rows.get("Binlog_commits", 0)),
+            "groups": int(rows.get("Binlog_group_commits", 0)),
+            "fsyncs": int(rows.get("Innodb_data_fsyncs", 0))
+            + int(rows.get("Binlog_group_commits", 0)),
+        }
 
     def stop(self) -> None:
         if self.process is not None:
@@ -195,8 +236,11 @@ class MariaDB:
 def rpl_status(server: ServerProcess) -> dict[str, int]:
     """Binlog commits, binlog groups and fsyncs so far, as :meth:`MariaDB.status`."""
     rows = dict(server.query("SHOW GLOBAL STATUS"))
-    return {"commits": int(rows["Binlog_commits"]), "groups": int(rows["Binlog_group_commits"]),
-            "fsyncs": int(rows["Rpl_binlog_fsyncs"])}
+    return {
+        "commits": int(rows["Binlog_commits"]),
+        "groups": int(rows["Binlog_group_commits"]),
+        "fsyncs": int(rows["Rpl_binlog_fsyncs"]),
+    }
 
 
 Server = ServerProcess | MariaDB
@@ -216,7 +260,8 @@ def each_server(root: Path) -> Iterator[tuple[str, Server, Callable[[], dict[str
         server.start()
         try:
             pymysql.connect(host="127.0.0.1", port=server.port, user="root").cursor().execute(
-                "CREATE DATABASE sbtest")
+                "CREATE DATABASE sbtest"
+            )
             print(f"{name}:", flush=True)
             yield name, server, status
         finally:
@@ -239,8 +284,9 @@ def mariadb_binlog_command(tool: str, files: Sequence[Path]) -> list[str]:
 def mariadb_binlog(tool: str, files: Sequence[Path]) -> float:
     """One ``mariadb-binlog`` run over ``files``, its output to /dev/null; the seconds."""
     started = time.perf_counter()
-    done = subprocess.run(mariadb_binlog_command(tool, files), stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE)
+    done = subprocess.run(
+        mariadb_binlog_command(tool, files), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     seconds = time.perf_counter() - started
     errors = done.stderr.decode(errors="replace")
     if done.returncode != 0 or "ERROR" in errors:
@@ -266,22 +312,28 @@ def fmt(value: Any, spec: str = ".2f") -> str:
 
 def add_out_argument(parser: Any) -> None:
     """``--out DIR``: where the report goes (docs/bench)."""
-    parser.add_argument("--out", type=Path, default=OUT,
-                        help="where the report goes (default docs/bench)")
+    parser.add_argument(
+        "--out", type=Path, default=OUT, help="where the report goes (default docs/bench)"
+    )
 
 
 def add_servers_argument(parser: Any, servers: Sequence[str]) -> None:
     """``--servers A,B``: which of ``servers`` to run (all by default), as a list."""
-    parser.add_argument("--servers", default=list(servers),
-                        type=lambda text: [name.strip() for name in text.split(",")],
-                        help=f"which to run, comma-separated (default {','.join(servers)})")
+    parser.add_argument(
+        "--servers",
+        default=list(servers),
+        type=lambda text: [name.strip() for name in text.split(",")],
+        help=f"which to run, comma-separated (default {','.join(servers)})",
+    )
 
 
 def pyplot() -> Any:
     """matplotlib.pyplot, drawing to files (no display)."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -290,8 +342,14 @@ def save_figure(figure: Any, path: Path) -> None:
     figure.savefig(path, dpi=110)
 
 
-def publish(out: Path, name: str, results: T, report: str,
-            plot: Callable[[T, Path], None], png: str | None = None) -> None:
+def publish(
+    out: Path,
+    name: str,
+    results: T,
+    report: str,
+    plot: Callable[[T, Path], None],
+    png: str | None = None,
+) -> None:
     """``results`` to ``out/<name>.json``, ``report`` to ``out/<name>.md``, the plot to
     ``out/<png or name>.png``; the report printed.
     """

@@ -167,17 +167,27 @@ class Pair:
         dead = self.alive()
         if dead:
             raise ReplicationFailure(f"{self.name}: {dead}\n{self.logs()}")
-        errors = [f"{key}: {status[key]}" for key in ("Last_IO_Error", "Last_SQL_Error")
-                  if status.get(key)]
-        stopped = [f"{key}={status.get(key)}" for key in ("Slave_IO_Running",
-                                                          "Slave_SQL_Running")
-                   if status.get(key) == "No"]
+        errors = [
+            f"{key}: {status[key]}"
+            for key in ("Last_IO_Error", "Last_SQL_Error")
+            if status.get(key)
+        ]
+        stopped = [
+            f"{key}={status.get(key)}"
+            for key in ("Slave_IO_Running", "Slave_SQL_Running")
+            if status.get(key) == "No"
+        ]
         if errors or (running and stopped):
-            raise ReplicationFailure(f"{self.name} replica: {'; '.join(errors + stopped)}\n"
-                                     f"{self.logs()}")
+            raise ReplicationFailure(
+                f"{self.name} replica: {'; '.join(errors + stopped)}\n{self.logs()}"
+            )
 
-    def wait_caught_up(self, timeout: float, progress: Callable[[int, dict[str, Any]], None]
-                       | None = None, every: float = 2.0) -> float:
+    def wait_caught_up(
+        self,
+        timeout: float,
+        progress: Callable[[int, dict[str, Any]], None] | None = None,
+        every: float = 2.0,
+    ) -> float:
         """Poll until the replica executed everything the source has; the monotonic time
         at which that was seen. Fails on an error, a dead process or no progress.
         """
@@ -205,10 +215,12 @@ class Pair:
                     f"{self.name} replica made no progress for {STALL_SECONDS:.0f} s, "
                     f"{gap} transactions behind; SHOW SLAVE STATUS: "
                     f"{ {k: v for k, v in status.items() if v not in ('', None)} }\n"
-                    f"{self.logs()}")
+                    f"{self.logs()}"
+                )
             if now > deadline:
-                raise ReplicationFailure(f"{self.name} replica not caught up after "
-                                         f"{timeout:.0f} s ({gap} behind)")
+                raise ReplicationFailure(
+                    f"{self.name} replica not caught up after {timeout:.0f} s ({gap} behind)"
+                )
             time.sleep(POLL_EVERY)
 
     def checksums(self, tables: list[str]) -> tuple[dict[str, int], dict[str, int]]:
@@ -224,10 +236,12 @@ class RplPair(Pair):
     replica_server: ServerProcess
 
     def start(self) -> None:
-        self.source_server = ServerProcess(self.root / "rpl-source",
-                                           options=["--server-id", "1"]).start()
-        self.replica_server = ServerProcess(self.root / "rpl-replica",
-                                            options=["--server-id", "2"]).start()
+        self.source_server = ServerProcess(
+            self.root / "rpl-source", options=["--server-id", "1"]
+        ).start()
+        self.replica_server = ServerProcess(
+            self.root / "rpl-replica", options=["--server-id", "2"]
+        ).start()
 
     def stop(self) -> None:
         self.close()
@@ -237,8 +251,10 @@ class RplPair(Pair):
                 print(f"  {self.name}: {server.datadir.name} exited with {code}", flush=True)
 
     def change_master_sql(self) -> str:
-        return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
-                "MASTER_USER='repl', MASTER_PASSWORD='pw', MASTER_AUTO_POSITION=1")
+        return (
+            f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
+            "MASTER_USER='repl', MASTER_PASSWORD='pw', MASTER_AUTO_POSITION=1"
+        )
 
     def source_gtids(self) -> dict[str, int]:
         return mysql_gtid_counts(self.value(self.source(), "SELECT @@gtid_executed"))
@@ -247,8 +263,12 @@ class RplPair(Pair):
         return mysql_gtid_counts(self.value(self.replica(), "SELECT @@gtid_executed"))
 
     def logs(self) -> str:
-        return ("--- replica error.log (tail) ---\n" + self.replica_server.error_log()[-4000:]
-                + "--- source error.log (tail) ---\n" + self.source_server.error_log()[-2000:])
+        return (
+            "--- replica error.log (tail) ---\n"
+            + self.replica_server.error_log()[-4000:]
+            + "--- source error.log (tail) ---\n"
+            + self.source_server.error_log()[-2000:]
+        )
 
 
 class MariaDBPair(Pair):
@@ -274,8 +294,10 @@ class MariaDBPair(Pair):
         super().setup()
 
     def change_master_sql(self) -> str:
-        return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
-                "MASTER_USE_GTID=slave_pos, MASTER_USER='repl', MASTER_PASSWORD='pw'")
+        return (
+            f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
+            "MASTER_USE_GTID=slave_pos, MASTER_USER='repl', MASTER_PASSWORD='pw'"
+        )
 
     def source_gtids(self) -> dict[str, int]:
         return mariadb_gtid_counts(self.value(self.source(), "SELECT @@gtid_binlog_pos"))

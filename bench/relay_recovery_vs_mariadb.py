@@ -123,8 +123,9 @@ def find_line(text: str, marker: str) -> str:
 # ---------------------------------------------------------------- building the relay log
 def start_pair(root: Path, relay_file_mb: int) -> tuple[ServerProcess, ServerProcess]:
     source = ServerProcess(root / "source", options=["--server-id", "1", "--sync-binlog=0"])
-    replica = ServerProcess(root / "replica", options=[
-        "--server-id", "2", f"--max-relay-log-size={relay_file_mb * MB}"])
+    replica = ServerProcess(
+        root / "replica", options=["--server-id", "2", f"--max-relay-log-size={relay_file_mb * MB}"]
+    )
     source.start()
     replica.start()
     return source, replica
@@ -133,13 +134,15 @@ def start_pair(root: Path, relay_file_mb: int) -> tuple[ServerProcess, ServerPro
 def create_tables(source: ServerProcess, threads: int, row_bytes: int) -> None:
     source.query("CREATE DATABASE bench")
     for table in range(threads):
-        source.query(f"CREATE TABLE bench.t{table} (id INT NOT NULL PRIMARY KEY, "
-                     f"v VARCHAR({row_bytes + 16}) NOT NULL)")
+        source.query(
+            f"CREATE TABLE bench.t{table} (id INT NOT NULL PRIMARY KEY, "
+            f"v VARCHAR({row_bytes + 16}) NOT NULL)"
+        )
 
 
 def statements(table: int, rows: int, row_bytes: int, keys: int) -> Iterator[str]:
     """Endless multi-row REPLACE statements for ``bench.t<table>``, keys cycling."""
-    filler = ("abcdefghijklmnopqrstuvwxyz0123456789" * (row_bytes // 36 + 1))[:row_bytes - 10]
+    filler = ("abcdefghijklmnopqrstuvwxyz0123456789" * (row_bytes // 36 + 1))[: row_bytes - 10]
     key = 0
     while True:
         values = []
@@ -149,9 +152,14 @@ def statements(table: int, rows: int, row_bytes: int, keys: int) -> Iterator[str
         yield f"REPLACE INTO bench.t{table} (id, v) VALUES {', '.join(values)}"
 
 
-def load_worker(source: ServerProcess, table: int, args: argparse.Namespace,
-                stop: threading.Event, done: list[int],
-                failures: list[BaseException]) -> None:
+def load_worker(
+    source: ServerProcess,
+    table: int,
+    args: argparse.Namespace,
+    stop: threading.Event,
+    done: list[int],
+    failures: list[BaseException],
+) -> None:
     """Commit REPLACE statements into ``bench.t<table>`` until ``stop`` is set."""
     try:
         connection = source.connect()
@@ -175,9 +183,12 @@ def fill(source: ServerProcess, replica: ServerProcess, args: argparse.Namespace
     stop = threading.Event()
     done = [0] * args.threads
     failures: list[BaseException] = []
-    workers = [threading.Thread(target=load_worker, daemon=True,
-                                args=(source, i, args, stop, done, failures))
-               for i in range(args.threads)]
+    workers = [
+        threading.Thread(
+            target=load_worker, daemon=True, args=(source, i, args, stop, done, failures)
+        )
+        for i in range(args.threads)
+    ]
     started = last = time.monotonic()
     for worker in workers:
         worker.start()
@@ -194,29 +205,33 @@ def fill(source: ServerProcess, replica: ServerProcess, args: argparse.Namespace
     if failures:
         raise ReplicationFailure(f"source load failed: {failures[0]!r}")
     seconds = time.monotonic() - started
-    say(f"  source: {sum(done)} transactions in {seconds:.1f} s "
-        f"({sum(done) / seconds:.0f}/s)")
+    say(f"  source: {sum(done)} transactions in {seconds:.1f} s ({sum(done) / seconds:.0f}/s)")
     return seconds
 
 
-def report_fill(source: ServerProcess, replica: ServerProcess, transactions: int,
-                elapsed: float, target: int) -> None:
+def report_fill(
+    source: ServerProcess, replica: ServerProcess, transactions: int, elapsed: float, target: int
+) -> None:
     binlog = total_size(log_files(source.datadir, "binlog.index"))
     relayed = total_size(relay_files(replica))
-    say(f"  {elapsed:6.1f} s: relayed {relayed / MB:7.1f} MB of {target / MB:.0f} "
+    say(
+        f"  {elapsed:6.1f} s: relayed {relayed / MB:7.1f} MB of {target / MB:.0f} "
         f"({relayed / MB / elapsed:5.1f} MB/s); source binlog {binlog / MB:7.1f} MB, "
-        f"{transactions} transactions ({transactions / elapsed:.0f}/s)")
+        f"{transactions} transactions ({transactions / elapsed:.0f}/s)"
+    )
 
 
 def check_receiver(replica: ServerProcess, status: dict[str, Any]) -> None:
     """Fail when the replica died, the receiver stopped or the applier runs."""
     assert replica.process is not None
     if replica.process.poll() is not None:
-        raise ReplicationFailure(f"replica exited with {replica.process.returncode}:\n"
-                                 f"{replica.error_log()[-3000:]}")
+        raise ReplicationFailure(
+            f"replica exited with {replica.process.returncode}:\n{replica.error_log()[-3000:]}"
+        )
     if status.get("Last_IO_Error") or status.get("Slave_IO_Running") != "Yes":
-        raise ReplicationFailure(f"receiver stopped: {status.get('Last_IO_Error')!r}\n"
-                                 f"{replica.error_log()[-3000:]}")
+        raise ReplicationFailure(
+            f"receiver stopped: {status.get('Last_IO_Error')!r}\n{replica.error_log()[-3000:]}"
+        )
     if status.get("Slave_SQL_Running") != "No":
         raise ReplicationFailure("the SQL thread runs: nothing would stay pending")
 
@@ -243,11 +258,14 @@ def wait_fetched(source: ServerProcess, replica: ServerProcess) -> GtidSet:
         time.sleep(POLL_EVERY)
 
 
-def build_relay_log(root: Path, args: argparse.Namespace,
-                    servers: list[ServerProcess]) -> dict[str, Any]:
+def build_relay_log(
+    root: Path, args: argparse.Namespace, servers: list[ServerProcess]
+) -> dict[str, Any]:
     """Source + replica, ``--relay-mb`` MB relayed and not applied, the replica killed."""
-    say(f"building a relay log of {args.relay_mb} MB ({args.threads} client threads, "
-        f"{args.rows_per_insert} rows of {args.row_bytes} bytes per statement)")
+    say(
+        f"building a relay log of {args.relay_mb} MB ({args.threads} client threads, "
+        f"{args.rows_per_insert} rows of {args.row_bytes} bytes per statement)"
+    )
     source, replica = start_pair(root, args.relay_file_mb)
     servers += [source, replica]
     create_replication_user(source)
@@ -259,11 +277,17 @@ def build_relay_log(root: Path, args: argparse.Namespace,
     replica.kill()
     files = relay_files(replica)
     size = total_size(files)
-    say(f"  replica killed with {size / MB:.1f} MB of relay log in {len(files)} file(s), "
-        f"retrieved {retrieved}")
-    return {"files": snapshot(files), "bytes": size, "retrieved_gtids": str(retrieved),
-            "transactions": sum(mysql_gtid_counts(str(retrieved)).values()),
-            "load_seconds": seconds}
+    say(
+        f"  replica killed with {size / MB:.1f} MB of relay log in {len(files)} file(s), "
+        f"retrieved {retrieved}"
+    )
+    return {
+        "files": snapshot(files),
+        "bytes": size,
+        "retrieved_gtids": str(retrieved),
+        "transactions": sum(mysql_gtid_counts(str(retrieved)).values()),
+        "load_seconds": seconds,
+    }
 
 
 # ---------------------------------------------------------------- rpl restart
@@ -276,8 +300,9 @@ def wait_logged(server: ServerProcess, offset: int, marker: str, timeout: float)
             return text
         assert server.process is not None
         if server.process.poll() is not None:
-            raise ReplicationFailure(f"replica exited with {server.process.returncode} at "
-                                     f"start:\n{text[-3000:]}")
+            raise ReplicationFailure(
+                f"replica exited with {server.process.returncode} at start:\n{text[-3000:]}"
+            )
         if time.monotonic() > deadline:
             raise ReplicationFailure(f"no {marker!r} after {timeout:.0f} s:\n{text[-3000:]}")
         time.sleep(0.01)
@@ -286,8 +311,10 @@ def wait_logged(server: ServerProcess, offset: int, marker: str, timeout: float)
 def check_recovered(replica: ServerProcess, expected: str, files: dict[str, int]) -> None:
     status = slave_status(replica)
     if GtidSet.parse(status["Retrieved_Gtid_Set"]) != GtidSet.parse(expected):
-        raise ReplicationFailure(f"Retrieved_Gtid_Set after restart is "
-                                 f"{status['Retrieved_Gtid_Set']!r}, expected {expected!r}")
+        raise ReplicationFailure(
+            f"Retrieved_Gtid_Set after restart is "
+            f"{status['Retrieved_Gtid_Set']!r}, expected {expected!r}"
+        )
     if status["Slave_SQL_Running"] != "No" or status["Slave_IO_Running"] != "No":
         raise ReplicationFailure("a replication thread started despite --skip-replica-start")
     now = snapshot(relay_files(replica))
@@ -305,11 +332,16 @@ def restart(replica: ServerProcess, relay: dict[str, Any], number: int) -> dict[
     ready_line, recovery_line = find_line(text, READY_LINE), find_line(text, RECOVERY_LINE)
     check_recovered(replica, relay["retrieved_gtids"], relay["files"])
     replica.kill()
-    result = {"listening_s": listening, "ready_s": log_time(ready_line) - launched_wall,
-              "in_server_s": log_time(recovery_line) - log_time(find_line(text, STARTING_LINE)),
-              "recovery_line": recovery_line}
-    say(f"  restart {number}: listening after {listening:.3f} s, ready after "
-        f"{result['ready_s']:.3f} s (in-server start to recovered {result['in_server_s']:.3f} s)")
+    result = {
+        "listening_s": listening,
+        "ready_s": log_time(ready_line) - launched_wall,
+        "in_server_s": log_time(recovery_line) - log_time(find_line(text, STARTING_LINE)),
+        "recovery_line": recovery_line,
+    }
+    say(
+        f"  restart {number}: listening after {listening:.3f} s, ready after "
+        f"{result['ready_s']:.3f} s (in-server start to recovered {result['in_server_s']:.3f} s)"
+    )
     return result
 
 
@@ -320,13 +352,14 @@ def mariadb_binlog_events(tool: str, files: list[Path]) -> int:
     """
     marker = b"\n# at "
     count, tail = 0, b"\n"
-    with subprocess.Popen(mariadb_binlog_command(tool, files), stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL) as run:
+    with subprocess.Popen(
+        mariadb_binlog_command(tool, files), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as run:
         assert run.stdout is not None
         while chunk := run.stdout.read(MB):
             data = tail + chunk
             count += data.count(marker)
-            tail = data[-(len(marker) - 1):]
+            tail = data[-(len(marker) - 1) :]
     return count
 
 
@@ -341,8 +374,13 @@ def timed(name: str, runs: int, once: Callable[[], float]) -> list[float]:
 # ---------------------------------------------------------------- figures
 def rates(seconds: list[float], events: int, size: int) -> dict[str, Any]:
     median = statistics.median(seconds)
-    return {"seconds": seconds, "min_s": min(seconds), "median_s": median,
-            "events_per_s": events / median, "mb_per_s": size / MB / median}
+    return {
+        "seconds": seconds,
+        "min_s": min(seconds),
+        "median_s": median,
+        "events_per_s": events / median,
+        "mb_per_s": size / MB / median,
+    }
 
 
 def machine() -> dict[str, Any]:
@@ -360,22 +398,24 @@ def summarize(results: dict[str, Any]) -> None:
         "codec pass": rates(results["codec_seconds"], events, size),
     }
     readers["rpl restart"]["listening_median_s"] = statistics.median(
-        r["listening_s"] for r in restarts)
+        r["listening_s"] for r in restarts
+    )
     results["readers"] = readers
-    rpl, in_server = readers["rpl restart"]["events_per_s"], readers["rpl in-server"][
-        "events_per_s"]
+    rpl, in_server = (
+        readers["rpl restart"]["events_per_s"],
+        readers["rpl in-server"]["events_per_s"],
+    )
     results["ratios"] = {
         "rpl_restart_over_mariadb_binlog": rpl / readers["mariadb-binlog"]["events_per_s"],
         "rpl_restart_over_codec_pass": rpl / readers["codec pass"]["events_per_s"],
-        "rpl_in_server_over_mariadb_binlog":
-            in_server / readers["mariadb-binlog"]["events_per_s"],
+        "rpl_in_server_over_mariadb_binlog": in_server / readers["mariadb-binlog"]["events_per_s"],
         "rpl_in_server_over_codec_pass": in_server / readers["codec pass"]["events_per_s"],
     }
 
 
 DESCRIPTIONS = {
-    "rpl restart": "launch of the killed replica to its \"ready for connections\" line",
-    "rpl in-server": "its \"starting as process\" line to its \"Relay log recovery\" line",
+    "rpl restart": 'launch of the killed replica to its "ready for connections" line',
+    "rpl in-server": 'its "starting as process" line to its "Relay log recovery" line',
     "mariadb-binlog": "`mariadb-binlog --verify-binlog-checksum` over the files > /dev/null",
     "codec pass": "one Python process, `read_events` over the files",
 }
@@ -403,8 +443,8 @@ def table(results: dict[str, Any]) -> str:
         f"Measured, each {p['restarts']} times (rates from the median): the replica restarted "
         "with `--skip-replica-start=ON` and SIGKILLed again each time (its relay log "
         "recovery reads the newest relay log file to cut a damaged tail and derive the "
-        "receiver position and Retrieved_Gtid_Set before it listens and logs \"ready for "
-        "connections\"); "
+        'receiver position and Retrieved_Gtid_Set before it listens and logs "ready for '
+        'connections"); '
         "`mariadb-binlog` decoding the same files; one plain Python pass of the project's "
         "codec over them. Checked at every restart: the same Retrieved_Gtid_Set, the SQL "
         "thread not running, the files unchanged.",
@@ -413,9 +453,11 @@ def table(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for name, reader in results["readers"].items():
-        lines.append(f"| {name} | {DESCRIPTIONS[name]} | {reader['min_s']:.3f} | "
-                     f"{reader['median_s']:.3f} | {reader['events_per_s']:.0f} | "
-                     f"{reader['mb_per_s']:.1f} |")
+        lines.append(
+            f"| {name} | {DESCRIPTIONS[name]} | {reader['min_s']:.3f} | "
+            f"{reader['median_s']:.3f} | {reader['events_per_s']:.0f} | "
+            f"{reader['mb_per_s']:.1f} |"
+        )
     listening = results["readers"]["rpl restart"]["listening_median_s"]
     lines += [
         "",
@@ -445,19 +487,27 @@ def plot(results: dict[str, Any], path: Path) -> None:
     readers = results["readers"]
     values = [readers[name]["events_per_s"] for name in READERS]
     drawn = axis.bar(READERS, values, color=["tab:blue", "tab:orange", "tab:green"])
-    axis.bar_label(drawn, labels=[f"{v:,.0f}\n({readers[n]['mb_per_s']:.0f} MB/s)"
-                                  for n, v in zip(READERS, values, strict=True)])
+    axis.bar_label(
+        drawn,
+        labels=[
+            f"{v:,.0f}\n({readers[n]['mb_per_s']:.0f} MB/s)"
+            for n, v in zip(READERS, values, strict=True)
+        ],
+    )
     axis.set_ylabel("relay log events/s")
     axis.set_ylim(0, max(values) * 1.25)
     relay = results["relay_log"]
-    axis.set_title(f"reading {relay['bytes'] / MB:.0f} MB of relay log "
-                   f"({relay['events']:,} events), median of {len(results['restarts'])}")
+    axis.set_title(
+        f"reading {relay['bytes'] / MB:.0f} MB of relay log "
+        f"({relay['events']:,} events), median of {len(results['restarts'])}"
+    )
     save_figure(figure, path)
 
 
 # ---------------------------------------------------------------- main
-def measure(root: Path, args: argparse.Namespace, servers: list[ServerProcess],
-            results: dict[str, Any]) -> None:
+def measure(
+    root: Path, args: argparse.Namespace, servers: list[ServerProcess], results: dict[str, Any]
+) -> None:
     relay = build_relay_log(root, args, servers)
     results["relay_log"] = relay
     source, replica = servers
@@ -468,8 +518,8 @@ def measure(root: Path, args: argparse.Namespace, servers: list[ServerProcess],
     tool = mariadb_binlog_tool()
     say("mariadb-binlog over the same files")
     results["mariadb_binlog_seconds"] = timed(
-        "mariadb-binlog", args.restarts,
-        lambda: mariadb_binlog(tool, files))
+        "mariadb-binlog", args.restarts, lambda: mariadb_binlog(tool, files)
+    )
     say("codec pass over the same files")
     counts: list[int] = []
 
@@ -477,27 +527,37 @@ def measure(root: Path, args: argparse.Namespace, servers: list[ServerProcess],
         seconds, events = codec_pass(files)
         counts.append(events)
         return seconds
+
     results["codec_seconds"] = timed("codec pass", args.restarts, once)
     relay["events"] = counts[0]
     relay["mariadb_binlog_events"] = mariadb_binlog_events(tool, files)
     if relay["mariadb_binlog_events"] != relay["events"]:
-        raise ReplicationFailure(f"mariadb-binlog decoded {relay['mariadb_binlog_events']} "
-                                 f"events, the codec {relay['events']}")
+        raise ReplicationFailure(
+            f"mariadb-binlog decoded {relay['mariadb_binlog_events']} "
+            f"events, the codec {relay['events']}"
+        )
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--relay-mb", type=int, default=1000,
-                        help="relay log to build, MB (default 1000)")
-    parser.add_argument("--relay-file-mb", type=int, default=1024,
-                        help="the replica's max_relay_log_size, MB (default 1024)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--relay-mb", type=int, default=1000, help="relay log to build, MB (default 1000)"
+    )
+    parser.add_argument(
+        "--relay-file-mb",
+        type=int,
+        default=1024,
+        help="the replica's max_relay_log_size, MB (default 1024)",
+    )
     parser.add_argument("--threads", type=int, default=4, help="client connections (4)")
     parser.add_argument("--rows-per-insert", type=int, default=8, help="rows per statement")
     parser.add_argument("--row-bytes", type=int, default=1024, help="bytes per row (1024)")
     parser.add_argument("--keys", type=int, default=2048, help="distinct keys per table")
-    parser.add_argument("--restarts", type=int, default=3,
-                        help="restarts, and runs of each yardstick (default 3)")
+    parser.add_argument(
+        "--restarts", type=int, default=3, help="restarts, and runs of each yardstick (default 3)"
+    )
     add_out_argument(parser)
     return parser.parse_args()
 
@@ -506,10 +566,14 @@ def main() -> int:
     args = parse_args()
     tool = mariadb_binlog_tool()
     version = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
-    results: dict[str, Any] = {"parameters": {
-        **{k: v for k, v in vars(args).items() if k != "out"},
-        **machine(), "rpl_version": SERVER_VERSION,
-        "mariadb_binlog_version": version.strip()}}
+    results: dict[str, Any] = {
+        "parameters": {
+            **{k: v for k, v in vars(args).items() if k != "out"},
+            **machine(),
+            "rpl_version": SERVER_VERSION,
+            "mariadb_binlog_version": version.strip(),
+        }
+    }
     servers: list[ServerProcess] = []
     with tempfile.TemporaryDirectory(prefix="rpl-relay-bench-") as root:
         try:

@@ -71,8 +71,10 @@ def insert_load(pair: Pair, count: int, threads: int) -> float:
             connection = pair.connect(pair.source_port())
             with connection.cursor() as cursor:
                 for key in range(index, count, threads):
-                    cursor.execute("INSERT INTO bench.t (id, v) VALUES (%s, %s)",
-                                   (key, f"row {key:09d} of the catch-up load"))
+                    cursor.execute(
+                        "INSERT INTO bench.t (id, v) VALUES (%s, %s)",
+                        (key, f"row {key:09d} of the catch-up load"),
+                    )
                     done[index] += 1
             connection.close()
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
@@ -88,8 +90,11 @@ def insert_load(pair: Pair, count: int, threads: int) -> float:
         if time.monotonic() - last >= 2.0:
             last = time.monotonic()
             total = sum(done)
-            print(f"    {pair.name} source: {total}/{count} transactions committed "
-                  f"({total / (last - started):.0f}/s)", flush=True)
+            print(
+                f"    {pair.name} source: {total}/{count} transactions committed "
+                f"({total / (last - started):.0f}/s)",
+                flush=True,
+            )
     elapsed = time.monotonic() - started
     if failures:
         raise ReplicationFailure(f"{pair.name} source load failed: {failures[0]!r}")
@@ -100,50 +105,75 @@ def catch_up(pair: Pair, count: int) -> dict[str, Any]:
     """Phase 1: the replica stopped, ``count`` transactions on the source, START SLAVE."""
     print(f"  {pair.name}: catch-up of {count} transactions", flush=True)
     pair.run(pair.source(), "CREATE DATABASE bench")
-    pair.run(pair.source(), "CREATE TABLE bench.t (id INT NOT NULL PRIMARY KEY, "
-                            "v VARCHAR(64) NOT NULL)")
+    pair.run(
+        pair.source(), "CREATE TABLE bench.t (id INT NOT NULL PRIMARY KEY, v VARCHAR(64) NOT NULL)"
+    )
     pair.wait_caught_up(120)
     pair.run(pair.replica(), "STOP SLAVE")
     status = pair.slave_status()
     pair.check(status, running=False)
-    print(f"    {pair.name} replica stopped (IO {status.get('Slave_IO_Running')}, "
-          f"SQL {status.get('Slave_SQL_Running')}); loading the source", flush=True)
+    print(
+        f"    {pair.name} replica stopped (IO {status.get('Slave_IO_Running')}, "
+        f"SQL {status.get('Slave_SQL_Running')}); loading the source",
+        flush=True,
+    )
     load_tps = insert_load(pair, count, LOAD_THREADS)
     gap = behind(pair.source_gtids(), pair.replica_gtids())
-    print(f"    {pair.name} source committed {count} transactions at {load_tps:.0f}/s; "
-          f"replica {gap} behind; START SLAVE", flush=True)
+    print(
+        f"    {pair.name} source committed {count} transactions at {load_tps:.0f}/s; "
+        f"replica {gap} behind; START SLAVE",
+        flush=True,
+    )
     started = time.monotonic()
     pair.run(pair.replica(), "START SLAVE")
 
     def progress(now_behind: int, status: dict[str, Any]) -> None:
         elapsed = time.monotonic() - started
         applied = gap - now_behind
-        print(f"    {pair.name} catch-up {elapsed:6.1f} s: {applied}/{gap} applied "
-              f"({applied / elapsed:.0f}/s), Seconds_Behind_Master "
-              f"{status.get('Seconds_Behind_Master')}", flush=True)
+        print(
+            f"    {pair.name} catch-up {elapsed:6.1f} s: {applied}/{gap} applied "
+            f"({applied / elapsed:.0f}/s), Seconds_Behind_Master "
+            f"{status.get('Seconds_Behind_Master')}",
+            flush=True,
+        )
 
     finished = pair.wait_caught_up(max(600.0, count / 20), progress)
     seconds = finished - started
     source_sums, replica_sums = pair.checksums(["bench.t"])
     rows = pair.value(pair.replica(), "SELECT COUNT(*) FROM bench.t")
-    result = {"server": pair.name, "transactions": gap, "source_load_tps": load_tps,
-              "seconds": seconds, "applied_tps": gap / seconds, "replica_rows": rows,
-              "checksum_source": source_sums, "checksum_replica": replica_sums,
-              "checksum_equal": source_sums == replica_sums}
-    print(f"    {pair.name} caught up in {seconds:.2f} s: {gap / seconds:.0f} transactions/s "
-          f"applied; {rows} rows; CHECKSUM TABLE "
-          f"{'equal' if result['checksum_equal'] else 'DIFFERENT'} "
-          f"({source_sums} / {replica_sums})", flush=True)
+    result = {
+        "server": pair.name,
+        "transactions": gap,
+        "source_load_tps": load_tps,
+        "seconds": seconds,
+        "applied_tps": gap / seconds,
+        "replica_rows": rows,
+        "checksum_source": source_sums,
+        "checksum_replica": replica_sums,
+        "checksum_equal": source_sums == replica_sums,
+    }
+    print(
+        f"    {pair.name} caught up in {seconds:.2f} s: {gap / seconds:.0f} transactions/s "
+        f"applied; {rows} rows; CHECKSUM TABLE "
+        f"{'equal' if result['checksum_equal'] else 'DIFFERENT'} "
+        f"({source_sums} / {replica_sums})",
+        flush=True,
+    )
     if not result["checksum_equal"]:
-        raise ReplicationFailure(f"{pair.name}: CHECKSUM TABLE differs after catch-up: "
-                                 f"source {source_sums}, replica {replica_sums}")
+        raise ReplicationFailure(
+            f"{pair.name}: CHECKSUM TABLE differs after catch-up: "
+            f"source {source_sums}, replica {replica_sums}"
+        )
     return result
 
 
 def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
     """Phase 2: sysbench oltp_insert at 16 threads on the source; sample the replica."""
-    print(f"  {pair.name}: steady state, sysbench oltp_insert {LOAD_THREADS} threads for "
-          f"{duration} s", flush=True)
+    print(
+        f"  {pair.name}: steady state, sysbench oltp_insert {LOAD_THREADS} threads for "
+        f"{duration} s",
+        flush=True,
+    )
     pair.run(pair.source(), "CREATE DATABASE sbtest")
     sysbench(pair.source_port(), "oltp_insert", "prepare")
     pair.wait_caught_up(600)
@@ -152,8 +182,15 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
 
     def load() -> None:
         try:
-            output.append(sysbench(pair.source_port(), "oltp_insert", "run",
-                                   f"--threads={LOAD_THREADS}", f"--time={duration}"))
+            output.append(
+                sysbench(
+                    pair.source_port(),
+                    "oltp_insert",
+                    "run",
+                    f"--threads={LOAD_THREADS}",
+                    f"--time={duration}",
+                )
+            )
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             failures.append(exc)
 
@@ -168,20 +205,32 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
             next_sample += SAMPLE_EVERY
             gap, status = pair.lag()
             sbm = status.get("Seconds_Behind_Master")
-            samples.append({"t": round(now - started, 3), "seconds_behind_master": sbm,
-                            "transactions_behind": gap, "load": True})
+            samples.append(
+                {
+                    "t": round(now - started, 3),
+                    "seconds_behind_master": sbm,
+                    "transactions_behind": gap,
+                    "load": True,
+                }
+            )
             if len(samples) % 4 == 1:
-                print(f"    {pair.name} t={now - started:5.1f} s: Seconds_Behind_Master "
-                      f"{sbm}, {gap} transactions behind", flush=True)
+                print(
+                    f"    {pair.name} t={now - started:5.1f} s: Seconds_Behind_Master "
+                    f"{sbm}, {gap} transactions behind",
+                    flush=True,
+                )
         time.sleep(max(0.0, min(next_sample - time.monotonic(), POLL_EVERY)))
     load_ended = time.monotonic()
     if failures:
         raise ReplicationFailure(f"{pair.name} sysbench failed: {failures[0]}")
     committed, tps, _ = sysbench_result(output[0])
     gap_at_end, status = pair.lag()
-    print(f"    {pair.name} load ended: source {tps:.0f} tps ({committed} transactions); "
-          f"replica {gap_at_end} behind, Seconds_Behind_Master "
-          f"{status.get('Seconds_Behind_Master')}", flush=True)
+    print(
+        f"    {pair.name} load ended: source {tps:.0f} tps ({committed} transactions); "
+        f"replica {gap_at_end} behind, Seconds_Behind_Master "
+        f"{status.get('Seconds_Behind_Master')}",
+        flush=True,
+    )
 
     # after the load: keep sampling every 0.5 s until the replica has everything
     caught_up_at: float | None = None
@@ -199,29 +248,46 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
             status = pair.slave_status()
             pair.check(status)
             sbm = status.get("Seconds_Behind_Master")
-            samples.append({"t": round(now - started, 3), "seconds_behind_master": sbm,
-                            "transactions_behind": gap, "load": False})
+            samples.append(
+                {
+                    "t": round(now - started, 3),
+                    "seconds_behind_master": sbm,
+                    "transactions_behind": gap,
+                    "load": False,
+                }
+            )
             if len(samples) % 4 == 1:
-                print(f"    {pair.name} t={now - started:5.1f} s (load ended): "
-                      f"Seconds_Behind_Master {sbm}, {gap} transactions behind", flush=True)
+                print(
+                    f"    {pair.name} t={now - started:5.1f} s (load ended): "
+                    f"Seconds_Behind_Master {sbm}, {gap} transactions behind",
+                    flush=True,
+                )
         if gap < best:
             best, best_at = gap, now
         if caught_up_at is None and (now > deadline or now - best_at > STALL_SECONDS):
-            raise ReplicationFailure(f"{pair.name} replica did not catch up after the load: "
-                                     f"{gap} behind\n{pair.logs()}")
+            raise ReplicationFailure(
+                f"{pair.name} replica did not catch up after the load: {gap} behind\n{pair.logs()}"
+            )
         time.sleep(POLL_EVERY)
     tables = [f"sbtest.sbtest{i}" for i in range(1, 5)]
     source_sums, replica_sums = pair.checksums(tables)
-    during = [s["seconds_behind_master"] for s in samples
-              if s["load"] and s["seconds_behind_master"] is not None]
+    during = [
+        s["seconds_behind_master"]
+        for s in samples
+        if s["load"] and s["seconds_behind_master"] is not None
+    ]
     behind_during = [s["transactions_behind"] for s in samples if s["load"]]
     result = {
-        "server": pair.name, "duration": duration, "threads": LOAD_THREADS,
-        "source_tps": tps, "source_transactions": committed,
+        "server": pair.name,
+        "duration": duration,
+        "threads": LOAD_THREADS,
+        "source_tps": tps,
+        "source_transactions": committed,
         "sbm_mean": sum(during) / len(during) if during else None,
         "sbm_max": max(during) if during else None,
-        "sbm_null_samples": sum(1 for s in samples
-                                if s["load"] and s["seconds_behind_master"] is None),
+        "sbm_null_samples": sum(
+            1 for s in samples if s["load"] and s["seconds_behind_master"] is None
+        ),
         "behind_mean": sum(behind_during) / len(behind_during) if behind_during else 0,
         "behind_max": max(behind_during, default=0),
         "behind_at_load_end": gap_at_end,
@@ -229,21 +295,25 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
         "catch_up_after_load_s": caught_up_at - load_ended,
         "replica_tps_during_load": (committed - gap_at_end) / (load_ended - started),
         "checksum_equal": source_sums == replica_sums,
-        "checksum_source": source_sums, "checksum_replica": replica_sums,
+        "checksum_source": source_sums,
+        "checksum_replica": replica_sums,
         "samples": samples,
     }
-    print(f"    {pair.name} caught up {result['catch_up_after_load_s']:.2f} s after the load; "
-          f"Seconds_Behind_Master mean {fmt(result['sbm_mean'])}, max {result['sbm_max']}; "
-          f"CHECKSUM TABLE {'equal' if result['checksum_equal'] else 'DIFFERENT'}",
-          flush=True)
+    print(
+        f"    {pair.name} caught up {result['catch_up_after_load_s']:.2f} s after the load; "
+        f"Seconds_Behind_Master mean {fmt(result['sbm_mean'])}, max {result['sbm_max']}; "
+        f"CHECKSUM TABLE {'equal' if result['checksum_equal'] else 'DIFFERENT'}",
+        flush=True,
+    )
     if not result["checksum_equal"]:
-        raise ReplicationFailure(f"{pair.name}: CHECKSUM TABLE differs after the load: "
-                                 f"source {source_sums}, replica {replica_sums}")
+        raise ReplicationFailure(
+            f"{pair.name}: CHECKSUM TABLE differs after the load: "
+            f"source {source_sums}, replica {replica_sums}"
+        )
     return result
 
 
-def measure(pair: Pair, transactions: int, duration: int,
-            results: dict[str, Any]) -> None:
+def measure(pair: Pair, transactions: int, duration: int, results: dict[str, Any]) -> None:
     print(f"{pair.name}:", flush=True)
     pair.start()
     try:
@@ -295,9 +365,11 @@ def table(results: dict[str, Any]) -> str:
         if r is None:
             lines.append(f"| {server} | {_missing(results, server)} | | | | |")
             continue
-        lines.append(f"| {server} | {r['transactions']} | {r['source_load_tps']:.0f} | "
-                     f"{r['seconds']:.2f} | {r['applied_tps']:.0f} | "
-                     f"{'yes' if r['checksum_equal'] else 'NO'} |")
+        lines.append(
+            f"| {server} | {r['transactions']} | {r['source_load_tps']:.0f} | "
+            f"{r['seconds']:.2f} | {r['applied_tps']:.0f} | "
+            f"{'yes' if r['checksum_equal'] else 'NO'} |"
+        )
     if "rpl" in catch and "MariaDB" in catch:
         ratio = catch["rpl"]["applied_tps"] / catch["MariaDB"]["applied_tps"]
         lines += ["", f"Catch-up rate ratio rpl/MariaDB: **{ratio:.2f}**"]
@@ -320,13 +392,23 @@ def table(results: dict[str, Any]) -> str:
             f"| {server} | {r['source_tps']:.0f} | {r['replica_tps_during_load']:.0f} | "
             f"{fmt(r['sbm_mean'])} | {fmt(r['sbm_max'], 'd')} | {r['behind_mean']:.0f} | "
             f"{r['behind_max']} | {r['behind_at_load_end']} | "
-            f"{r['catch_up_after_load_s']:.2f} | {'yes' if r['checksum_equal'] else 'NO'} |")
+            f"{r['catch_up_after_load_s']:.2f} | {'yes' if r['checksum_equal'] else 'NO'} |"
+        )
     if "rpl" in steady and "MariaDB" in steady:
-        lines += ["", "Source tps ratio rpl/MariaDB: "
-                  f"**{steady['rpl']['source_tps'] / steady['MariaDB']['source_tps']:.2f}**"]
+        lines += [
+            "",
+            "Source tps ratio rpl/MariaDB: "
+            f"**{steady['rpl']['source_tps'] / steady['MariaDB']['source_tps']:.2f}**",
+        ]
     for failure in results["failures"]:
-        lines += ["", f"**{failure['server']} failed:**", "", "```",
-                  failure["error"].strip(), "```"]
+        lines += [
+            "",
+            f"**{failure['server']} failed:**",
+            "",
+            "```",
+            failure["error"].strip(),
+            "```",
+        ]
     lines += ["", "![catch-up rates and lag over time](replication.png)", ""]
     return "\n".join(lines)
 
@@ -336,7 +418,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
     catch = {r["server"]: r for r in results["catch_up"]}
     names = [s for s in SERVERS if s in catch]
     rates = [catch[s]["applied_tps"] for s in names]
-    drawn = bars.bar(names, rates, color=["tab:blue", "tab:orange"][:len(names)])
+    drawn = bars.bar(names, rates, color=["tab:blue", "tab:orange"][: len(names)])
     bars.bar_label(drawn, fmt="%.0f")
     bars.set_ylabel("transactions/s applied")
     bars.set_title(f"catch-up of {results['parameters']['transactions']} transactions")
@@ -345,10 +427,8 @@ def plot(results: dict[str, Any], path: Path) -> None:
         if run is None:
             continue
         t = [s["t"] for s in run["samples"]]
-        sbm.plot(t, [s["seconds_behind_master"] for s in run["samples"]], color=style,
-                 label=server)
-        trx.plot(t, [s["transactions_behind"] for s in run["samples"]], color=style,
-                 label=server)
+        sbm.plot(t, [s["seconds_behind_master"] for s in run["samples"]], color=style, label=server)
+        trx.plot(t, [s["transactions_behind"] for s in run["samples"]], color=style, label=server)
     ends = [r["load_seconds"] for r in results["steady"]] or [results["parameters"]["duration"]]
     for axis, label in ((sbm, "Seconds_Behind_Master"), (trx, "transactions behind")):
         axis.axvline(max(ends), color="grey", linestyle=":", label="load ends")
@@ -361,29 +441,44 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--transactions", type=int, default=100_000,
-                        help="transactions the replica catches up on (default 100000)")
-    parser.add_argument("--duration", type=int, default=30,
-                        help="seconds of steady-state load (default 30)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--transactions",
+        type=int,
+        default=100_000,
+        help="transactions the replica catches up on (default 100000)",
+    )
+    parser.add_argument(
+        "--duration", type=int, default=30, help="seconds of steady-state load (default 30)"
+    )
     add_servers_argument(parser, SERVERS)
     add_out_argument(parser)
     args = parser.parse_args()
     wanted = args.servers
     results: dict[str, Any] = {
-        "parameters": {"transactions": args.transactions, "duration": args.duration,
-                       "load_threads": LOAD_THREADS, "sample_every_s": SAMPLE_EVERY,
-                       "machine": machine_line()},
-        "versions": {}, "catch_up": [], "steady": [], "failures": []}
+        "parameters": {
+            "transactions": args.transactions,
+            "duration": args.duration,
+            "load_threads": LOAD_THREADS,
+            "sample_every_s": SAMPLE_EVERY,
+            "machine": machine_line(),
+        },
+        "versions": {},
+        "catch_up": [],
+        "steady": [],
+        "failures": [],
+    }
     with tempfile.TemporaryDirectory(prefix="rpl-bench-") as root:
         for pair_class in (RplPair, MariaDBPair):
             if pair_class.name in wanted:
                 measure(pair_class(Path(root)), args.transactions, args.duration, results)
     catch = {r["server"]: r for r in results["catch_up"]}
     if "rpl" in catch and "MariaDB" in catch:
-        results["catch_up_ratio_rpl_over_mariadb"] = \
+        results["catch_up_ratio_rpl_over_mariadb"] = (
             catch["rpl"]["applied_tps"] / catch["MariaDB"]["applied_tps"]
+        )
     publish(args.out, "replication", results, table(results), plot)
     return 1 if results["failures"] else 0
 

@@ -101,11 +101,24 @@ CATCH_UP_TIMEOUT = 1800.0
 FORCED_SHUTDOWN = 120
 """Seconds after ``--time`` before sysbench gives up on a hung commit (and fails)."""
 MASTER = "Rpl_semi_sync_master_"
-COUNTERS = ("Binlog_commits", "Binlog_group_commits", f"{MASTER}yes_tx", f"{MASTER}no_tx",
-            f"{MASTER}no_times", f"{MASTER}tx_waits", f"{MASTER}tx_wait_time",
-            f"{MASTER}net_waits")
-VARIABLES = ("rpl_semi%", "sync_binlog", "innodb_flush_log_at_trx_commit", "binlog_format",
-             "log_slave_updates", "log_replica_updates")
+COUNTERS = (
+    "Binlog_commits",
+    "Binlog_group_commits",
+    f"{MASTER}yes_tx",
+    f"{MASTER}no_tx",
+    f"{MASTER}no_times",
+    f"{MASTER}tx_waits",
+    f"{MASTER}tx_wait_time",
+    f"{MASTER}net_waits",
+)
+VARIABLES = (
+    "rpl_semi%",
+    "sync_binlog",
+    "innodb_flush_log_at_trx_commit",
+    "binlog_format",
+    "log_slave_updates",
+    "log_replica_updates",
+)
 ACK_RECEIVER = "thread/semisync/Ack_receiver"
 
 
@@ -127,8 +140,7 @@ class Config:
 
     @property
     def label(self) -> str:
-        return f"{self.server} {self.mode}" + (" (ACK in dump thread)" if self.dump_thread
-                                               else "")
+        return f"{self.server} {self.mode}" + (" (ACK in dump thread)" if self.dump_thread else "")
 
     @property
     def key(self) -> str:
@@ -146,8 +158,11 @@ def configurations(servers: Sequence[str], threads: Sequence[int]) -> list[Confi
     configs: list[Config] = []
     for mode in MODES:
         configs += [Config(server, mode) for server in SERVERS if server in servers]
-        if mode == "AFTER_SYNC" and "rpl" in servers and any(
-                t in DUMP_THREAD_THREADS for t in threads):
+        if (
+            mode == "AFTER_SYNC"
+            and "rpl" in servers
+            and any(t in DUMP_THREAD_THREADS for t in threads)
+        ):
             configs.append(Config("rpl", mode, dump_thread=True))
     return configs
 
@@ -176,8 +191,11 @@ def source_options(mode: str) -> list[str]:
     """Semisync options of a source (the same spelling on both servers)."""
     if mode == "async":
         return []
-    return ["--rpl-semi-sync-master-enabled=ON", f"--rpl-semi-sync-master-timeout={TIMEOUT_MS}",
-            f"--rpl-semi-sync-master-wait-point={mode}"]
+    return [
+        "--rpl-semi-sync-master-enabled=ON",
+        f"--rpl-semi-sync-master-timeout={TIMEOUT_MS}",
+        f"--rpl-semi-sync-master-wait-point={mode}",
+    ]
 
 
 def replica_options(mode: str) -> list[str]:
@@ -197,13 +215,20 @@ class RplSemisyncPair(RplPair):
         with environment(ACK_IN_DUMP_THREAD_ENV, "1" if self.config.dump_thread else None):
             self.source_server = ServerProcess(
                 self.root / "rpl-source",
-                options=["--server-id", "1", "--thread-handling=pool-of-threads", *plugin,
-                         *source_options(mode)]).start()
+                options=[
+                    "--server-id",
+                    "1",
+                    "--thread-handling=pool-of-threads",
+                    *plugin,
+                    *source_options(mode),
+                ],
+            ).start()
         plugin = [] if mode == "async" else ["--plugin-load=rpl_semi_sync_slave"]
         with environment(ACK_IN_DUMP_THREAD_ENV, None):
             self.replica_server = ServerProcess(
                 self.root / "rpl-replica",
-                options=["--server-id", "2", *plugin, *replica_options(mode)]).start()
+                options=["--server-id", "2", *plugin, *replica_options(mode)],
+            ).start()
 
     def setup(self) -> None:
         replicate(self.replica_server, self.source_server, user="root", password="")
@@ -218,18 +243,22 @@ class MariaDBSemisyncPair(MariaDBPair):
 
     def start(self) -> None:
         mode = self.config.mode
-        self.source_server = MariaDB(self.root, "mariadb-source", 1,
-                                     [*self.OPTIONS, *source_options(mode)]).start()
-        self.replica_server = MariaDB(self.root, "mariadb-replica", 2,
-                                      [*self.OPTIONS, *replica_options(mode)]).start()
+        self.source_server = MariaDB(
+            self.root, "mariadb-source", 1, [*self.OPTIONS, *source_options(mode)]
+        ).start()
+        self.replica_server = MariaDB(
+            self.root, "mariadb-replica", 2, [*self.OPTIONS, *replica_options(mode)]
+        ).start()
 
     def setup(self) -> None:
         self.run(self.replica(), self.change_master_sql())
         self.run(self.replica(), "START SLAVE")
 
     def change_master_sql(self) -> str:
-        return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
-                "MASTER_USE_GTID=slave_pos, MASTER_USER='root', MASTER_PASSWORD=''")
+        return (
+            f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.source_port()}, "
+            "MASTER_USE_GTID=slave_pos, MASTER_USER='root', MASTER_PASSWORD=''"
+        )
 
 
 def make_pair(config: Config, root: Path) -> Any:
@@ -291,23 +320,30 @@ def counters(pair: Any) -> dict[str, int]:
 
 def ack_receivers(pair: Any) -> int:
     """rpl: ACK receiver threads in performance_schema.threads."""
-    return int(pair.value(pair.source(), "SELECT COUNT(*) FROM performance_schema.threads "
-                                         f"WHERE NAME = '{ACK_RECEIVER}'"))
+    return int(
+        pair.value(
+            pair.source(),
+            f"SELECT COUNT(*) FROM performance_schema.threads WHERE NAME = '{ACK_RECEIVER}'",
+        )
+    )
 
 
 def check_variables(pair: Any, config: Config) -> dict[str, dict[str, str]]:
     """The servers' own view of the settings (their variable names); fails on a mismatch."""
     source, replica = variables(pair.source()), variables(pair.replica())
-    expected: list[tuple[str, dict[str, str], str, str]] = [
-        ("source", source, "sync_binlog", "1")]
+    expected: list[tuple[str, dict[str, str], str, str]] = [("source", source, "sync_binlog", "1")]
     if config.semisync:
         expected += [
             ("source", source, "rpl_semi_sync_master_enabled", "ON"),
             ("source", source, "rpl_semi_sync_master_timeout", str(TIMEOUT_MS)),
             ("source", source, "rpl_semi_sync_master_wait_point", config.mode),
-            ("replica", replica, "rpl_semi_sync_slave_enabled", "ON")]
-    wrong = [f"{side} {name}={values.get(name)!r} (wanted {want})"
-             for side, values, name, want in expected if values.get(name) != want]
+            ("replica", replica, "rpl_semi_sync_slave_enabled", "ON"),
+        ]
+    wrong = [
+        f"{side} {name}={values.get(name)!r} (wanted {want})"
+        for side, values, name, want in expected
+        if values.get(name) != want
+    ]
     if wrong:  # a plugin that did not load says why in the error log
         raise SemisyncFailure(f"{config.label}: {'; '.join(wrong)}\n{pair.logs()}")
     return {"source": source, "replica": replica}
@@ -323,11 +359,16 @@ def not_ready(pair: Any, config: Config) -> str | None:
         return None
     source = show(pair.source(), f"SHOW GLOBAL STATUS LIKE '{MASTER}%'")
     replica = show(pair.replica(), "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_slave_status'")
-    state = (source.get(f"{MASTER}clients"), source.get(f"{MASTER}status"),
-             replica.get("Rpl_semi_sync_slave_status"))
+    state = (
+        source.get(f"{MASTER}clients"),
+        source.get(f"{MASTER}status"),
+        replica.get("Rpl_semi_sync_slave_status"),
+    )
     if state != ("1", "ON", "ON"):
-        return (f"{MASTER}clients={state[0]}, {MASTER}status={state[1]}, "
-                f"Rpl_semi_sync_slave_status={state[2]}")
+        return (
+            f"{MASTER}clients={state[0]}, {MASTER}status={state[1]}, "
+            f"Rpl_semi_sync_slave_status={state[2]}"
+        )
     return None
 
 
@@ -338,43 +379,67 @@ def wait_ready(pair: Any, config: Config, timeout: float = READY_TIMEOUT) -> Non
     deadline = time.monotonic() + timeout
     while (why := not_ready(pair, config)) is not None:
         if time.monotonic() > deadline:
-            raise SemisyncFailure(f"{config.label}: not ready after {timeout:.0f} s: {why}\n"
-                                  f"{pair.logs()}")
+            raise SemisyncFailure(
+                f"{config.label}: not ready after {timeout:.0f} s: {why}\n{pair.logs()}"
+            )
         time.sleep(0.1)
 
 
 # ---------------------------------------------------------------- cells
-def cell_row(config: Config, threads: int, out: str, delta: dict[str, int],
-             after: dict[str, int]) -> dict[str, Any]:
+def cell_row(
+    config: Config, threads: int, out: str, delta: dict[str, int], after: dict[str, int]
+) -> dict[str, Any]:
     transactions, tps, p95 = sysbench_result(out)
     groups, waits = delta["Binlog_group_commits"], delta[f"{MASTER}tx_waits"]
     return {
-        "server": config.server, "mode": config.mode, "dump_thread": config.dump_thread,
-        "label": config.label, "threads": threads, "tps": tps, "p95_ms": p95,
-        "transactions": transactions, "commits": delta["Binlog_commits"],
+        "server": config.server,
+        "mode": config.mode,
+        "dump_thread": config.dump_thread,
+        "label": config.label,
+        "threads": threads,
+        "tps": tps,
+        "p95_ms": p95,
+        "transactions": transactions,
+        "commits": delta["Binlog_commits"],
         "group_size": delta["Binlog_commits"] / groups if groups else 0.0,
-        "yes_tx": delta[f"{MASTER}yes_tx"], "no_tx": delta[f"{MASTER}no_tx"],
-        "no_tx_total": after[f"{MASTER}no_tx"], "no_times_total": after[f"{MASTER}no_times"],
+        "yes_tx": delta[f"{MASTER}yes_tx"],
+        "no_tx": delta[f"{MASTER}no_tx"],
+        "no_tx_total": after[f"{MASTER}no_tx"],
+        "no_times_total": after[f"{MASTER}no_times"],
         "tx_waits": waits,
         "avg_ack_wait_us": delta[f"{MASTER}tx_wait_time"] / waits if waits else 0.0,
-        "net_waits": delta[f"{MASTER}net_waits"]}
+        "net_waits": delta[f"{MASTER}net_waits"],
+    }
 
 
 def measure_cell(pair: Any, config: Config, threads: int, duration: int) -> dict[str, Any]:
     """One sysbench oltp_insert run against the source."""
     wait_ready(pair, config)
-    print(f"  {config.label:34} {threads:3} threads: {duration} s of oltp_insert ...",
-          flush=True)
+    print(f"  {config.label:34} {threads:3} threads: {duration} s of oltp_insert ...", flush=True)
     before = counters(pair)
-    out = sysbench(pair.source_port(), "oltp_insert", "run", f"--table-size={TABLE_SIZE}",
-                   f"--threads={threads}", f"--time={duration}", "--percentile=95",
-                   f"--forced-shutdown={FORCED_SHUTDOWN}")
+    out = sysbench(
+        pair.source_port(),
+        "oltp_insert",
+        "run",
+        f"--table-size={TABLE_SIZE}",
+        f"--threads={threads}",
+        f"--time={duration}",
+        "--percentile=95",
+        f"--forced-shutdown={FORCED_SHUTDOWN}",
+    )
     after = counters(pair)
     row = cell_row(config, threads, out, {k: after[k] - before[k] for k in COUNTERS}, after)
-    semisync = (f", yes_tx {row['yes_tx']}, no_tx {row['no_tx']}, avg ACK wait "
-                f"{row['avg_ack_wait_us']:.0f} us" if config.semisync else "")
-    print(f"  {config.label:34} {threads:3} threads: {row['tps']:9.1f} tps, p95 "
-          f"{row['p95_ms']:7.2f} ms, group {row['group_size']:.2f}{semisync}", flush=True)
+    semisync = (
+        f", yes_tx {row['yes_tx']}, no_tx {row['no_tx']}, avg ACK wait "
+        f"{row['avg_ack_wait_us']:.0f} us"
+        if config.semisync
+        else ""
+    )
+    print(
+        f"  {config.label:34} {threads:3} threads: {row['tps']:9.1f} tps, p95 "
+        f"{row['p95_ms']:7.2f} ms, group {row['group_size']:.2f}{semisync}",
+        flush=True,
+    )
     return row
 
 
@@ -386,14 +451,17 @@ def check_cell(pair: Any, config: Config, row: dict[str, Any]) -> None:
         raise SemisyncFailure(
             f"{config.label}, {row['threads']} threads: {MASTER}no_tx = {row['no_tx_total']}, "
             f"no_times = {row['no_times_total']}: semisync fell back to asynchronous\n"
-            f"{pair.logs()}")
+            f"{pair.logs()}"
+        )
     if not row["yes_tx"]:
         raise SemisyncFailure(f"{config.label}, {row['threads']} threads: yes_tx did not move")
     if config.server == "rpl":
         receivers, net_waits = ack_receivers(pair), row["net_waits"]
         if (receivers, bool(net_waits)) != (0 if config.dump_thread else 1, config.dump_thread):
-            raise SemisyncFailure(f"{config.label}: {receivers} ACK receiver threads, "
-                                  f"{net_waits} dump-thread ACK reads")
+            raise SemisyncFailure(
+                f"{config.label}: {receivers} ACK receiver threads, "
+                f"{net_waits} dump-thread ACK reads"
+            )
 
 
 def catch_up(pair: Any, config: Config) -> float:
@@ -401,8 +469,11 @@ def catch_up(pair: Any, config: Config) -> float:
     started = time.monotonic()
 
     def progress(gap: int, status: dict[str, Any]) -> None:
-        print(f"    {config.label} replica catching up: {gap} transactions behind, "
-              f"Seconds_Behind_Master {status.get('Seconds_Behind_Master')}", flush=True)
+        print(
+            f"    {config.label} replica catching up: {gap} transactions behind, "
+            f"Seconds_Behind_Master {status.get('Seconds_Behind_Master')}",
+            flush=True,
+        )
 
     return float(pair.wait_caught_up(CATCH_UP_TIMEOUT, progress, 5.0)) - started
 
@@ -417,8 +488,9 @@ def prepare(pair: Any) -> None:
 def verify_checksums(pair: Any, config: Config) -> None:
     source, replica = pair.checksums(TABLES)
     if source != replica:
-        raise ReplicationFailure(f"{config.label}: CHECKSUM TABLE differs: source {source}, "
-                                 f"replica {replica}")
+        raise ReplicationFailure(
+            f"{config.label}: CHECKSUM TABLE differs: source {source}, replica {replica}"
+        )
 
 
 def failure_text(pair: Any, exc: BaseException) -> str:
@@ -431,13 +503,11 @@ def failure_text(pair: Any, exc: BaseException) -> str:
     return f"{exc!r}\n{logs}"
 
 
-ERRORS = (RuntimeError, AssertionError, OSError, subprocess.CalledProcessError,
-          pymysql.MySQLError)
+ERRORS = (RuntimeError, AssertionError, OSError, subprocess.CalledProcessError, pymysql.MySQLError)
 """What a failing pair raises: recorded as a failure of its configuration."""
 
 
-def record_failure(config: Config, pair: Any, exc: BaseException,
-                   results: dict[str, Any]) -> None:
+def record_failure(config: Config, pair: Any, exc: BaseException, results: dict[str, Any]) -> None:
     text = failure_text(pair, exc)
     print(f"  {config.label} FAILED: {text}", flush=True)
     results["failures"].append({"config": config.key, "label": config.label, "error": text})
@@ -463,8 +533,9 @@ def start_pair(config: Config, root: Path, results: dict[str, Any]) -> Any | Non
     return pair
 
 
-def measure_run(pair: Any, config: Config, threads: int, duration: int, round_: int,
-                results: dict[str, Any]) -> None:
+def measure_run(
+    pair: Any, config: Config, threads: int, duration: int, round_: int, results: dict[str, Any]
+) -> None:
     """One run of a cell, checked, then the replica's catch-up."""
     row = measure_cell(pair, config, threads, duration)
     row["round"] = round_
@@ -482,8 +553,14 @@ def finish_pair(pair: Any, config: Config, results: dict[str, Any]) -> None:
         record_failure(config, pair, exc, results)
 
 
-def run_mode(configs: Sequence[Config], root: Path, threads: Sequence[int], duration: int,
-             rounds: int, results: dict[str, Any]) -> None:
+def run_mode(
+    configs: Sequence[Config],
+    root: Path,
+    threads: Sequence[int],
+    duration: int,
+    rounds: int,
+    results: dict[str, Any],
+) -> None:
     """Start a fresh pair for each of ``configs`` (one mode), measure every cell
     ``rounds`` times with the pairs taking turns within each round, stop them all and
     remove their files. A pair that fails is recorded and left out from then on.
@@ -514,11 +591,16 @@ def run_mode(configs: Sequence[Config], root: Path, threads: Sequence[int], dura
 
 
 # ---------------------------------------------------------------- results
-def find(results: dict[str, Any], server: str, mode: str, threads: int,
-         dump_thread: bool = False) -> dict[str, Any] | None:
+def find(
+    results: dict[str, Any], server: str, mode: str, threads: int, dump_thread: bool = False
+) -> dict[str, Any] | None:
     for row in results["cells"]:
         if (row["server"], row["mode"], row["threads"], row["dump_thread"]) == (
-                server, mode, threads, dump_thread):
+            server,
+            mode,
+            threads,
+            dump_thread,
+        ):
             return dict(row)
     return None
 
@@ -542,10 +624,16 @@ def median_cells(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def round_ratios(results: dict[str, Any], mode: str, threads: int) -> list[float]:
     """rpl/MariaDB tps of each round of one cell (the runs seconds apart)."""
-    rpl = {r["round"]: r["tps"] for r in results["runs"] if (
-        r["server"], r["mode"], r["threads"], r["dump_thread"]) == ("rpl", mode, threads, False)}
-    mariadb = {r["round"]: r["tps"] for r in results["runs"] if (
-        r["server"], r["mode"], r["threads"]) == ("MariaDB", mode, threads)}
+    rpl = {
+        r["round"]: r["tps"]
+        for r in results["runs"]
+        if (r["server"], r["mode"], r["threads"], r["dump_thread"]) == ("rpl", mode, threads, False)
+    }
+    mariadb = {
+        r["round"]: r["tps"]
+        for r in results["runs"]
+        if (r["server"], r["mode"], r["threads"]) == ("MariaDB", mode, threads)
+    }
     return [rpl[n] / mariadb[n] for n in sorted(rpl) if mariadb.get(n)]
 
 
@@ -561,29 +649,44 @@ def summarise(results: dict[str, Any]) -> None:
     results["cells"] = median_cells(results["runs"])
     threads = results["parameters"]["threads"]
     results["rpl_over_mariadb"] = {
-        mode: {str(t): ratio(find(results, "rpl", mode, t), find(results, "MariaDB", mode, t))
-               for t in threads} for mode in MODES}
+        mode: {
+            str(t): ratio(find(results, "rpl", mode, t), find(results, "MariaDB", mode, t))
+            for t in threads
+        }
+        for mode in MODES
+    }
     results["ack_receiver_over_dump_thread"] = {
-        str(t): ratio(find(results, "rpl", "AFTER_SYNC", t),
-                      find(results, "rpl", "AFTER_SYNC", t, dump_thread=True))
-        for t in threads if t in DUMP_THREAD_THREADS}
+        str(t): ratio(
+            find(results, "rpl", "AFTER_SYNC", t),
+            find(results, "rpl", "AFTER_SYNC", t, dump_thread=True),
+        )
+        for t in threads
+        if t in DUMP_THREAD_THREADS
+    }
     target = results["rpl_over_mariadb"]["AFTER_SYNC"].get(str(TARGET_THREADS))
-    results["target"] = {"what": f"rpl/MariaDB tps >= 1.0 at {TARGET_THREADS} threads, "
-                                 "AFTER_SYNC", "ratio": target,
-                         "met": None if target is None else target >= 1.0,
-                         "round_ratios": round_ratios(results, "AFTER_SYNC", TARGET_THREADS)}
+    results["target"] = {
+        "what": f"rpl/MariaDB tps >= 1.0 at {TARGET_THREADS} threads, AFTER_SYNC",
+        "ratio": target,
+        "met": None if target is None else target >= 1.0,
+        "round_ratios": round_ratios(results, "AFTER_SYNC", TARGET_THREADS),
+    }
     semisync = [r for r in results["runs"] if r["mode"] != "async"]
     results["no_tx_max"] = max((r["no_tx_total"] for r in semisync), default=None)
 
 
 def machine() -> dict[str, Any]:
     version = subprocess.run(["sysbench", "--version"], capture_output=True, text=True)
-    return {"arch": platform.machine(), "cpus": os.cpu_count(), "cpu_model": cpu_model(),
-            "kernel": platform.release(), "python": platform.python_version(),
-            "interpreter": interpreter(),
-            "sysbench": version.stdout.strip(),
-            "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-            "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+    return {
+        "arch": platform.machine(),
+        "cpus": os.cpu_count(),
+        "cpu_model": cpu_model(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "interpreter": interpreter(),
+        "sysbench": version.stdout.strip(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
 
 
 # ---------------------------------------------------------------- report
@@ -602,14 +705,19 @@ def _cells(row: dict[str, Any] | None, semisync: bool) -> list[str]:
 def mode_table(results: dict[str, Any], mode: str) -> list[str]:
     semisync = mode != "async"
     columns = ["tps", "p95 ms", "group size"] + (
-        ["yes_tx", "no_tx", "avg ACK wait µs"] if semisync else [])
-    head = ["threads"] + [f"{server} {c}" for server in SERVERS for c in columns] + [
-        "rpl/MariaDB tps"]
+        ["yes_tx", "no_tx", "avg ACK wait µs"] if semisync else []
+    )
+    head = (
+        ["threads"] + [f"{server} {c}" for server in SERVERS for c in columns] + ["rpl/MariaDB tps"]
+    )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in results["parameters"]["threads"]:
         rows = [find(results, server, mode, t) for server in SERVERS]
-        cells = [str(t)] + [c for row in rows for c in _cells(row, semisync)] + [
-            f"**{fmt(ratio(rows[0], rows[1]))}**"]
+        cells = (
+            [str(t)]
+            + [c for row in rows for c in _cells(row, semisync)]
+            + [f"**{fmt(ratio(rows[0], rows[1]))}**"]
+        )
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -619,8 +727,11 @@ def cost_table(results: dict[str, Any]) -> list[str]:
     head = ["threads"] + [f"{s} {m}/async" for s in SERVERS for m in MODES[1:]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in results["parameters"]["threads"]:
-        cells = [str(t)] + [fmt(ratio(find(results, s, m, t), find(results, s, "async", t)))
-                            for s in SERVERS for m in MODES[1:]]
+        cells = [str(t)] + [
+            fmt(ratio(find(results, s, m, t), find(results, s, "async", t)))
+            for s in SERVERS
+            for m in MODES[1:]
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -631,15 +742,23 @@ def catch_up_table(results: dict[str, Any]) -> list[str]:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in results["parameters"]["threads"]:
         rows = [find(results, s, m, t) for m in MODES for s in SERVERS]
-        lines.append("| " + " | ".join([str(t)] + [
-            fmt(row.get("catch_up_s") if row else None, ".1f") for row in rows]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [str(t)] + [fmt(row.get("catch_up_s") if row else None, ".1f") for row in rows]
+            )
+            + " |"
+        )
     return lines
 
 
 def dump_thread_table(results: dict[str, Any]) -> list[str]:
-    lines = ["| threads | ACK receiver tps | ACK in dump thread tps | ACK receiver / dump "
-             "thread | ACK receiver p95 ms | dump thread p95 ms | dump thread net_waits | "
-             "dump thread no_tx |", "|" + "---|" * 8]
+    lines = [
+        "| threads | ACK receiver tps | ACK in dump thread tps | ACK receiver / dump "
+        "thread | ACK receiver p95 ms | dump thread p95 ms | dump thread net_waits | "
+        "dump thread no_tx |",
+        "|" + "---|" * 8,
+    ]
     for key, value in results["ack_receiver_over_dump_thread"].items():
         receiver = find(results, "rpl", "AFTER_SYNC", int(key))
         dump = find(results, "rpl", "AFTER_SYNC", int(key), dump_thread=True)
@@ -647,7 +766,8 @@ def dump_thread_table(results: dict[str, Any]) -> list[str]:
             f"| {key} | {fmt(receiver and receiver['tps'], '.0f')} | "
             f"{fmt(dump and dump['tps'], '.0f')} | **{fmt(value)}** | "
             f"{fmt(receiver and receiver['p95_ms'])} | {fmt(dump and dump['p95_ms'])} | "
-            f"{fmt(dump and dump['net_waits'], 'd')} | {fmt(dump and dump['no_tx'], 'd')} |")
+            f"{fmt(dump and dump['net_waits'], 'd')} | {fmt(dump and dump['no_tx'], 'd')} |"
+        )
     return lines
 
 
@@ -697,11 +817,16 @@ def no_tx_text(results: dict[str, Any]) -> list[str]:
         return ["No semisync run was made."]
     bad = [r for r in semisync if r["no_tx_total"] or r["no_times_total"]]
     if not bad:
-        return [f"Rpl_semi_sync_master_no_tx was 0 on the source after every one of the "
-                f"{len(semisync)} semisync runs (and no_times 0): the timeout never "
-                "fired, every commit waited for its ACK."]
-    return [f"**no_tx was not 0** after {r['label']}, {r['threads']} threads: no_tx "
-            f"{r['no_tx_total']}, no_times {r['no_times_total']}" for r in bad]
+        return [
+            f"Rpl_semi_sync_master_no_tx was 0 on the source after every one of the "
+            f"{len(semisync)} semisync runs (and no_times 0): the timeout never "
+            "fired, every commit waited for its ACK."
+        ]
+    return [
+        f"**no_tx was not 0** after {r['label']}, {r['threads']} threads: no_tx "
+        f"{r['no_tx_total']}, no_times {r['no_times_total']}"
+        for r in bad
+    ]
 
 
 def target_text(results: dict[str, Any]) -> list[str]:
@@ -710,27 +835,50 @@ def target_text(results: dict[str, Any]) -> list[str]:
         return [f"Target ({target['what']}): not measured in this run."]
     verdict = "met" if target["met"] else "**not met**"
     rounds = ", ".join(f"{r:.2f}" for r in target["round_ratios"])
-    return [f"Target ({target['what']}): measured **{target['ratio']:.2f}**, {verdict} "
-            f"(round by round: {rounds})."]
+    return [
+        f"Target ({target['what']}): measured **{target['ratio']:.2f}**, {verdict} "
+        f"(round by round: {rounds})."
+    ]
 
 
 def report(results: dict[str, Any]) -> str:
-    lines = ["# Semisynchronous replication: rpl against MariaDB 10.11", "",
-             *setup_text(results), "", "## Target", "", *target_text(results), ""]
+    lines = [
+        "# Semisynchronous replication: rpl against MariaDB 10.11",
+        "",
+        *setup_text(results),
+        "",
+        "## Target",
+        "",
+        *target_text(results),
+        "",
+    ]
     for mode in MODES:
         lines += [f"## {mode}", "", *mode_table(results, mode), ""]
-    lines += ["## Semisync cost (tps relative to the same server's async run)", "",
-              *cost_table(results), "",
-              "## Replica catch-up after each cell (s; semisync waits for the relay log "
-              "write, not for the replica to apply)", "", *catch_up_table(results), "",
-              "## rpl: ACK receiver thread (WL#6630) against ACKs read in the dump thread",
-              "", "AFTER_SYNC; the dump-thread design is the source started with "
-              f"`{ACK_IN_DUMP_THREAD_ENV}=1` (no ACK receiver thread; the dump thread "
-              "reads the ACK of each flagged event before sending the next).", "",
-              *dump_thread_table(results), "", "## no_tx", "", *no_tx_text(results), ""]
+    lines += [
+        "## Semisync cost (tps relative to the same server's async run)",
+        "",
+        *cost_table(results),
+        "",
+        "## Replica catch-up after each cell (s; semisync waits for the relay log "
+        "write, not for the replica to apply)",
+        "",
+        *catch_up_table(results),
+        "",
+        "## rpl: ACK receiver thread (WL#6630) against ACKs read in the dump thread",
+        "",
+        "AFTER_SYNC; the dump-thread design is the source started with "
+        f"`{ACK_IN_DUMP_THREAD_ENV}=1` (no ACK receiver thread; the dump thread "
+        "reads the ACK of each flagged event before sending the next).",
+        "",
+        *dump_thread_table(results),
+        "",
+        "## no_tx",
+        "",
+        *no_tx_text(results),
+        "",
+    ]
     for failure in results["failures"]:
-        lines += [f"**{failure['label']} failed:**", "", "```", failure["error"].strip(),
-                  "```", ""]
+        lines += [f"**{failure['label']} failed:**", "", "```", failure["error"].strip(), "```", ""]
     lines += ["![tps and p95 against threads](semisync.png)", ""]
     return "\n".join(lines)
 
@@ -739,17 +887,30 @@ def plot(results: dict[str, Any], path: Path) -> None:
     figure, (tps, p95) = pyplot().subplots(1, 2, figsize=(13, 5))
     colours = {"rpl": "tab:blue", "MariaDB": "tab:orange", "dump": "tab:green"}
     styles = {"async": "o-", "AFTER_SYNC": "s--", "AFTER_COMMIT": "^:"}
-    configs = dict.fromkeys((r["server"], r["mode"], r["dump_thread"], r["label"])
-                            for r in results["cells"])
+    configs = dict.fromkeys(
+        (r["server"], r["mode"], r["dump_thread"], r["label"]) for r in results["cells"]
+    )
     for server, mode, dump_thread, label in configs:
-        points = [r for r in results["cells"] if (r["server"], r["mode"], r["dump_thread"])
-                  == (server, mode, dump_thread)]
+        points = [
+            r
+            for r in results["cells"]
+            if (r["server"], r["mode"], r["dump_thread"]) == (server, mode, dump_thread)
+        ]
         colour = colours["dump" if dump_thread else server]
         x = [r["threads"] for r in points]
-        spread = [[r["tps"] - r["tps_min"] for r in points],
-                  [r["tps_max"] - r["tps"] for r in points]]
-        tps.errorbar(x, [r["tps"] for r in points], yerr=spread, fmt=styles[mode],
-                     color=colour, label=label, capsize=3)
+        spread = [
+            [r["tps"] - r["tps_min"] for r in points],
+            [r["tps_max"] - r["tps"] for r in points],
+        ]
+        tps.errorbar(
+            x,
+            [r["tps"] for r in points],
+            yerr=spread,
+            fmt=styles[mode],
+            color=colour,
+            label=label,
+            capsize=3,
+        )
         p95.plot(x, [r["p95_ms"] for r in points], styles[mode], color=colour, label=label)
     threads = results["parameters"]["threads"]
     for axis, name in ((tps, "transactions/s"), (p95, "p95 latency, ms")):
@@ -759,9 +920,11 @@ def plot(results: dict[str, Any], path: Path) -> None:
         axis.set_ylabel(name)
         axis.set_title(f"oltp_insert: {name}")
         axis.legend(fontsize="small")
-    figure.suptitle("semisync replication, durable commits (sync_binlog=1), source + "
-                    "replica on one machine, loopback; median of "
-                    f"{results['parameters']['rounds']} runs per point")
+    figure.suptitle(
+        "semisync replication, durable commits (sync_binlog=1), source + "
+        "replica on one machine, loopback; median of "
+        f"{results['parameters']['rounds']} runs per point"
+    )
     save_figure(figure, path)
 
 
@@ -771,14 +934,19 @@ def int_list(text: str) -> list[int]:
 
 
 def arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int_list, default=[1, 4, 16, 32],
-                        help="sysbench thread counts, comma-separated (default 1,4,16,32)")
-    parser.add_argument("--duration", type=int, default=10,
-                        help="seconds per run (default 10)")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="runs per cell, the servers taking turns (default 3)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--threads",
+        type=int_list,
+        default=[1, 4, 16, 32],
+        help="sysbench thread counts, comma-separated (default 1,4,16,32)",
+    )
+    parser.add_argument("--duration", type=int, default=10, help="seconds per run (default 10)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="runs per cell, the servers taking turns (default 3)"
+    )
     add_servers_argument(parser, SERVERS)
     add_out_argument(parser)
     return parser.parse_args()
@@ -790,17 +958,33 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     servers = args.servers
     results: dict[str, Any] = {
-        "parameters": {"threads": args.threads, "duration": args.duration,
-                       "rounds": args.rounds,
-                       "workload": "oltp_insert", "table_size": TABLE_SIZE,
-                       "timeout_ms": TIMEOUT_MS, "servers": servers,
-                       "rpl_core_build": installed_build()},
-        "machine": machine(), "versions": {}, "variables": {}, "runs": [], "failures": []}
+        "parameters": {
+            "threads": args.threads,
+            "duration": args.duration,
+            "rounds": args.rounds,
+            "workload": "oltp_insert",
+            "table_size": TABLE_SIZE,
+            "timeout_ms": TIMEOUT_MS,
+            "servers": servers,
+            "rpl_core_build": installed_build(),
+        },
+        "machine": machine(),
+        "versions": {},
+        "variables": {},
+        "runs": [],
+        "failures": [],
+    }
     configs = configurations(servers, args.threads)
     with tempfile.TemporaryDirectory(prefix="rpl-bench-semisync-") as root:
         for mode in MODES:
-            run_mode([c for c in configs if c.mode == mode], Path(root) / mode, args.threads,
-                     args.duration, args.rounds, results)
+            run_mode(
+                [c for c in configs if c.mode == mode],
+                Path(root) / mode,
+                args.threads,
+                args.duration,
+                args.rounds,
+                results,
+            )
     summarise(results)
     publish(args.out, "semisync", results, report(results), plot)
     return 1 if results["failures"] else 0

@@ -130,8 +130,10 @@ def _serve_connection(sock: socket.socket, connection_id: int, log: GroupLog | N
         return header[3], stream.read(header[0] | header[1] << 8 | header[2] << 16)
 
     try:
-        send(0, handshake_v10("8.0.36-floor", connection_id, new_scramble(),
-                              SERVER_STATUS_AUTOCOMMIT))
+        send(
+            0,
+            handshake_v10("8.0.36-floor", connection_id, new_scramble(), SERVER_STATUS_AUTOCOMMIT),
+        )
         sequence, _ = read()
         send(sequence + 1, ok_packet(status=SERVER_STATUS_AUTOCOMMIT))
         while True:
@@ -151,16 +153,16 @@ def _serve_connection(sock: socket.socket, connection_id: int, log: GroupLog | N
 
 def serve(port: int, mode: str, directory: Path) -> None:
     """The floor server of ``mode`` on 127.0.0.1:``port``, until killed."""
-    log = None if mode == "protocol" else GroupLog(directory / "floor.log",
-                                                    mode == "leader replies")
+    log = (
+        None if mode == "protocol" else GroupLog(directory / "floor.log", mode == "leader replies")
+    )
     listener = socket.create_server(("127.0.0.1", port), backlog=256)
     number = 0
     while True:
         sock, _ = listener.accept()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         number += 1
-        threading.Thread(target=_serve_connection, args=(sock, number, log),
-                         daemon=True).start()
+        threading.Thread(target=_serve_connection, args=(sock, number, log), daemon=True).start()
 
 
 # -- the measurement ------------------------------------------------------------------------
@@ -169,15 +171,23 @@ def serve(port: int, mode: str, directory: Path) -> None:
 def run_point(name: str, port: int, pid: int, threads: int, seconds: int) -> dict[str, Any]:
     """Sysbench oltp_insert at ``threads`` for ``seconds``, and the server's CPU."""
     before = cpu_seconds(pid)
-    out = sysbench(port, "oltp_insert", "run", f"--threads={threads}", f"--time={seconds}",
-                   "--percentile=95")
+    out = sysbench(
+        port, "oltp_insert", "run", f"--threads={threads}", f"--time={seconds}", "--percentile=95"
+    )
     used = cpu_seconds(pid) - before
     transactions, tps, _ = sysbench_result(out)
-    row = {"server": name, "threads": threads, "tps": tps,
-           "cpu_percent": 100 * used / seconds,
-           "cpu_us_per_trx": 1e6 * used / transactions if transactions else 0.0}
-    print(f"  {name:15} {threads:3} threads: {tps:9.1f} tps, server CPU "
-          f"{row['cpu_percent']:5.1f}%, {row['cpu_us_per_trx']:6.1f} µs/trx", flush=True)
+    row = {
+        "server": name,
+        "threads": threads,
+        "tps": tps,
+        "cpu_percent": 100 * used / seconds,
+        "cpu_us_per_trx": 1e6 * used / transactions if transactions else 0.0,
+    }
+    print(
+        f"  {name:15} {threads:3} threads: {tps:9.1f} tps, server CPU "
+        f"{row['cpu_percent']:5.1f}%, {row['cpu_us_per_trx']:6.1f} µs/trx",
+        flush=True,
+    )
     return row
 
 
@@ -185,8 +195,9 @@ def measure_floor(mode: str, root: Path, seconds: int) -> list[dict[str, Any]]:
     port = free_port()
     directory = root / mode.replace(" ", "-")
     directory.mkdir()
-    process = subprocess.Popen([sys.executable, __file__, "--serve", str(port), mode,
-                                str(directory)])
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(port), mode, str(directory)]
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -210,12 +221,16 @@ def measure_server(name: str, port: int, pid: int, seconds: int) -> list[dict[st
 
 def table(results: list[dict[str, Any]]) -> str:
     mariadb = {r["threads"]: r for r in results if r["server"] == "MariaDB"}
-    lines = ["| server | threads | tps | tps / MariaDB | server CPU % | server CPU µs/trx |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| server | threads | tps | tps / MariaDB | server CPU % | server CPU µs/trx |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in results:
         ratio = r["tps"] / mariadb[r["threads"]]["tps"]
-        lines.append(f"| {r['server']} | {r['threads']} | {r['tps']:.0f} | {ratio:.2f} | "
-                     f"{r['cpu_percent']:.0f} | {r['cpu_us_per_trx']:.0f} |")
+        lines.append(
+            f"| {r['server']} | {r['threads']} | {r['tps']:.0f} | {ratio:.2f} | "
+            f"{r['cpu_percent']:.0f} | {r['cpu_us_per_trx']:.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -250,12 +265,18 @@ def main() -> int:
             results += measure_server(name, server.port, server.process.pid, args.seconds)
         for mode in FLOORS:
             results += measure_floor(mode, root, args.seconds)
-    publish(args.out, "floor", results,
-            "# How fast a thread-per-connection CPython server can answer sysbench\n\n"
-            "sysbench oltp_insert (`--db-ps-mode=disable`), server CPU from /proc (user + "
-            f"system) over each run, on {interpreter()}; see bench/thread_floor.py "
-            "for the three floor servers.\n\n" + table(results)
-            + "\n\n![tps and CPU per transaction](floor.png)\n", plot)
+    publish(
+        args.out,
+        "floor",
+        results,
+        "# How fast a thread-per-connection CPython server can answer sysbench\n\n"
+        "sysbench oltp_insert (`--db-ps-mode=disable`), server CPU from /proc (user + "
+        f"system) over each run, on {interpreter()}; see bench/thread_floor.py "
+        "for the three floor servers.\n\n"
+        + table(results)
+        + "\n\n![tps and CPU per transaction](floor.png)\n",
+        plot,
+    )
     return 0
 
 

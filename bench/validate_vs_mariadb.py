@@ -48,9 +48,15 @@ from rpl.core.validate.sketch import sketch
 
 EVENTS_PER_TRANSACTION = 12
 """Four events per transaction, in each of the three logs."""
-READERS = ("mariadb-binlog", "codec pass", "exact scanner, 1 process", "sketcher, 1 process",
-           "rpl validate --exact, end to end", "rpl validate, scan+checks",
-           "rpl validate, end to end")
+READERS = (
+    "mariadb-binlog",
+    "codec pass",
+    "exact scanner, 1 process",
+    "sketcher, 1 process",
+    "rpl validate --exact, end to end",
+    "rpl validate, scan+checks",
+    "rpl validate, end to end",
+)
 
 
 def say(text: str) -> None:
@@ -82,13 +88,24 @@ def cli_validate(root: Path, split_mb: int, exact: bool) -> dict[str, Any]:
     the Spark session included); its wall time, its report and its phase lines.
     """
     report = root / "report.json"
-    command = [sys.executable, "-m", "rpl.core.cli", "validate", str(root / "source"),
-               str(root / "replica"), "--split-mb", str(split_mb), "--report", str(report),
-               *(["--exact"] if exact else [])]
+    command = [
+        sys.executable,
+        "-m",
+        "rpl.core.cli",
+        "validate",
+        str(root / "source"),
+        str(root / "replica"),
+        "--split-mb",
+        str(split_mb),
+        "--report",
+        str(report),
+        *(["--exact"] if exact else []),
+    ]
     started = time.perf_counter()
     marks: dict[str, float] = {}
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True) as child:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as child:
         assert child.stderr is not None and child.stdout is not None
         for line in child.stderr:
             if line.startswith("rpl validate: "):
@@ -99,21 +116,29 @@ def cli_validate(root: Path, split_mb: int, exact: bool) -> dict[str, Any]:
     seconds = time.perf_counter() - started
     data = json.loads(report.read_text())
     if child.returncode != 0 or data["method"] != ("exact" if exact else "sketches"):
-        raise SystemExit(f"the synthetic run did not validate clean ({data['method']}, "
-                         f"{data['unproven']}):\n{summary}")
-    return {"end_to_end_s": seconds, "events": data["events"], "marks": marks,
-            "checks": list(data["checks"])}
+        raise SystemExit(
+            f"the synthetic run did not validate clean ({data['method']}, "
+            f"{data['unproven']}):\n{summary}"
+        )
+    return {
+        "end_to_end_s": seconds,
+        "events": data["events"],
+        "marks": marks,
+        "checks": list(data["checks"]),
+    }
 
 
 def warm_validate(root: Path, split_bytes: int) -> tuple[float, int, int]:
     """The default validation in a session already up: (seconds, events, cores)."""
     from rpl.core.validate.checks import validate
     from rpl.core.validate.job import spark_session
+
     spark = spark_session()
     spark.sparkContext.parallelize(range(4), 2).count()
     started = time.perf_counter()
-    report = validate([str(root / "source"), str(root / "replica")], spark=spark,
-                      split_bytes=split_bytes)
+    report = validate(
+        [str(root / "source"), str(root / "replica")], spark=spark, split_bytes=split_bytes
+    )
     seconds = time.perf_counter() - started
     cores = spark.sparkContext.defaultParallelism
     spark.stop()
@@ -122,8 +147,12 @@ def warm_validate(root: Path, split_bytes: int) -> tuple[float, int, int]:
 
 
 def rate(events: int, seconds: float, cores: int) -> dict[str, float]:
-    return {"seconds": seconds, "events_per_s": events / seconds,
-            "events_per_s_per_core": events / seconds / cores, "cores": cores}
+    return {
+        "seconds": seconds,
+        "events_per_s": events / seconds,
+        "events_per_s_per_core": events / seconds / cores,
+        "cores": cores,
+    }
 
 
 def table(results: dict[str, Any]) -> str:
@@ -145,20 +174,22 @@ def table(results: dict[str, Any]) -> str:
         "mariadb-binlog": "`--verify-binlog-checksum`, output to /dev/null (one C thread)",
         "codec pass": "one Python process, `read_events` over every file",
         "exact scanner, 1 process": "the validator's row-by-row scanner, no Spark, no "
-                                    "cross-node checks",
+        "cross-node checks",
         "sketcher, 1 process": "the validator's fast-path scanner (split sketches), no Spark, "
-                               "no cross-node checks",
+        "no cross-node checks",
         "rpl validate --exact, end to end": "every check row by row on Spark: the command's "
-                                            "wall time",
+        "wall time",
         "rpl validate, scan+checks": "every check (split sketches reconciled), Spark session "
-                                     "already up",
+        "already up",
         "rpl validate, end to end": "every check (split sketches reconciled): the command's "
-                                    "wall time (Python, the JVM, Spark's start included)",
+        "wall time (Python, the JVM, Spark's start included)",
     }
     for name in READERS:
         r = readers[name]
-        lines.append(f"| {name} | {what[name]} | {r['seconds']:.1f} | "
-                     f"{r['events_per_s']:,.0f} | {r['events_per_s_per_core']:,.0f} |")
+        lines.append(
+            f"| {name} | {what[name]} | {r['seconds']:.1f} | "
+            f"{r['events_per_s']:,.0f} | {r['events_per_s_per_core']:,.0f} |"
+        )
     lines += [
         "",
         f"Ratios (events/s): rpl validate end to end / mariadb-binlog "
@@ -172,11 +203,13 @@ def table(results: dict[str, Any]) -> str:
         f"Target (rpl validate end to end, every check, >= mariadb-binlog's events/s): "
         f"**{'met' if ratios['validate_over_mariadb_binlog'] >= 1 else 'not met'}**.",
         "",
-        "Phases of the `rpl validate` run (seconds from the command's start): " + ", ".join(
-            f"{name} {at:.1f}" for name, at in results["marks"].items()) + ".",
+        "Phases of the `rpl validate` run (seconds from the command's start): "
+        + ", ".join(f"{name} {at:.1f}" for name, at in results["marks"].items())
+        + ".",
         "",
-        "Phases of the `--exact` run: " + ", ".join(
-            f"{name} {at:.1f}" for name, at in results["exact_marks"].items()) + ".",
+        "Phases of the `--exact` run: "
+        + ", ".join(f"{name} {at:.1f}" for name, at in results["exact_marks"].items())
+        + ".",
         "",
         "![events/s](validate.png)",
         "",
@@ -188,14 +221,26 @@ def plot(results: dict[str, Any], path: Path) -> None:
     figure, axis = pyplot().subplots(figsize=(12, 5))
     readers = results["readers"]
     values = [readers[n]["events_per_s"] for n in READERS]
-    drawn = axis.bar([n.replace(", ", ",\n") for n in READERS], values,
-                     color=["tab:gray", "tab:orange", "tab:green", "tab:olive", "tab:cyan",
-                            "tab:blue", "tab:purple"])
+    drawn = axis.bar(
+        [n.replace(", ", ",\n") for n in READERS],
+        values,
+        color=[
+            "tab:gray",
+            "tab:orange",
+            "tab:green",
+            "tab:olive",
+            "tab:cyan",
+            "tab:blue",
+            "tab:purple",
+        ],
+    )
     axis.bar_label(drawn, labels=[f"{v:,.0f}" for v in values])
     axis.set_ylabel("events/s")
     axis.set_ylim(0, max(values) * 1.2)
-    axis.set_title(f"validating {results['parameters']['events']:,} events "
-                   f"({results['parameters']['bytes'] / 2**20:,.0f} MiB)")
+    axis.set_title(
+        f"validating {results['parameters']['events']:,} events "
+        f"({results['parameters']['bytes'] / 2**20:,.0f} MiB)"
+    )
     save_figure(figure, path)
 
 
@@ -210,9 +255,12 @@ def main() -> int:
     try:
         transactions = -(-args.events // EVENTS_PER_TRANSACTION)
         say(f"writing {transactions:,} transactions into three logs under {root}")
-        run = write_topology(root, transactions, max_file_bytes=args.file_mb << 20,
-                             progress=lambda n: say(f"  {n:,} transactions written")
-                             if n % 500_000 == 0 else None)
+        run = write_topology(
+            root,
+            transactions,
+            max_file_bytes=args.file_mb << 20,
+            progress=lambda n: say(f"  {n:,} transactions written") if n % 500_000 == 0 else None,
+        )
         files = log_files(root)
         say(f"{run.events:,} events, {run.bytes / 2**20:,.0f} MiB in {len(files)} files")
         subprocess.run(["cat", *map(str, files)], stdout=subprocess.DEVNULL, check=True)
@@ -245,18 +293,22 @@ def main() -> int:
         }
         e2e = readers["rpl validate, end to end"]["events_per_s"]
         results = {
-            "parameters": {"machine": machine_line(),
-                           "events": run.events, "transactions": run.transactions,
-                           "bytes": run.bytes, "files": len(files), "file_mb": args.file_mb,
-                           "split_mb": args.split_mb},
+            "parameters": {
+                "machine": machine_line(),
+                "events": run.events,
+                "transactions": run.transactions,
+                "bytes": run.bytes,
+                "files": len(files),
+                "file_mb": args.file_mb,
+                "split_mb": args.split_mb,
+            },
             "readers": readers,
             "marks": spark["marks"],
             "exact_marks": exact["marks"],
             "ratios": {
                 "validate_over_mariadb_binlog": e2e / readers["mariadb-binlog"]["events_per_s"],
-                "checks_over_mariadb_binlog":
-                    readers["rpl validate, scan+checks"]["events_per_s"]
-                    / readers["mariadb-binlog"]["events_per_s"],
+                "checks_over_mariadb_binlog": readers["rpl validate, scan+checks"]["events_per_s"]
+                / readers["mariadb-binlog"]["events_per_s"],
                 "validate_over_codec_pass": e2e / readers["codec pass"]["events_per_s"],
                 "scanner_over_codec_pass": readers["exact scanner, 1 process"]["events_per_s"]
                 / readers["codec pass"]["events_per_s"],

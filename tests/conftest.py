@@ -21,10 +21,13 @@ def server_modules_imported_by() -> Callable[[str], list[str]]:
     """The rpl.core modules that importing ``module`` in a fresh interpreter loads."""
 
     def imported(module: str) -> list[str]:
-        code = (f"import sys, {module}; "
-                "print('\\n'.join(m for m in sys.modules if m.startswith('rpl.core')))")
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True).stdout
+        code = (
+            f"import sys, {module}; "
+            "print('\\n'.join(m for m in sys.modules if m.startswith('rpl.core')))"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
         return out.split()
 
     return imported

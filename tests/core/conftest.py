@@ -40,8 +40,10 @@ SAMPLE_SOURCES = {
     "busy": source("busy", "BusyPlugin"),
     "bad_prefix": source("bad_prefix", "BadPrefix"),
     "not_a_plugin": source("not_a_plugin", "NotAPlugin"),
-    "missing_module": PluginSource("missing_module", importlib.metadata.EntryPoint(
-        "missing_module", "no_such_module:Plugin", "rpl.plugins")),
+    "missing_module": PluginSource(
+        "missing_module",
+        importlib.metadata.EntryPoint("missing_module", "no_such_module:Plugin", "rpl.plugins"),
+    ),
 }
 
 
@@ -52,14 +54,20 @@ def system_variables() -> SystemVariables:
 
 @pytest.fixture
 def plugins(delegates: Delegates, system_variables: SystemVariables) -> Plugins:
-    return Plugins(delegates.registry, system_variables, StatusVariables(), ThreadRegistry(),
-                   sources=lambda: SAMPLE_SOURCES)
+    return Plugins(
+        delegates.registry,
+        system_variables,
+        StatusVariables(),
+        ThreadRegistry(),
+        sources=lambda: SAMPLE_SOURCES,
+    )
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """One rpl server process for a test module (clean shutdown at the end)."""
     from rpl.core.testing.process import ServerProcess
+
     process = ServerProcess(tmp_path_factory.mktemp("server") / "data").start()
     yield process
     process.stop()
@@ -69,6 +77,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
 def fresh_server(tmp_path):  # type: ignore[no-untyped-def]
     """An rpl server process of this test's own (killed if the test leaves it running)."""
     from rpl.core.testing.process import ServerProcess
+
     process = ServerProcess(tmp_path / "data")
     yield process
     process.kill()

@@ -26,10 +26,12 @@ class SamplePlugin(ReplicationPlugin):
         self.commits = 0
         self.deinitialised = False
         name = services.plugin_name
-        self.level = services.variables.register_system_variable(SystemVariable(
-            f"{name}_level", VarType.INT, 3, min_value=1, max_value=10))
-        services.variables.register_status_variable(StatusVariable(
-            f"{name.capitalize()}_commits", lambda: self.commits))
+        self.level = services.variables.register_system_variable(
+            SystemVariable(f"{name}_level", VarType.INT, 3, min_value=1, max_value=10)
+        )
+        services.variables.register_status_variable(
+            StatusVariable(f"{name.capitalize()}_commits", lambda: self.commits)
+        )
 
     @hookimpl
     def before_commit(self, param: TransParam) -> None:
@@ -66,8 +68,9 @@ class WrapperHook(ReplicationPlugin):
 class FailingInit(ReplicationPlugin):
     def __init__(self, services: ServerServices) -> None:
         super().__init__(services)
-        services.variables.register_system_variable(SystemVariable(
-            "failing_init_x", VarType.BOOL, False))
+        services.variables.register_system_variable(
+            SystemVariable("failing_init_x", VarType.BOOL, False)
+        )
         raise RuntimeError("cannot start")
 
 
@@ -86,8 +89,9 @@ class BusyPlugin(ReplicationPlugin):
 class BadPrefix(ReplicationPlugin):
     def __init__(self, services: ServerServices) -> None:
         super().__init__(services)
-        services.variables.register_system_variable(SystemVariable(
-            "innodb_flush_log_at_trx_commit", VarType.INT, 1))
+        services.variables.register_system_variable(
+            SystemVariable("innodb_flush_log_at_trx_commit", VarType.INT, 1)
+        )
 
 
 class NotAPlugin:

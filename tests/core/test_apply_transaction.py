@@ -29,37 +29,59 @@ def _body(event: GtidEvent | QueryEvent | XidEvent) -> bytes:
     return encode_event(event, server_id=7, timestamp=1_700_000_000, checksum=False)[19:]
 
 
-@given(gno=st.integers(1, 2**63 - 2), last=st.integers(0, 2**40), step=st.integers(1, 100),
-       immediate=st.integers(0, 2**55 - 1), original=st.none() | st.integers(0, 2**55 - 1),
-       layout=st.sampled_from(["8.0", "5.7", "5.6"]))
-def test_gtid_fields_are_the_decoded_events(gno: int, last: int, step: int, immediate: int,
-                                            original: int | None, layout: str) -> None:
-    event = GtidEvent(SID, gno, last_committed=last, sequence_number=last + step,
-                      immediate_commit_timestamp=immediate,
-                      original_commit_timestamp=original, layout=layout)  # type: ignore[arg-type]
+@given(
+    gno=st.integers(1, 2**63 - 2),
+    last=st.integers(0, 2**40),
+    step=st.integers(1, 100),
+    immediate=st.integers(0, 2**55 - 1),
+    original=st.none() | st.integers(0, 2**55 - 1),
+    layout=st.sampled_from(["8.0", "5.7", "5.6"]),
+)
+def test_gtid_fields_are_the_decoded_events(
+    gno: int, last: int, step: int, immediate: int, original: int | None, layout: str
+) -> None:
+    event = GtidEvent(
+        SID,
+        gno,
+        last_committed=last,
+        sequence_number=last + step,
+        immediate_commit_timestamp=immediate,
+        original_commit_timestamp=original,
+        layout=layout,  # type: ignore[arg-type]
+    )
     raw = encode_event(event, server_id=7, timestamp=1_700_000_000, checksum=True)
     header, decoded = decode_event(raw, checksum=True)
     assert isinstance(decoded, GtidEvent)
     transaction = RelayTransaction(raw[19:-4], header.server_id, header.timestamp)
     assert transaction.gtid == Gtid(SID, gno)
-    assert (transaction.last_committed, transaction.sequence_number) == \
-        (decoded.last_committed, decoded.sequence_number)
-    assert transaction.commit_timestamp == (decoded.original_commit_timestamp or
-                                            decoded.immediate_commit_timestamp or
-                                            header.timestamp * 1_000_000)
+    assert (transaction.last_committed, transaction.sequence_number) == (
+        decoded.last_committed,
+        decoded.sequence_number,
+    )
+    assert transaction.commit_timestamp == (
+        decoded.original_commit_timestamp
+        or decoded.immediate_commit_timestamp
+        or header.timestamp * 1_000_000
+    )
     assert transaction.origin == (7, 1_700_000_000)
 
 
 def test_statements_in_order_and_xid_as_commit() -> None:
     transaction = RelayTransaction(_body(GtidEvent(SID, 5)), 7, 0)
-    assert transaction.add(QUERY_EVENT, _body(QueryEvent(1, 0, 0, b"", "db1", "BEGIN"))) == \
-        "BEGIN"
-    assert transaction.add(QUERY_EVENT, _body(QueryEvent(1, 0, 0, b"\x00\x01\x00\x00\x00",
-                                                         "db1", "INSERT INTO t VALUES (1)"))) \
+    assert transaction.add(QUERY_EVENT, _body(QueryEvent(1, 0, 0, b"", "db1", "BEGIN"))) == "BEGIN"
+    assert (
+        transaction.add(
+            QUERY_EVENT,
+            _body(QueryEvent(1, 0, 0, b"\x00\x01\x00\x00\x00", "db1", "INSERT INTO t VALUES (1)")),
+        )
         == "INSERT INTO t VALUES (1)"
+    )
     assert transaction.add(XID_EVENT, _body(XidEvent(42))) == ""
-    assert transaction.statements == [("db1", "BEGIN"), ("db1", "INSERT INTO t VALUES (1)"),
-                                      COMMIT_MARK]
+    assert transaction.statements == [
+        ("db1", "BEGIN"),
+        ("db1", "INSERT INTO t VALUES (1)"),
+        COMMIT_MARK,
+    ]
     assert not transaction.is_ddl
 
 
@@ -76,11 +98,14 @@ def test_other_events_are_passed_over() -> None:
     assert transaction.statements == [] and transaction.is_ddl
 
 
-@pytest.mark.parametrize(("code", "body", "why"), [
-    (XID_EVENT, b"\x00" * 7, "XID body of 7 bytes"),
-    (QUERY_EVENT, b"\x00" * 12, "shorter than the post header"),
-    (QUERY_EVENT, b"\x00" * 8 + b"\x05" + b"\x00" * 4 + b"db", "overrun"),
-])
+@pytest.mark.parametrize(
+    ("code", "body", "why"),
+    [
+        (XID_EVENT, b"\x00" * 7, "XID body of 7 bytes"),
+        (QUERY_EVENT, b"\x00" * 12, "shorter than the post header"),
+        (QUERY_EVENT, b"\x00" * 8 + b"\x05" + b"\x00" * 4 + b"db", "overrun"),
+    ],
+)
 def test_a_malformed_statement_is_an_event_error(code: int, body: bytes, why: str) -> None:
     transaction = RelayTransaction(_body(GtidEvent(SID, 5)), 7, 0)
     with pytest.raises(EventError, match=why):

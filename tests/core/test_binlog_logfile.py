@@ -18,16 +18,18 @@ from rpl.core.binlog.gtid import GtidSet
 SID = uuid.UUID("3e11fa47-71ca-11e1-9e33-c80aa9429562")
 
 
-def build(events: Sequence[tuple[ev.Event, int]], *, checksum: bool = True,
-          in_use: bool = True) -> tuple[bytes, list[int]]:
+def build(
+    events: Sequence[tuple[ev.Event, int]], *, checksum: bool = True, in_use: bool = True
+) -> tuple[bytes, list[int]]:
     """A binlog file: magic, FD, then ``events`` (with header flags); and event offsets."""
     fd = ev.FormatDescriptionEvent(checksum_alg=1 if checksum else 0)
     data = bytearray(ev.BINLOG_MAGIC)
     offsets = []
     all_events = [(fd, ev.LOG_EVENT_BINLOG_IN_USE_F if in_use else 0), *events]
     for event, flags in all_events:
-        raw = ev.encode_event(event, server_id=1, timestamp=1_700_000_000, flags=flags,
-                              checksum=checksum)
+        raw = ev.encode_event(
+            event, server_id=1, timestamp=1_700_000_000, flags=flags, checksum=checksum
+        )
         offsets.append(len(data))
         data += raw
         ev.set_log_pos(data, offsets[-1], len(data), checksum)
@@ -35,8 +37,14 @@ def build(events: Sequence[tuple[ev.Event, int]], *, checksum: bool = True,
 
 
 def query(text: str) -> ev.QueryEvent:
-    return ev.QueryEvent(thread_id=5, exec_time=0, error_code=0,
-                         status_vars=ev.default_status_vars(), db="test", query=text)
+    return ev.QueryEvent(
+        thread_id=5,
+        exec_time=0,
+        error_code=0,
+        status_vars=ev.default_status_vars(),
+        db="test",
+        query=text,
+    )
 
 
 def transaction(gno: int, statement: str, xid: int) -> list[tuple[ev.Event, int]]:
@@ -51,7 +59,8 @@ def sample_events() -> list[tuple[ev.Event, int]]:
         (ev.PreviousGtidsEvent(GtidSet()), ev.LOG_EVENT_IGNORABLE_F),
         *transaction(1, "INSERT INTO t VALUES (1)", 10),
         *transaction(2, "INSERT INTO t VALUES (2)", 11),
-        (ev.GtidEvent(SID, 3), 0), (query("CREATE TABLE u (i INT)"), 0),
+        (ev.GtidEvent(SID, 3), 0),
+        (query("CREATE TABLE u (i INT)"), 0),
         (ev.RotateEvent(4, "binlog.000002"), 0),
     ]
 
@@ -82,7 +91,11 @@ def test_file_names() -> None:
 def test_names_sort_numerically() -> None:
     names = ["binlog.1000000", "binlog.999999", "binlog.000010", "binlog.000009"]
     assert lf.sorted_names(names) == [
-        "binlog.000009", "binlog.000010", "binlog.999999", "binlog.1000000"]
+        "binlog.000009",
+        "binlog.000010",
+        "binlog.999999",
+        "binlog.1000000",
+    ]
     assert sorted(names) != lf.sorted_names(names)  # a string sort would be wrong
 
 
@@ -101,7 +114,9 @@ def test_index_append_rewrite_and_reload(tmp_path: Path) -> None:
     index.append("binlog.000002")
     assert (tmp_path / "binlog.index").read_text() == "./binlog.000001\n./binlog.000002\n"
     assert lf.BinlogIndex(str(tmp_path / "binlog.index")).load() == [
-        "binlog.000001", "binlog.000002"]
+        "binlog.000001",
+        "binlog.000002",
+    ]
     assert index.paths() == [str(tmp_path / "binlog.000001"), str(tmp_path / "binlog.000002")]
     index.rewrite(["binlog.000002"])
     assert (tmp_path / "binlog.index").read_text() == "./binlog.000002\n"
@@ -115,8 +130,7 @@ def test_index_reads_mysql_written_files(tmp_path: Path) -> None:
     assert lf.BinlogIndex(tmp_path / "b.index").names() == ["b.000001", "b.000002", "b.000003"]
 
 
-def test_index_write_is_durable_via_rename(tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_write_is_durable_via_rename(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     real_fsync, real_replace = os.fsync, os.replace
 
@@ -206,16 +220,16 @@ def test_large_file_is_read_in_chunks(tmp_path: Path, monkeypatch: pytest.Monkey
         def __exit__(self, *args: object) -> None:
             self._f.close()  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(lf, "open", lambda *a, **k: Counting(real_open(*a, **k)),
-                        raising=False)
+    monkeypatch.setattr(lf, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
     assert len(list(lf.read_events(path))) == len(offsets)
     assert len(reads) <= len(data) // lf.READ_CHUNK + 3
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=80)
 @given(cut=st.integers(0, 10_000), checksum=st.booleans())
-def test_truncated_file_raises_at_the_right_position(tmp_path: Path, cut: int,
-                                                     checksum: bool) -> None:
+def test_truncated_file_raises_at_the_right_position(
+    tmp_path: Path, cut: int, checksum: bool
+) -> None:
     data, offsets = build(sample_events(), checksum=checksum)
     cut %= len(data)
     assume(cut not in offsets[1:])  # a cut at a later event boundary is just a shorter file
@@ -233,20 +247,27 @@ def test_truncated_file_raises_at_the_right_position(tmp_path: Path, cut: int,
 def test_cut_at_an_event_boundary_is_a_shorter_file(tmp_path: Path) -> None:
     data, offsets = build(sample_events())
     for index in range(1, len(offsets)):
-        path = write(tmp_path / "b.000001", data[:offsets[index]])
+        path = write(tmp_path / "b.000001", data[: offsets[index]])
         assert [e.position for e in lf.read_events(path)] == offsets[:index]
 
 
-@pytest.mark.parametrize(("mutate", "reason"), [
-    (lambda d, o: d.__setitem__(o[3] + 40, d[o[3] + 40] ^ 1), "CRC"),
-    (lambda d, o: d.__setitem__(slice(o[3] + 9, o[3] + 13), (5).to_bytes(4, "little")),
-     "impossible event size"),
-    (lambda d, o: d.__setitem__(slice(o[3] + 9, o[3] + 13), (2**31).to_bytes(4, "little")),
-     "impossible event size"),
-    (lambda d, o: ev.set_log_pos(d, o[3], 12345, True), "log_pos"),
-    (lambda d, o: d.__setitem__(slice(0, 4), b"\xfebim"), "magic"),
-    (lambda d, o: ev.set_log_pos(d, 4, 1, True), "log_pos"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda d, o: d.__setitem__(o[3] + 40, d[o[3] + 40] ^ 1), "CRC"),
+        (
+            lambda d, o: d.__setitem__(slice(o[3] + 9, o[3] + 13), (5).to_bytes(4, "little")),
+            "impossible event size",
+        ),
+        (
+            lambda d, o: d.__setitem__(slice(o[3] + 9, o[3] + 13), (2**31).to_bytes(4, "little")),
+            "impossible event size",
+        ),
+        (lambda d, o: ev.set_log_pos(d, o[3], 12345, True), "log_pos"),
+        (lambda d, o: d.__setitem__(slice(0, 4), b"\xfebim"), "magic"),
+        (lambda d, o: ev.set_log_pos(d, 4, 1, True), "log_pos"),
+    ],
+)
 def test_corruption_is_reported(tmp_path: Path, mutate: object, reason: str) -> None:
     data, offsets = build(sample_events())
     damaged = bytearray(data)
@@ -281,9 +302,14 @@ def test_relay_log_positions_can_be_foreign(tmp_path: Path) -> None:
 def test_scan_intact_file(tmp_path: Path) -> None:
     data, offsets = build(sample_events(), in_use=False)
     prefix = lf.scan_valid_prefix(write(tmp_path / "b.000001", data))
-    assert prefix == lf.ValidPrefix(end=len(data), transaction_end=len(data),
-                                    events=len(offsets), in_use=False, error=None,
-                                    truncated=False)
+    assert prefix == lf.ValidPrefix(
+        end=len(data),
+        transaction_end=len(data),
+        events=len(offsets),
+        in_use=False,
+        error=None,
+        truncated=False,
+    )
 
 
 def test_scan_crashed_file_finds_the_last_transaction_boundary(tmp_path: Path) -> None:
@@ -298,7 +324,7 @@ def test_scan_crashed_file_finds_the_last_transaction_boundary(tmp_path: Path) -
     assert prefix.error is not None and "b.000001" in prefix.error
     assert prefix.events == len(offsets) - 1
     # Whole events only, but trx 2 lacks its XID: the safe cut is still after trx 1.
-    prefix = lf.scan_valid_prefix(write(path, data[:offsets[-1]]))
+    prefix = lf.scan_valid_prefix(write(path, data[: offsets[-1]]))
     assert (prefix.end, prefix.transaction_end, prefix.error) == (offsets[-1], offsets[6], None)
 
 
@@ -311,16 +337,19 @@ def test_scan_ddl_and_corruption(tmp_path: Path) -> None:
     assert not prefix.truncated and "CRC" in (prefix.error or "")
 
 
-@pytest.mark.parametrize(("content", "end"), [
-    (b"", 0), (b"\xfeb", 0), (b"\xfebin", 4), (b"\xfebin" + bytes(30), 4), (b"garbage!", 0)])
+@pytest.mark.parametrize(
+    ("content", "end"),
+    [(b"", 0), (b"\xfeb", 0), (b"\xfebin", 4), (b"\xfebin" + bytes(30), 4), (b"garbage!", 0)],
+)
 def test_scan_files_without_events(tmp_path: Path, content: bytes, end: int) -> None:
     prefix = lf.scan_valid_prefix(write(tmp_path / "b.000001", content))
     assert prefix.end == prefix.transaction_end == end
     assert prefix.events == 0 and prefix.error is not None
 
 
-def _decoded_scan(path: Path, wanted: frozenset[int]) -> tuple[lf.ValidPrefix,
-                                                              list[tuple[bytes, bool]]]:
+def _decoded_scan(
+    path: Path, wanted: frozenset[int]
+) -> tuple[lf.ValidPrefix, list[tuple[bytes, bool]]]:
     """The recovery scan done the slow way, as a reference: every event decoded by
     read_events, every one fed to the tracker."""
     end = transaction_end = events = 0
@@ -338,8 +367,9 @@ def _decoded_scan(path: Path, wanted: frozenset[int]) -> tuple[lf.ValidPrefix,
     except lf.LogError as exc:
         if exc.position >= 4 and end == 0:
             end = transaction_end = 4
-        return lf.ValidPrefix(end, transaction_end, events, in_use, "x",
-                              isinstance(exc, lf.LogTruncated)), seen
+        return lf.ValidPrefix(
+            end, transaction_end, events, in_use, "x", isinstance(exc, lf.LogTruncated)
+        ), seen
     return lf.ValidPrefix(end, transaction_end, events, in_use, None, False), seen
 
 
@@ -351,7 +381,7 @@ def test_fast_scan_agrees_with_decoding_every_event(tmp_path: Path, checksum: bo
     data, _ = build(sample_events(), checksum=checksum)
     wanted = frozenset((ev.GTID_LOG_EVENT, ev.ROTATE_EVENT))
     variants = [data[:cut] for cut in range(len(data) + 1)]
-    variants += [data[:i] + bytes([data[i] ^ 0x20]) + data[i + 1:] for i in range(len(data))]
+    variants += [data[:i] + bytes([data[i] ^ 0x20]) + data[i + 1 :] for i in range(len(data))]
     path = tmp_path / "b.000001"
     seen: list[tuple[bytes, bool]] = []
 
@@ -364,8 +394,12 @@ def test_fast_scan_agrees_with_decoding_every_event(tmp_path: Path, checksum: bo
         prefix = lf.scan_valid_prefix(path, check_log_pos=False, visit=visit, wanted=wanted)
         expected, expected_seen = _decoded_scan(path, wanted)
         got = (prefix.end, prefix.transaction_end, prefix.events, prefix.truncated)
-        assert got == (expected.end, expected.transaction_end, expected.events,
-                       expected.truncated), variant
+        assert got == (
+            expected.end,
+            expected.transaction_end,
+            expected.events,
+            expected.truncated,
+        ), variant
         assert (prefix.error is None) == (expected.error is None)
         if checksum or expected.error is None:
             assert seen == expected_seen

@@ -49,8 +49,9 @@ def table_and_rows(draw: st.DrawFn) -> tuple[ev.TableMapEvent, list[Image]]:
 @settings(max_examples=150, deadline=None)
 @given(table_and_rows(), st.sampled_from([ev.WriteRowsEvent, ev.DeleteRowsEvent]))
 def test_rows_round_trip_every_type_and_null_pattern(
-        case: tuple[ev.TableMapEvent, list[Image]],
-        cls: type[ev.WriteRowsEvent] | type[ev.DeleteRowsEvent]) -> None:
+    case: tuple[ev.TableMapEvent, list[Image]],
+    cls: type[ev.WriteRowsEvent] | type[ev.DeleteRowsEvent],
+) -> None:
     table_map, rows = case
     event = cls.of(table_map, rows)
     back = roundtrip(event)
@@ -71,7 +72,11 @@ def test_table_map_round_trip(case: tuple[ev.TableMapEvent, object]) -> None:
         assert back.row_metadata == "MINIMAL" and back.primary_key == ()
         for mine, read in zip(table_map.columns, back.columns, strict=True):
             assert (read.type_code, read.metadata, read.nullable, read.unsigned) == (
-                mine.type_code, mine.metadata, mine.nullable, mine.unsigned)
+                mine.type_code,
+                mine.metadata,
+                mine.nullable,
+                mine.unsigned,
+            )
             assert read.name is None and read.members == ()
 
 
@@ -83,15 +88,24 @@ def test_update_before_and_after_images_minimal(data: st.DataObject) -> None:
     """
     table_map, strategies = data.draw(tables())
     width = len(table_map.columns)
-    before = [True, *data.draw(st.lists(st.booleans(), min_size=width - 1,
-                                        max_size=width - 1))]  # the key, at least
+    before = [
+        True,
+        *data.draw(st.lists(st.booleans(), min_size=width - 1, max_size=width - 1)),
+    ]  # the key, at least
     after = data.draw(st.lists(st.booleans(), min_size=width, max_size=width).filter(any))
-    pairs = data.draw(st.lists(st.tuples(
-        st.tuples(*[s for s, bit in zip(strategies, before, strict=True) if bit]),
-        st.tuples(*[s for s, bit in zip(strategies, after, strict=True) if bit])),
-        min_size=1, max_size=3))
-    event = ev.UpdateRowsEvent.of_updates(table_map, pairs, columns=before,
-                                          columns_after=after, flags=0)
+    pairs = data.draw(
+        st.lists(
+            st.tuples(
+                st.tuples(*[s for s, bit in zip(strategies, before, strict=True) if bit]),
+                st.tuples(*[s for s, bit in zip(strategies, after, strict=True) if bit]),
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    event = ev.UpdateRowsEvent.of_updates(
+        table_map, pairs, columns=before, columns_after=after, flags=0
+    )
     back = roundtrip(event)
     assert back == event and isinstance(back, ev.UpdateRowsEvent)
     assert back.columns == tuple(before) and back.columns_after == tuple(after)
@@ -112,12 +126,15 @@ def test_full_image_of_every_type_and_a_multi_row_update() -> None:
     assert write.images(named) == tuple(EVERY_TYPE_ROWS)
     enum_at = [i for i, (c, _) in enumerate(EVERY_TYPE) if c.type_name == "ENUM"]
     assert [images[0][i] for i in enum_at] == ["", "300"]  # member numbers, not names
-    update = ev.UpdateRowsEvent.of_updates(table_map, list(zip(
-        EVERY_TYPE_ROWS, EVERY_TYPE_ROWS[1:] + EVERY_TYPE_ROWS[:1], strict=True)))
+    update = ev.UpdateRowsEvent.of_updates(
+        table_map,
+        list(zip(EVERY_TYPE_ROWS, EVERY_TYPE_ROWS[1:] + EVERY_TYPE_ROWS[:1], strict=True)),
+    )
     back = roundtrip(update)
     assert isinstance(back, ev.UpdateRowsEvent)
     assert [list(pair) for pair in back.updates(named)] == [
-        [EVERY_TYPE_ROWS[i], EVERY_TYPE_ROWS[(i + 1) % 3]] for i in range(3)]
+        [EVERY_TYPE_ROWS[i], EVERY_TYPE_ROWS[(i + 1) % 3]] for i in range(3)
+    ]
 
 
 def test_rows_query_round_trip_and_its_length_byte() -> None:
@@ -130,57 +147,85 @@ def test_rows_query_round_trip_and_its_length_byte() -> None:
 # --- byte layouts checked by hand against MySQL's sources ---------------------------
 
 
-def column(type_name: str, length: int | None = None, scale: int | None = None,
-           unsigned: bool = False, members: tuple[str, ...] = ()) -> ev.BinlogColumn:
-    return ev.binlog_column(ColumnSchema("c", type_name, length, unsigned, scale=scale),
-                            members)
+def column(
+    type_name: str,
+    length: int | None = None,
+    scale: int | None = None,
+    unsigned: bool = False,
+    members: tuple[str, ...] = (),
+) -> ev.BinlogColumn:
+    return ev.binlog_column(ColumnSchema("c", type_name, length, unsigned, scale=scale), members)
 
 
-@pytest.mark.parametrize(("col", "value", "packed"), [
-    (column("DECIMAL", 14, scale=4), decimal.Decimal("1234567890.1234"),
-     bytes.fromhex("810DFB38D204D2")),  # strings/decimal.cc's own example, sign bit set
-    (column("DECIMAL", 14, scale=4), decimal.Decimal("-1234567890.1234"),
-     bytes.fromhex("7EF204C72DFB2D")),
-    (column("DATE"), "2024-02-29", (29 | 2 << 5 | 2024 << 9).to_bytes(3, "little")),
-    (column("DATETIME", 0), "2024-02-29 12:34:56",
-     (0x8000000000 + ((2024 * 13 + 2) << 22 | 29 << 17 | 12 << 12 | 34 << 6 | 56))
-     .to_bytes(5, "big")),
-    (column("TIMESTAMP", 3), "1970-01-01 00:00:01.500", b"\0\0\0\1" + (5000).to_bytes(2, "big")),
-    (column("TIME", 0), "-00:00:01", (0x800000 - 1).to_bytes(3, "big")),
-    (column("TIME", 2), "-00:00:01.50", (0x800000 - 2).to_bytes(3, "big") + bytes((0xCE,))),
-    (column("TIME", 6), "-00:00:01.500000",
-     (0x800000000000 - (1 << 24) - 500000).to_bytes(6, "big")),
-    (column("YEAR"), 2155, bytes((255,))),
-    (column("VARCHAR", 63), "é", b"\x02\xc3\xa9"),  # 252 bytes at most: 1-byte length
-    (column("VARCHAR", 64), "é", b"\x02\x00\xc3\xa9"),  # 256: 2-byte length
-    (column("CHAR", 64), "a", b"\x01\x00a"),
-    (column("MEDIUMBLOB"), b"xy", b"\x02\x00\x00xy"),
-    (column("ENUM", members=("a", "b")), "b", b"\x02"),
-    (column("SET", members=tuple("abcdefghi")), "a,i", b"\x01\x01"),
-    (column("BIT", 10), 513, b"\x02\x01"),
-    (column("MEDIUMINT", unsigned=True), 2**24 - 1, b"\xff\xff\xff"),
-])
+@pytest.mark.parametrize(
+    ("col", "value", "packed"),
+    [
+        (
+            column("DECIMAL", 14, scale=4),
+            decimal.Decimal("1234567890.1234"),
+            bytes.fromhex("810DFB38D204D2"),
+        ),  # strings/decimal.cc's own example, sign bit set
+        (
+            column("DECIMAL", 14, scale=4),
+            decimal.Decimal("-1234567890.1234"),
+            bytes.fromhex("7EF204C72DFB2D"),
+        ),
+        (column("DATE"), "2024-02-29", (29 | 2 << 5 | 2024 << 9).to_bytes(3, "little")),
+        (
+            column("DATETIME", 0),
+            "2024-02-29 12:34:56",
+            (0x8000000000 + ((2024 * 13 + 2) << 22 | 29 << 17 | 12 << 12 | 34 << 6 | 56)).to_bytes(
+                5, "big"
+            ),
+        ),
+        (
+            column("TIMESTAMP", 3),
+            "1970-01-01 00:00:01.500",
+            b"\0\0\0\1" + (5000).to_bytes(2, "big"),
+        ),
+        (column("TIME", 0), "-00:00:01", (0x800000 - 1).to_bytes(3, "big")),
+        (column("TIME", 2), "-00:00:01.50", (0x800000 - 2).to_bytes(3, "big") + bytes((0xCE,))),
+        (
+            column("TIME", 6),
+            "-00:00:01.500000",
+            (0x800000000000 - (1 << 24) - 500000).to_bytes(6, "big"),
+        ),
+        (column("YEAR"), 2155, bytes((255,))),
+        (column("VARCHAR", 63), "é", b"\x02\xc3\xa9"),  # 252 bytes at most: 1-byte length
+        (column("VARCHAR", 64), "é", b"\x02\x00\xc3\xa9"),  # 256: 2-byte length
+        (column("CHAR", 64), "a", b"\x01\x00a"),
+        (column("MEDIUMBLOB"), b"xy", b"\x02\x00\x00xy"),
+        (column("ENUM", members=("a", "b")), "b", b"\x02"),
+        (column("SET", members=tuple("abcdefghi")), "a,i", b"\x01\x01"),
+        (column("BIT", 10), 513, b"\x02\x01"),
+        (column("MEDIUMINT", unsigned=True), 2**24 - 1, b"\xff\xff\xff"),
+    ],
+)
 def test_value_bytes(col: ev.BinlogColumn, value: Value, packed: bytes) -> None:
     assert ev.encode_value(col, value) == packed
     assert ev.decode_value(col, packed + b"tail", 0) == (value, len(packed))
 
 
-@pytest.mark.parametrize(("col", "type_code", "metadata"), [
-    (column("CHAR", 10), ev.MYSQL_TYPE_STRING, b"\xfe\x28"),
-    (column("CHAR", 255), ev.MYSQL_TYPE_STRING, bytes((0xFE ^ 0x30, 0xFC))),  # 1020 bytes
-    (column("BINARY", 4), ev.MYSQL_TYPE_STRING, b"\xfe\x04"),
-    (column("VARCHAR", 300), ev.MYSQL_TYPE_VARCHAR, (1200).to_bytes(2, "little")),
-    (column("DECIMAL", 20, scale=6), ev.MYSQL_TYPE_NEWDECIMAL, b"\x14\x06"),
-    (column("ENUM", members=tuple(map(str, range(256)))), ev.MYSQL_TYPE_STRING, b"\xf7\x02"),
-    (column("SET", members=tuple(map(str, range(33)))), ev.MYSQL_TYPE_STRING, b"\xf8\x08"),
-    (column("BIT", 10), ev.MYSQL_TYPE_BIT, b"\x02\x01"),
-    (column("DATETIME", 4), ev.MYSQL_TYPE_DATETIME2, b"\x04"),
-    (column("LONGTEXT"), ev.MYSQL_TYPE_BLOB, b"\x04"),
-    (column("DOUBLE"), ev.MYSQL_TYPE_DOUBLE, b"\x08"),
-    (column("DATE"), ev.MYSQL_TYPE_DATE, b""),
-])
-def test_table_map_types_and_metadata(col: ev.BinlogColumn, type_code: int,
-                                      metadata: bytes) -> None:
+@pytest.mark.parametrize(
+    ("col", "type_code", "metadata"),
+    [
+        (column("CHAR", 10), ev.MYSQL_TYPE_STRING, b"\xfe\x28"),
+        (column("CHAR", 255), ev.MYSQL_TYPE_STRING, bytes((0xFE ^ 0x30, 0xFC))),  # 1020 bytes
+        (column("BINARY", 4), ev.MYSQL_TYPE_STRING, b"\xfe\x04"),
+        (column("VARCHAR", 300), ev.MYSQL_TYPE_VARCHAR, (1200).to_bytes(2, "little")),
+        (column("DECIMAL", 20, scale=6), ev.MYSQL_TYPE_NEWDECIMAL, b"\x14\x06"),
+        (column("ENUM", members=tuple(map(str, range(256)))), ev.MYSQL_TYPE_STRING, b"\xf7\x02"),
+        (column("SET", members=tuple(map(str, range(33)))), ev.MYSQL_TYPE_STRING, b"\xf8\x08"),
+        (column("BIT", 10), ev.MYSQL_TYPE_BIT, b"\x02\x01"),
+        (column("DATETIME", 4), ev.MYSQL_TYPE_DATETIME2, b"\x04"),
+        (column("LONGTEXT"), ev.MYSQL_TYPE_BLOB, b"\x04"),
+        (column("DOUBLE"), ev.MYSQL_TYPE_DOUBLE, b"\x08"),
+        (column("DATE"), ev.MYSQL_TYPE_DATE, b""),
+    ],
+)
+def test_table_map_types_and_metadata(
+    col: ev.BinlogColumn, type_code: int, metadata: bytes
+) -> None:
     assert (col.type_code, col.metadata) == (type_code, metadata)
 
 
@@ -188,17 +233,25 @@ def test_table_map_layout() -> None:
     """Post header, names, types, metadata, NULL bitmap, then SIGNEDNESS and
     DEFAULT_CHARSET as MINIMAL writes them.
     """
-    columns = (column("INT"), column("INT", unsigned=True), column("VARCHAR", 10),
-               column("BLOB"))
+    columns = (column("INT"), column("INT", unsigned=True), column("VARCHAR", 10), column("BLOB"))
     body = ev.TableMapEvent(0x0102030405, "d", "tb", columns).encode_body()
-    assert body == b"".join((
-        bytes.fromhex("050403020100"), b"\x01\x00", b"\x01d\x00", b"\x02tb\x00",
-        b"\x04", bytes((3, 3, 15, 252)), b"\x03", b"\x28\x00\x02", b"\x0f",
-        b"\x01\x01\x40",  # SIGNEDNESS: the second numeric column, most significant bit first
-        # COLUMN_CHARSET: 2 character columns, 1 not of the most used collation, and
-        # 2 < 1 + 2 * 1: each column's collation (255 packed is 0xfc + 2 bytes; 63 binary)
-        b"\x03\x04\xfc\xff\x00\x3f",
-    ))
+    assert body == b"".join(
+        (
+            bytes.fromhex("050403020100"),
+            b"\x01\x00",
+            b"\x01d\x00",
+            b"\x02tb\x00",
+            b"\x04",
+            bytes((3, 3, 15, 252)),
+            b"\x03",
+            b"\x28\x00\x02",
+            b"\x0f",
+            b"\x01\x01\x40",  # SIGNEDNESS: the second numeric column, most significant bit first
+            # COLUMN_CHARSET: 2 character columns, 1 not of the most used collation, and
+            # 2 < 1 + 2 * 1: each column's collation (255 packed is 0xfc + 2 bytes; 63 binary)
+            b"\x03\x04\xfc\xff\x00\x3f",
+        )
+    )
     three = (column("VARCHAR", 10), column("TEXT"), column("BLOB"))
     body = ev.TableMapEvent(1, "d", "tb", three).encode_body()
     # 3 < 1 + 2 * 1 is false: DEFAULT_CHARSET, the default then (index, collation) pairs
@@ -208,19 +261,38 @@ def test_table_map_layout() -> None:
 def test_rows_layout() -> None:
     table_map = ev.TableMapEvent(7, "d", "t", (column("INT"), column("VARCHAR", 10)))
     event = ev.WriteRowsEvent.of(table_map, [(1, None), (2, "ab")])
-    assert event.encode_body() == b"".join((
-        bytes.fromhex("070000000000"), b"\x01\x00", b"\x02\x00", b"\x02", b"\x03",
-        b"\x02", (1).to_bytes(4, "little"), b"\x00", (2).to_bytes(4, "little"), b"\x02ab"))
+    assert event.encode_body() == b"".join(
+        (
+            bytes.fromhex("070000000000"),
+            b"\x01\x00",
+            b"\x02\x00",
+            b"\x02",
+            b"\x03",
+            b"\x02",
+            (1).to_bytes(4, "little"),
+            b"\x00",
+            (2).to_bytes(4, "little"),
+            b"\x02ab",
+        )
+    )
 
 
 def test_event_classes_are_in_the_type_map() -> None:
-    for code, cls in ((19, ev.TableMapEvent), (29, ev.RowsQueryEvent),
-                      (30, ev.WriteRowsEvent), (31, ev.UpdateRowsEvent),
-                      (32, ev.DeleteRowsEvent)):
+    for code, cls in (
+        (19, ev.TableMapEvent),
+        (29, ev.RowsQueryEvent),
+        (30, ev.WriteRowsEvent),
+        (31, ev.UpdateRowsEvent),
+        (32, ev.DeleteRowsEvent),
+    ):
         assert ev.EVENT_CLASSES[code] is cls
         assert ev.POST_HEADER_LENGTHS_8029[code - 1] == (
-            ev.TABLE_MAP_POST_HEADER_LEN if code == 19 else
-            0 if code == 29 else ev.ROWS_POST_HEADER_LEN)
+            ev.TABLE_MAP_POST_HEADER_LEN
+            if code == 19
+            else 0
+            if code == 29
+            else ev.ROWS_POST_HEADER_LEN
+        )
 
 
 # --- bad input ----------------------------------------------------------------------
@@ -230,8 +302,7 @@ def test_truncated_row_is_an_event_error() -> None:
     table_map = every_type_table()
     event = ev.WriteRowsEvent.of(table_map, EVERY_TYPE_ROWS[:1])
     for cut in range(1, len(event.rows_data)):
-        short = ev.WriteRowsEvent(event.table_id, event.flags, event.columns,
-                                  event.rows_data[:cut])
+        short = ev.WriteRowsEvent(event.table_id, event.flags, event.columns, event.rows_data[:cut])
         with pytest.raises(ev.EventError, match="truncated|needs"):
             short.images(table_map)
 
@@ -255,8 +326,12 @@ def test_column_count_or_table_id_mismatch_is_an_event_error() -> None:
     with pytest.raises(ValueError, match="row image has 1 values for 2 columns"):
         ev.WriteRowsEvent.of(table_map, [(1,)])
     with pytest.raises(ValueError, match="NULL for the NOT NULL column"):
-        ev.WriteRowsEvent.of(ev.TableMapEvent(7, "d", "t", (
-            ev.binlog_column(ColumnSchema("k", "INT", nullable=False)),)), [(None,)])
+        ev.WriteRowsEvent.of(
+            ev.TableMapEvent(
+                7, "d", "t", (ev.binlog_column(ColumnSchema("k", "INT", nullable=False)),)
+            ),
+            [(None,)],
+        )
 
 
 def test_unknown_column_type_is_an_event_error() -> None:
@@ -281,8 +356,9 @@ def test_a_value_that_does_not_fit_is_a_value_error() -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(table_and_rows(), st.data())
-def test_damaged_bodies_raise_event_error_only(case: tuple[ev.TableMapEvent, list[Image]],
-                                               data: st.DataObject) -> None:
+def test_damaged_bodies_raise_event_error_only(
+    case: tuple[ev.TableMapEvent, list[Image]], data: st.DataObject
+) -> None:
     """Any cut or flipped byte in a TABLE_MAP or rows body: the event decodes, or
     EventError; reading the rows likewise. Never IndexError or struct.error.
     """
@@ -290,12 +366,13 @@ def test_damaged_bodies_raise_event_error_only(case: tuple[ev.TableMapEvent, lis
     for event in (table_map, ev.WriteRowsEvent.of(table_map, rows)):
         body = bytearray(event.encode_body())
         if data.draw(st.booleans()):
-            body = body[:data.draw(st.integers(0, len(body) - 1))]
+            body = body[: data.draw(st.integers(0, len(body) - 1))]
         else:
             at = data.draw(st.integers(0, len(body) - 1))
             body[at] ^= data.draw(st.integers(1, 255))
-        raw = ev.encode_event(ev.UnknownEvent(event.type_code, bytes(body)), server_id=1,
-                              timestamp=0)
+        raw = ev.encode_event(
+            ev.UnknownEvent(event.type_code, bytes(body)), server_id=1, timestamp=0
+        )
         try:
             _, back = ev.decode_event(raw, checksum=True)
             if isinstance(back, ev.RowsEvent):
@@ -305,12 +382,23 @@ def test_damaged_bodies_raise_event_error_only(case: tuple[ev.TableMapEvent, lis
 
 
 @given(cases())
-def test_binlog_column_keeps_the_column_attributes(case: tuple[ColumnSchema, tuple[str, ...],
-                                                               object]) -> None:
+def test_binlog_column_keeps_the_column_attributes(
+    case: tuple[ColumnSchema, tuple[str, ...], object],
+) -> None:
     schema, members, _ = case
     col = ev.binlog_column(schema, members)
     assert (col.name, col.nullable, col.members) == (schema.name, schema.nullable, members)
-    assert col.unsigned == (schema.unsigned and col.type_code in (
-        ev.MYSQL_TYPE_TINY, ev.MYSQL_TYPE_SHORT, ev.MYSQL_TYPE_INT24, ev.MYSQL_TYPE_LONG,
-        ev.MYSQL_TYPE_LONGLONG, ev.MYSQL_TYPE_NEWDECIMAL, ev.MYSQL_TYPE_FLOAT,
-        ev.MYSQL_TYPE_DOUBLE))
+    assert col.unsigned == (
+        schema.unsigned
+        and col.type_code
+        in (
+            ev.MYSQL_TYPE_TINY,
+            ev.MYSQL_TYPE_SHORT,
+            ev.MYSQL_TYPE_INT24,
+            ev.MYSQL_TYPE_LONG,
+            ev.MYSQL_TYPE_LONGLONG,
+            ev.MYSQL_TYPE_NEWDECIMAL,
+            ev.MYSQL_TYPE_FLOAT,
+            ev.MYSQL_TYPE_DOUBLE,
+        )
+    )

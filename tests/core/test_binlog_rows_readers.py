@@ -35,8 +35,13 @@ from test_binlog_mariadb import SID, TIMESTAMP, FileBuilder, query
 from rpl.core.binlog import events as ev
 
 Image = tuple[Value, ...]
-_INT_SIZE = {ev.MYSQL_TYPE_TINY: 1, ev.MYSQL_TYPE_SHORT: 2, ev.MYSQL_TYPE_INT24: 3,
-             ev.MYSQL_TYPE_LONG: 4, ev.MYSQL_TYPE_LONGLONG: 8}
+_INT_SIZE = {
+    ev.MYSQL_TYPE_TINY: 1,
+    ev.MYSQL_TYPE_SHORT: 2,
+    ev.MYSQL_TYPE_INT24: 3,
+    ev.MYSQL_TYPE_LONG: 4,
+    ev.MYSQL_TYPE_LONGLONG: 8,
+}
 _TEXT_TYPES = (ev.MYSQL_TYPE_STRING, ev.MYSQL_TYPE_VARCHAR, ev.MYSQL_TYPE_BLOB)
 
 
@@ -53,12 +58,18 @@ def transaction_file(path: Path, events: Sequence[ev.Event]) -> Path:
     with a ROWS_QUERY before them, as MySQL writes it with binlog_rows_query_log_events.
     """
     builder = FileBuilder()
-    rest: list[ev.Event] = [query("BEGIN"), ev.RowsQueryEvent("INSERT INTO t1 VALUES (...)"),
-                            *events, ev.XidEvent(9)]
+    rest: list[ev.Event] = [
+        query("BEGIN"),
+        ev.RowsQueryEvent("INSERT INTO t1 VALUES (...)"),
+        *events,
+        ev.XidEvent(9),
+    ]
     length = sum(len(ev.encode_event(e, server_id=0, timestamp=0)) for e in rest)
-    builder.add(ev.GtidEvent(SID, 1, sequence_number=1,
-                             immediate_commit_timestamp=TIMESTAMP * 1_000_000)
-                .with_transaction_length(length, checksum=True))
+    builder.add(
+        ev.GtidEvent(
+            SID, 1, sequence_number=1, immediate_commit_timestamp=TIMESTAMP * 1_000_000
+        ).with_transaction_length(length, checksum=True)
+    )
     for event in rest:
         ignorable = isinstance(event, ev.RowsQueryEvent)
         builder.add(event, flags=ev.LOG_EVENT_IGNORABLE_F if ignorable else 0)
@@ -77,21 +88,30 @@ def statements(table_map: ev.TableMapEvent, rows: Sequence[Image]) -> list[ev.Ev
     key_only = [True] + [False] * (width - 1)
     changed = [False] + [True] * (width - 1) if width > 1 else [True]
     minimal = [(row[:1], new[1:] if width > 1 else new) for row, new in pairs]
-    return [table_map, ev.WriteRowsEvent.of(table_map, rows),
-            table_map, ev.UpdateRowsEvent.of_updates(table_map, pairs),
-            table_map, ev.UpdateRowsEvent.of_updates(table_map, minimal, columns=key_only,
-                                                     columns_after=changed),
-            table_map, ev.DeleteRowsEvent.of(table_map, rows)]
+    return [
+        table_map,
+        ev.WriteRowsEvent.of(table_map, rows),
+        table_map,
+        ev.UpdateRowsEvent.of_updates(table_map, pairs),
+        table_map,
+        ev.UpdateRowsEvent.of_updates(table_map, minimal, columns=key_only, columns_after=changed),
+        table_map,
+        ev.DeleteRowsEvent.of(table_map, rows),
+    ]
 
 
-def written_images(table_map: ev.TableMapEvent,
-                   events: Sequence[ev.Event]) -> list[dict[int, Value]]:
+def written_images(
+    table_map: ev.TableMapEvent, events: Sequence[ev.Event]
+) -> list[dict[int, Value]]:
     """Every image of the rows events in ``events``: column number (1-based) -> value."""
     out: list[dict[int, Value]] = []
     for event in events:
         if isinstance(event, ev.RowsEvent):
-            shapes = [event.columns] if event.columns_after is None else [
-                event.columns, event.columns_after]
+            shapes = (
+                [event.columns]
+                if event.columns_after is None
+                else [event.columns, event.columns_after]
+            )
             for n, image in enumerate(event.images(table_map)):
                 present = [i for i, bit in enumerate(shapes[n % len(shapes)]) if bit]
                 out.append({i + 1: value for i, value in zip(present, image, strict=True)})
@@ -164,8 +184,12 @@ def mariadb_images(tool: str, path: Path) -> list[dict[int, bytes]]:
     """The images ``mariadb-binlog -v --base64-output=decode-rows`` prints: for each
     INSERT's SET, UPDATE's WHERE and SET, DELETE's WHERE, column number -> its text.
     """
-    done = subprocess.run([tool, "-v", "--base64-output=decode-rows", str(path)],
-                          capture_output=True, timeout=60, check=False)
+    done = subprocess.run(
+        [tool, "-v", "--base64-output=decode-rows", str(path)],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert b"ERROR" not in done.stderr, done.stderr
     images: list[dict[int, bytes]] = []
@@ -177,14 +201,15 @@ def mariadb_images(tool: str, path: Path) -> list[dict[int, bytes]]:
     return images
 
 
-def expected_mariadb(table_map: ev.TableMapEvent,
-                     images: list[dict[int, Value]]) -> list[dict[int, bytes]]:
-    return [{n: mariadb_text(table_map.columns[n - 1], v) for n, v in image.items()}
-            for image in images]
+def expected_mariadb(
+    table_map: ev.TableMapEvent, images: list[dict[int, Value]]
+) -> list[dict[int, bytes]]:
+    return [
+        {n: mariadb_text(table_map.columns[n - 1], v) for n, v in image.items()} for image in images
+    ]
 
 
-def test_mariadb_binlog_prints_every_type_as_written(tmp_path: Path,
-                                                     mariadb_binlog: str) -> None:
+def test_mariadb_binlog_prints_every_type_as_written(tmp_path: Path, mariadb_binlog: str) -> None:
     table_map = every_type_table("MINIMAL")
     events = statements(table_map, EVERY_TYPE_ROWS)
     path = transaction_file(tmp_path / "binlog.000001", events)
@@ -195,11 +220,15 @@ def test_mariadb_binlog_prints_every_type_as_written(tmp_path: Path,
     assert printed[0][1] == b"1" and printed[0][2] == b"-128 (128)"  # the sample in docs
 
 
-@settings(max_examples=100, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(st.data())
-def test_mariadb_binlog_prints_random_tables_as_written(tmp_path: Path, mariadb_binlog: str,
-                                                        data: st.DataObject) -> None:
+def test_mariadb_binlog_prints_random_tables_as_written(
+    tmp_path: Path, mariadb_binlog: str, data: st.DataObject
+) -> None:
     table_map, strategies = data.draw(tables(max_columns=12))
     rows = data.draw(st.lists(st.tuples(*strategies), min_size=1, max_size=4))
     events = statements(table_map, rows)
@@ -225,11 +254,20 @@ class _NoServer:
         raise AssertionError(f"python-mysql-replication asked the server for {name}")
 
 
-_PMR_EVENTS = frozenset((
-    pmr_event.FormatDescriptionEvent, pmr_event.GtidEvent, pmr_event.QueryEvent,
-    pmr_event.RowsQueryLogEvent, pmr_event.XidEvent, pmr_event.StopEvent,
-    pmr_rows.TableMapEvent, pmr_rows.WriteRowsEvent, pmr_rows.UpdateRowsEvent,
-    pmr_rows.DeleteRowsEvent))
+_PMR_EVENTS = frozenset(
+    (
+        pmr_event.FormatDescriptionEvent,
+        pmr_event.GtidEvent,
+        pmr_event.QueryEvent,
+        pmr_event.RowsQueryLogEvent,
+        pmr_event.XidEvent,
+        pmr_event.StopEvent,
+        pmr_rows.TableMapEvent,
+        pmr_rows.WriteRowsEvent,
+        pmr_rows.UpdateRowsEvent,
+        pmr_rows.DeleteRowsEvent,
+    )
+)
 
 
 def pmr_events(path: Path) -> Iterator[object]:
@@ -239,11 +277,25 @@ def pmr_events(path: Path) -> Iterator[object]:
     pos = len(ev.BINLOG_MAGIC)
     while pos < len(data):
         size = ev.EventHeader.unpack(data, pos).event_size
-        packet = MysqlPacket(b"\0" + data[pos:pos + size], "utf8")
+        packet = MysqlPacket(b"\0" + data[pos : pos + size], "utf8")
         pos += size
         wrapper = BinLogPacketWrapper(
-            packet, table_map, _NoServer(), (8, 0, 36), True, _PMR_EVENTS, None, None, None,
-            None, False, False, True, True, False)
+            packet,
+            table_map,
+            _NoServer(),
+            (8, 0, 36),
+            True,
+            _PMR_EVENTS,
+            None,
+            None,
+            None,
+            None,
+            False,
+            False,
+            True,
+            True,
+            False,
+        )
         if isinstance(wrapper.event, pmr_rows.TableMapEvent):
             table_map[wrapper.event.table_id] = wrapper.event.get_table()
         yield wrapper.event
@@ -261,9 +313,19 @@ def pmr_value(column: ev.BinlogColumn, value: Value) -> object:
         return 1900
     if code == ev.MYSQL_TYPE_SET and value == "":
         return None
-    if value is None or code in _INT_SIZE or code in _TEXT_TYPES or code in (
-            ev.MYSQL_TYPE_FLOAT, ev.MYSQL_TYPE_DOUBLE, ev.MYSQL_TYPE_NEWDECIMAL,
-            ev.MYSQL_TYPE_YEAR, ev.MYSQL_TYPE_ENUM):
+    if (
+        value is None
+        or code in _INT_SIZE
+        or code in _TEXT_TYPES
+        or code
+        in (
+            ev.MYSQL_TYPE_FLOAT,
+            ev.MYSQL_TYPE_DOUBLE,
+            ev.MYSQL_TYPE_NEWDECIMAL,
+            ev.MYSQL_TYPE_YEAR,
+            ev.MYSQL_TYPE_ENUM,
+        )
+    ):
         return value
     text = str(value)
     if code == ev.MYSQL_TYPE_DATE:
@@ -273,8 +335,9 @@ def pmr_value(column: ev.BinlogColumn, value: Value) -> object:
     if code == ev.MYSQL_TYPE_TIME2:
         sign, rest = (-1, text[1:]) if text.startswith("-") else (1, text)
         hours, minutes, seconds = rest.split(":")
-        return sign * datetime.timedelta(hours=int(hours), minutes=int(minutes),
-                                         seconds=float(seconds))
+        return sign * datetime.timedelta(
+            hours=int(hours), minutes=int(minutes), seconds=float(seconds)
+        )
     if code == ev.MYSQL_TYPE_SET:
         return set(filter(None, text.split(",")))
     assert code == ev.MYSQL_TYPE_BIT and isinstance(value, int)
@@ -287,12 +350,16 @@ def _pmr_quirk(column: ev.BinlogColumn, value: Value) -> bool:
     ``my_time_packed_to_binary``'s, see test_value_bytes).
     """
     text = str(value)
-    return column.real_type == ev.MYSQL_TYPE_TIME2 and text.startswith("-") \
+    return (
+        column.real_type == ev.MYSQL_TYPE_TIME2
+        and text.startswith("-")
         and text.partition(".")[2].strip("0") != ""
+    )
 
 
 def test_python_mysql_replication_reads_every_type_as_written(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TZ", "UTC")  # it reads TIMESTAMP in the local time zone
     time.tzset()
     table_map = every_type_table("FULL")
@@ -311,8 +378,12 @@ def test_python_mysql_replication_reads_every_type_as_written(
                 read += [row["before_values"], row["after_values"]]
         elif isinstance(event, pmr_rows.RowsEvent):
             read += [row["values"] for row in event.rows]
-    assert kinds[:4] == ["FormatDescriptionEvent", "GtidEvent", "QueryEvent",
-                         "RowsQueryLogEvent"] and kinds[-2:] == ["XidEvent", "StopEvent"]
+    assert kinds[:4] == [
+        "FormatDescriptionEvent",
+        "GtidEvent",
+        "QueryEvent",
+        "RowsQueryLogEvent",
+    ] and kinds[-2:] == ["XidEvent", "StopEvent"]
     written = written_images(table_map, events)
     assert len(read) == len(written)
     quirks, wrong = 0, []

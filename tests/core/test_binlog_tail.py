@@ -25,12 +25,24 @@ from rpl.core.binlog.tail import LogTail
 
 
 def _events(checksum: bool = True) -> list[bytes]:
-    query = QueryEvent(thread_id=1, exec_time=0, error_code=0,
-                       status_vars=default_status_vars(), db="d", query="INSERT INTO t VALUES (1)")
-    return [encode_event(FormatDescriptionEvent(checksum_alg=int(checksum)), server_id=1,
-                         timestamp=1, checksum=True),
-            encode_event(query, server_id=1, timestamp=1, checksum=checksum),
-            encode_event(XidEvent(7), server_id=1, timestamp=1, checksum=checksum)]
+    query = QueryEvent(
+        thread_id=1,
+        exec_time=0,
+        error_code=0,
+        status_vars=default_status_vars(),
+        db="d",
+        query="INSERT INTO t VALUES (1)",
+    )
+    return [
+        encode_event(
+            FormatDescriptionEvent(checksum_alg=int(checksum)),
+            server_id=1,
+            timestamp=1,
+            checksum=True,
+        ),
+        encode_event(query, server_id=1, timestamp=1, checksum=checksum),
+        encode_event(XidEvent(7), server_id=1, timestamp=1, checksum=checksum),
+    ]
 
 
 def test_tail_returns_only_whole_events_before_the_limit(tmp_path: Path) -> None:
@@ -97,6 +109,7 @@ def test_tail_file_may_be_replaced_under_it(tmp_path: Path) -> None:
     path.write_bytes(b"\xfebin" + fd + query)
     tail = LogTail(path, 4 + len(fd))
     os.unlink(path)
-    assert tail.read(4 + len(fd) + len(query)) == [(4 + len(fd), query)], \
+    assert tail.read(4 + len(fd) + len(query)) == [(4 + len(fd), query)], (
         "an open file stays readable after a purge"
+    )
     tail.close()

@@ -16,8 +16,10 @@ def test_published_end_wakes_every_waiter_and_returns_at_once_when_moved() -> No
     published.publish(start)
     assert published.wait_past(BinlogPosition("binlog.000001", 1), None) == start
     seen: list[BinlogPosition] = []
-    waiters = [threading.Thread(target=lambda: seen.append(published.wait_past(start, 10)),
-                                daemon=True) for _ in range(5)]
+    waiters = [
+        threading.Thread(target=lambda: seen.append(published.wait_past(start, 10)), daemon=True)
+        for _ in range(5)
+    ]
     for thread in waiters:
         thread.start()
     time.sleep(0.1)

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from rpl.core.cli import build_parser
 
 
-def commands(parser: argparse.ArgumentParser, name: str = "rpl") -> \
-        Iterator[tuple[str, argparse.ArgumentParser]]:
+def commands(
+    parser: argparse.ArgumentParser, name: str = "rpl"
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
     """Every command and subcommand, by its full name."""
     yield name, parser
     for action in parser._actions:
@@ -20,11 +21,13 @@ def commands(parser: argparse.ArgumentParser, name: str = "rpl") -> \
 
 
 def test_every_option_has_help_and_no_backticks() -> None:
-    undocumented = [f"{name} {action.option_strings or action.dest}"
-                    for name, parser in commands(build_parser())
-                    for action in parser._actions
-                    if action.help is None and not isinstance(
-                        action, (argparse._HelpAction, argparse._SubParsersAction))]
+    undocumented = [
+        f"{name} {action.option_strings or action.dest}"
+        for name, parser in commands(build_parser())
+        for action in parser._actions
+        if action.help is None
+        and not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
+    ]
     assert undocumented == []
     marked = [name for name, parser in commands(build_parser()) if "`" in parser.format_help()]
     assert marked == []

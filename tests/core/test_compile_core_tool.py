@@ -37,8 +37,13 @@ def test_progress_lines_arrive_while_the_build_runs(tmp_path: Path) -> None:
     fake.chmod(0o755)
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
     started = time.monotonic()
-    with subprocess.Popen([str(ROOT / "tools" / "compile-core")], env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as tool:
+    with subprocess.Popen(
+        [str(ROOT / "tools" / "compile-core")],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    ) as tool:
         assert tool.stdout is not None
         lines = []
         for line in tool.stdout:

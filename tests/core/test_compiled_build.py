@@ -29,8 +29,10 @@ def _setup() -> Any:
 
 def _listed_modules() -> list[str]:
     """The listed modules' names (a package's ``__init__.py`` is the package)."""
-    return [path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-            for path in _setup().COMPILED]
+    return [
+        path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        for path in _setup().COMPILED
+    ]
 
 
 def _c_helpers() -> list[str]:

@@ -30,11 +30,26 @@ from rpl.observers import (
 UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 TRANS = TransParam(server_id=1, server_uuid=UUID, thread_id=5)
 STORAGE = BinlogStorageParam(server_id=1, server_uuid=UUID, thread_id=5)
-RELAY = RelayIOParam(server_id=2, thread_id=7, channel_name="", host="127.0.0.1", port=3306,
-                     user="repl", master_log_name="binlog.000001", master_log_pos=4)
+RELAY = RelayIOParam(
+    server_id=2,
+    thread_id=7,
+    channel_name="",
+    host="127.0.0.1",
+    port=3306,
+    user="repl",
+    master_log_name="binlog.000001",
+    master_log_pos=4,
+)
 STATE = ServerStateParam(server_id=1, server_uuid=UUID)
-TRANSMIT = TransmitParam(server_id=2, thread_id=9, flags=BinlogDumpFlags.NONE, host="127.0.0.1",
-                         user="repl", net=object(), user_vars=object())  # type: ignore[arg-type]
+TRANSMIT = TransmitParam(
+    server_id=2,
+    thread_id=9,
+    flags=BinlogDumpFlags.NONE,
+    host="127.0.0.1",
+    user="repl",
+    net=object(),  # type: ignore[arg-type]
+    user_vars=object(),  # type: ignore[arg-type]
+)
 
 
 def plugin(name: str, **hooks: Callable[..., Any]) -> object:
@@ -48,8 +63,9 @@ def start(d: Delegates) -> DumpObservers:
 
 def send(d: Delegates) -> None:
     dump = start(d)
-    d.binlog_transmit.before_send_event(dump, d.binlog_transmit.new_packet(dump, b"ev"),
-                                        "binlog.000001", 100)
+    d.binlog_transmit.before_send_event(
+        dump, d.binlog_transmit.new_packet(dump, b"ev"), "binlog.000001", 100
+    )
 
 
 CALLS: dict[str, Callable[[Delegates], object]] = {
@@ -72,10 +88,12 @@ CALLS: dict[str, Callable[[Delegates], object]] = {
     "applier_start": lambda d: d.binlog_relay_io.applier_start(RELAY),
     "applier_stop": lambda d: d.binlog_relay_io.applier_stop(RELAY, False),
     "before_request_transmit": lambda d: d.binlog_relay_io.before_request_transmit(
-        RELAY, BinlogDumpFlags.NONE),
+        RELAY, BinlogDumpFlags.NONE
+    ),
     "after_read_event": lambda d: d.binlog_relay_io.after_read_event(RELAY, b"\xef\x01ev"),
     "after_queue_event": lambda d: d.binlog_relay_io.after_queue_event(
-        RELAY, b"ev", BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED),
+        RELAY, b"ev", BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED
+    ),
     "after_reset_slave": lambda d: d.binlog_relay_io.after_reset_slave(RELAY),
     "before_recovery": lambda d: d.server_state.before_recovery(STATE),
     "after_engine_recovery": lambda d: d.server_state.after_engine_recovery(STATE),
@@ -88,11 +106,11 @@ CALLS: dict[str, Callable[[Delegates], object]] = {
 # (errno, message) for hooks whose failure is an error, None where it is only logged.
 EXPECTED: dict[str, tuple[int, str] | None] = {
     "begin": (3100, "Error on observer while running replication hook 'begin'."),
-    "before_dml": (3098, "The table does not comply with the requirements by an external "
-                         "plugin."),
-    "before_commit": (3100, "Error on observer while running replication hook "
-                            "'before_commit'."),
-    "before_rollback": None, "after_commit": None, "after_rollback": None,
+    "before_dml": (3098, "The table does not comply with the requirements by an external plugin."),
+    "before_commit": (3100, "Error on observer while running replication hook 'before_commit'."),
+    "before_rollback": None,
+    "after_commit": None,
+    "after_rollback": None,
     "after_flush": (3100, "Error on observer while running replication hook 'after_flush'."),
     "after_sync": (3100, "Error on observer while running replication hook 'after_sync'."),
     "transmit_start": (1236, "Failed to run 'transmit_start' hook"),
@@ -105,13 +123,15 @@ EXPECTED: dict[str, tuple[int, str] | None] = {
     "thread_stop": None,
     "applier_start": (1593, "Fatal error: Failed to run 'applier_start' hook"),
     "applier_stop": None,
-    "before_request_transmit": (1593, "Fatal error: Failed to run 'before_request_transmit' "
-                                      "hook"),
+    "before_request_transmit": (1593, "Fatal error: Failed to run 'before_request_transmit' hook"),
     "after_read_event": (1593, "Fatal error: Failed to run 'after_read_event' hook"),
     "after_queue_event": (1593, "Fatal error: Failed to run 'after_queue_event' hook"),
     "after_reset_slave": None,
-    "before_recovery": None, "after_engine_recovery": None, "after_recovery": None,
-    "before_server_shutdown": None, "after_server_shutdown": None,
+    "before_recovery": None,
+    "after_engine_recovery": None,
+    "after_recovery": None,
+    "before_server_shutdown": None,
+    "after_server_shutdown": None,
 }
 
 
@@ -140,8 +160,9 @@ def recorder(hook: str, calls: list[str], name: str) -> object:
 
 
 @pytest.mark.parametrize("hook", sorted(HOOKS))
-def test_failure_consequence_per_hook(delegates: Delegates, rpl_log: pytest.LogCaptureFixture,
-                                      hook: str) -> None:
+def test_failure_consequence_per_hook(
+    delegates: Delegates, rpl_log: pytest.LogCaptureFixture, hook: str
+) -> None:
     """The first failure stops the loop; error hooks raise the MySQL error, the others log."""
     calls: list[str] = []
     delegates.registry.register(failing(hook, calls), "first")
@@ -158,7 +179,8 @@ def test_failure_consequence_per_hook(delegates: Delegates, rpl_log: pytest.LogC
     assert calls == [hook], "the observer after the failing one must not be called"
     assert f"Run function '{hook}' in plugin 'first' failed" in rpl_log.text
     assert "[MY-010207]" in rpl_log.text or any(
-        getattr(r, "mysql_code", 0) == 10207 for r in rpl_log.records)
+        getattr(r, "mysql_code", 0) == 10207 for r in rpl_log.records
+    )
 
 
 def test_observers_run_in_registration_order(delegates: Delegates) -> None:
@@ -170,12 +192,20 @@ def test_observers_run_in_registration_order(delegates: Delegates) -> None:
 
 
 def test_tryfirst_and_trylast_keep_registration_order_within_their_group(
-        delegates: Delegates) -> None:
+    delegates: Delegates,
+) -> None:
     calls: list[str] = []
 
     def record(name: str, tryfirst: bool = False, trylast: bool = False) -> object:
-        return type(name, (), {"after_commit": hookimpl(tryfirst=tryfirst, trylast=trylast)(
-            lambda self: calls.append(name))})()
+        return type(
+            name,
+            (),
+            {
+                "after_commit": hookimpl(tryfirst=tryfirst, trylast=trylast)(
+                    lambda self: calls.append(name)
+                )
+            },
+        )()
 
     delegates.registry.register(record("last1", trylast=True), "last1")
     delegates.registry.register(record("plain1"), "plain1")
@@ -189,8 +219,11 @@ def test_tryfirst_and_trylast_keep_registration_order_within_their_group(
 
 def test_observer_errno_replaces_the_default_error(delegates: Delegates) -> None:
     def refuse(self: object) -> None:
-        raise ObserverError("Plugin instructed the server to rollback the current transaction.",
-                            errno=3101, sqlstate="40000")
+        raise ObserverError(
+            "Plugin instructed the server to rollback the current transaction.",
+            errno=3101,
+            sqlstate="40000",
+        )
 
     delegates.registry.register(plugin("gr", before_commit=refuse), "gr")
     with pytest.raises(HookError) as raised:
@@ -199,15 +232,17 @@ def test_observer_errno_replaces_the_default_error(delegates: Delegates) -> None
 
 
 def test_unexpected_exception_fails_the_hook_and_logs_the_traceback(
-        delegates: Delegates, rpl_log: pytest.LogCaptureFixture) -> None:
+    delegates: Delegates, rpl_log: pytest.LogCaptureFixture
+) -> None:
     delegates.registry.register(plugin("buggy", after_sync=lambda self: 1 / 0), "buggy")
     with pytest.raises(HookError):
         delegates.binlog_storage.after_sync(STORAGE, "binlog.000001", 4)
     assert "ZeroDivisionError" in rpl_log.text
 
 
-def test_ignored_failure_lets_the_caller_continue(delegates: Delegates,
-                                                  rpl_log: pytest.LogCaptureFixture) -> None:
+def test_ignored_failure_lets_the_caller_continue(
+    delegates: Delegates, rpl_log: pytest.LogCaptureFixture
+) -> None:
     def fail(self: object) -> None:
         raise ObserverError("cannot audit")
 
@@ -219,8 +254,10 @@ def test_ignored_failure_lets_the_caller_continue(delegates: Delegates,
 
 def test_hook_arguments_are_passed_by_name_and_subset(delegates: Delegates) -> None:
     seen: list[tuple[str, int]] = []
-    delegates.registry.register(plugin("p", after_flush=lambda self, log_pos, log_file: seen.append(
-        (log_file, log_pos))), "p")
+    delegates.registry.register(
+        plugin("p", after_flush=lambda self, log_pos, log_file: seen.append((log_file, log_pos))),
+        "p",
+    )
     delegates.binlog_storage.after_flush(STORAGE, "binlog.000007", 1234)
     assert seen == [("binlog.000007", 1234)]
 
@@ -228,18 +265,26 @@ def test_hook_arguments_are_passed_by_name_and_subset(delegates: Delegates) -> N
 # What each argument a delegate passes must be, by the name the specification gives it.
 ARGUMENT_TYPES: dict[str, type | tuple[type, ...]] = {
     "param": (TransParam, BinlogStorageParam, TransmitParam, RelayIOParam, ServerStateParam),
-    "log_file": str, "log_pos": int, "event": bytes, "header": memoryview, "packet": bytes,
-    "flags": (BinlogDumpFlags, BinlogRelayFlags), "aborted": bool,
-    "skipped_log_file": (str, type(None)), "skipped_log_pos": int,
+    "log_file": str,
+    "log_pos": int,
+    "event": bytes,
+    "header": memoryview,
+    "packet": bytes,
+    "flags": (BinlogDumpFlags, BinlogRelayFlags),
+    "aborted": bool,
+    "skipped_log_file": (str, type(None)),
+    "skipped_log_pos": int,
 }
 
 
 def all_arguments_plugin(hook: str, seen: dict[str, dict[str, object]]) -> object:
     """A plugin whose ``hook`` declares every argument of its specification, in order."""
     names = getattr(hookspecs_of(hook), hook).__code__.co_varnames[1:]
-    names = names[:getattr(hookspecs_of(hook), hook).__code__.co_argcount - 1]
-    source = f"def {hook}(self, {', '.join(names)}):\n" \
-             f"    seen[{hook!r}] = dict(zip({names!r}, ({', '.join(names)},)))\n"
+    names = names[: getattr(hookspecs_of(hook), hook).__code__.co_argcount - 1]
+    source = (
+        f"def {hook}(self, {', '.join(names)}):\n"
+        f"    seen[{hook!r}] = dict(zip({names!r}, ({', '.join(names)},)))\n"
+    )
     scope: dict[str, Any] = {"seen": seen}
     exec(source, scope)  # noqa: S102 - a signature built from the specification
     hooks: dict[str, Callable[..., Any]] = {hook: scope[hook]}
@@ -253,8 +298,9 @@ def hookspecs_of(hook: str) -> type:
 
 
 @pytest.mark.parametrize("hook", sorted(HOOKS))
-def test_each_argument_reaches_the_observer_under_its_own_name(delegates: Delegates,
-                                                               hook: str) -> None:
+def test_each_argument_reaches_the_observer_under_its_own_name(
+    delegates: Delegates, hook: str
+) -> None:
     seen: dict[str, dict[str, object]] = {}
     delegates.registry.register(all_arguments_plugin(hook, seen), "all")
     CALLS[hook](delegates)
@@ -265,14 +311,19 @@ def test_each_argument_reaches_the_observer_under_its_own_name(delegates: Delega
 
 # --- binlog transmit: observe flag, reserve_header, before_send_event ----------------------
 
+
 def header_plugin(name: str, reserved: bytes, flag: int | None = None) -> object:
     def before_send(self: object, header: memoryview, event: bytes) -> None:
         assert bytes(header) == reserved and event == b"EVENT"
         if flag is not None:
             header[-1] = flag
 
-    return plugin(name, transmit_start=lambda self: True,
-                  reserve_header=lambda self: reserved, before_send_event=before_send)
+    return plugin(
+        name,
+        transmit_start=lambda self: True,
+        reserve_header=lambda self: reserved,
+        before_send_event=before_send,
+    )
 
 
 def test_packet_is_ok_byte_then_headers_in_order_then_event(delegates: Delegates) -> None:
@@ -290,38 +341,52 @@ def test_event_packet_is_new_packet_then_before_send_event(delegates: Delegates)
     delegates.registry.register(header_plugin("other", b"abc", flag=ord("Z")), "other")
     dump = start(delegates)
     transmit = delegates.binlog_transmit
-    assert bytes(transmit.event_packet(dump, b"EVENT", "binlog.000001", 120)) == \
-        b"\x00\xef\x01abZEVENT"
+    assert (
+        bytes(transmit.event_packet(dump, b"EVENT", "binlog.000001", 120))
+        == b"\x00\xef\x01abZEVENT"
+    )
     unobserved = DumpObservers(TRANSMIT, dump.started, frozenset({"other"}))
-    assert bytes(transmit.event_packet(unobserved, b"EVENT", "binlog.000001", 120)) == \
-        b"\x00abZEVENT"
+    assert (
+        bytes(transmit.event_packet(unobserved, b"EVENT", "binlog.000001", 120)) == b"\x00abZEVENT"
+    )
 
 
 def test_event_packet_failure_is_1236(delegates: Delegates) -> None:
     def refuse(self: object) -> None:
         raise ObserverError("no header")
 
-    delegates.registry.register(plugin("bad", transmit_start=lambda self: True,
-                                       reserve_header=lambda self: b"h",
-                                       before_send_event=refuse), "bad")
+    delegates.registry.register(
+        plugin(
+            "bad",
+            transmit_start=lambda self: True,
+            reserve_header=lambda self: b"h",
+            before_send_event=refuse,
+        ),
+        "bad",
+    )
     with pytest.raises(HookError) as raised:
         delegates.binlog_transmit.event_packet(start(delegates), b"E", "binlog.000001", 9)
     assert raised.value.errno == 1236
 
 
 def test_only_observing_plugins_reserve_headers(delegates: Delegates) -> None:
-    delegates.registry.register(plugin("quiet", transmit_start=lambda self: None,
-                                       reserve_header=lambda self: b"xx"), "quiet")
+    delegates.registry.register(
+        plugin("quiet", transmit_start=lambda self: None, reserve_header=lambda self: b"xx"),
+        "quiet",
+    )
     dump = start(delegates)
     assert dump.observed == frozenset() and dump.started == {"quiet"}
     assert bytes(delegates.binlog_transmit.new_packet(dump, b"E").data) == b"\x00E"
 
 
 @pytest.mark.parametrize("size, allowed", [(32, True), (33, False)])
-def test_reserve_header_limit_is_32_bytes(delegates: Delegates, rpl_log: pytest.LogCaptureFixture,
-                                          size: int, allowed: bool) -> None:
-    delegates.registry.register(plugin("big", transmit_start=lambda self: True,
-                                       reserve_header=lambda self: b"h" * size), "big")
+def test_reserve_header_limit_is_32_bytes(
+    delegates: Delegates, rpl_log: pytest.LogCaptureFixture, size: int, allowed: bool
+) -> None:
+    delegates.registry.register(
+        plugin("big", transmit_start=lambda self: True, reserve_header=lambda self: b"h" * size),
+        "big",
+    )
     dump = start(delegates)
     if allowed:
         assert len(delegates.binlog_transmit.new_packet(dump, b"E").data) == 1 + size + 1
@@ -333,8 +398,9 @@ def test_reserve_header_limit_is_32_bytes(delegates: Delegates, rpl_log: pytest.
 
 
 def test_reserve_header_must_return_bytes(delegates: Delegates) -> None:
-    delegates.registry.register(plugin("str", transmit_start=lambda self: True,
-                                       reserve_header=lambda self: "xx"), "str")
+    delegates.registry.register(
+        plugin("str", transmit_start=lambda self: True, reserve_header=lambda self: "xx"), "str"
+    )
     with pytest.raises(HookError):
         delegates.binlog_transmit.new_packet(start(delegates), b"E")
 
@@ -345,12 +411,21 @@ def test_transmit_start_failure_stops_the_started_observers(delegates: Delegates
     def refuse(self: object) -> None:
         raise ObserverError("no")
 
-    delegates.registry.register(plugin("a", transmit_start=lambda self: True,
-                                       transmit_stop=lambda self: stopped.append("a")), "a")
-    delegates.registry.register(plugin("b", transmit_start=refuse,
-                                       transmit_stop=lambda self: stopped.append("b")), "b")
-    delegates.registry.register(plugin("c", transmit_start=lambda self: True,
-                                       transmit_stop=lambda self: stopped.append("c")), "c")
+    delegates.registry.register(
+        plugin(
+            "a", transmit_start=lambda self: True, transmit_stop=lambda self: stopped.append("a")
+        ),
+        "a",
+    )
+    delegates.registry.register(
+        plugin("b", transmit_start=refuse, transmit_stop=lambda self: stopped.append("b")), "b"
+    )
+    delegates.registry.register(
+        plugin(
+            "c", transmit_start=lambda self: True, transmit_stop=lambda self: stopped.append("c")
+        ),
+        "c",
+    )
     with pytest.raises(HookError):
         start(delegates)
     assert stopped == ["a", "b"]
@@ -358,12 +433,14 @@ def test_transmit_start_failure_stops_the_started_observers(delegates: Delegates
 
 def test_plugin_installed_after_dump_start_does_not_observe_it(delegates: Delegates) -> None:
     dump = start(delegates)
-    delegates.registry.register(plugin("late", transmit_start=lambda self: True,
-                                       reserve_header=lambda self: b"L"), "late")
+    delegates.registry.register(
+        plugin("late", transmit_start=lambda self: True, reserve_header=lambda self: b"L"), "late"
+    )
     assert bytes(delegates.binlog_transmit.new_packet(dump, b"E").data) == b"\x00E"
 
 
 # --- binlog relay IO: the after_read_event chain --------------------------------------------
+
 
 def test_after_read_event_chains_replacements(delegates: Delegates) -> None:
     seen: list[bytes] = []
@@ -387,6 +464,7 @@ def test_after_read_event_without_observers_returns_the_packet(delegates: Delega
 
 # --- registration -----------------------------------------------------------------------------
 
+
 def test_registering_a_misspelled_hook_names_it(delegates: Delegates) -> None:
     with pytest.raises(PluginLoadError, match="'after_comit'.*did you mean 'after_commit'"):
         delegates.registry.register(plugin("typo", after_comit=lambda self: None), "typo")
@@ -408,16 +486,16 @@ def test_unregister_waits_for_calls_inside_the_plugin(delegates: Delegates) -> N
     remover.start()
     remover.join(0.3)
     assert remover.is_alive(), "unregister returned while a call was inside the plugin"
-    assert delegates.binlog_storage.is_empty("after_sync"), \
+    assert delegates.binlog_storage.is_empty("after_sync"), (
         "new calls must not see the plugin being removed"
+    )
     release.set()
     remover.join(10)
     caller.join(10)
     assert not remover.is_alive() and not caller.is_alive()
 
 
-def test_unregister_from_inside_a_hook_call_does_not_wait_for_itself(
-        delegates: Delegates) -> None:
+def test_unregister_from_inside_a_hook_call_does_not_wait_for_itself(delegates: Delegates) -> None:
     """A thread inside a hook call that unregisters a plugin (its own) returns after the
     swap: waiting for the calls inside the plugin would wait for itself for ever. Its
     other calls, before and after, still count in and out (a later unregister from
@@ -437,8 +515,7 @@ def test_unregister_from_inside_a_hook_call_does_not_wait_for_itself(
     assert calls == ["inside"] and delegates.binlog_storage.is_empty("after_sync")
     delegates.registry.register(plugin("later", after_sync=lambda self: None), "later")
     CALLS["after_sync"](delegates)
-    remover = threading.Thread(target=delegates.registry.unregister, args=("later",),
-                               daemon=True)
+    remover = threading.Thread(target=delegates.registry.unregister, args=("later",), daemon=True)
     remover.start()
     remover.join(5)
     assert not remover.is_alive(), "a call's count was left behind"

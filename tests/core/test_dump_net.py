@@ -35,7 +35,8 @@ def packet(payload: bytes, sequence: int = 0) -> bytes:
 
 
 def test_payloads_that_arrive_together_are_read_one_by_one_then_the_read_times_out(
-        pair: tuple[DumpNet, socket.socket]) -> None:
+    pair: tuple[DumpNet, socket.socket],
+) -> None:
     net, replica = pair
     replica.sendall(packet(b"\xefack-1") + packet(b"\xefack-2") + packet(b""))
     assert net.read(timeout=0) == b"\xefack-1"
@@ -46,8 +47,7 @@ def test_payloads_that_arrive_together_are_read_one_by_one_then_the_read_times_o
     assert caught.value.timed_out and not net.peer_closed
 
 
-def test_a_payload_split_across_sends_is_read_whole(
-        pair: tuple[DumpNet, socket.socket]) -> None:
+def test_a_payload_split_across_sends_is_read_whole(pair: tuple[DumpNet, socket.socket]) -> None:
     net, replica = pair
     whole = packet(b"\xef" + bytes(range(200)))
     replica.sendall(whole[:2])
@@ -61,7 +61,8 @@ def test_a_payload_of_several_packets_is_joined(pair: tuple[DumpNet, socket.sock
     net, replica = pair
     big = bytes(0xFFFFFF) + b"tail"
     sender = threading.Thread(
-        target=replica.sendall, args=(packet(big[:0xFFFFFF]) + packet(big[0xFFFFFF:], 1),))
+        target=replica.sendall, args=(packet(big[:0xFFFFFF]) + packet(big[0xFFFFFF:], 1),)
+    )
     sender.start()
     assert net.read(timeout=5) == big
     sender.join()
@@ -78,7 +79,8 @@ def receive_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize("timeout", [1.0, 0.0])
 def test_a_closed_connection_is_a_failure_not_a_timeout(
-        pair: tuple[DumpNet, socket.socket], receive_path: str, timeout: float) -> None:
+    pair: tuple[DumpNet, socket.socket], receive_path: str, timeout: float
+) -> None:
     """With ``timeout=0`` too: a replica gone while the ACK receiver polls must read as
     the end, or the ACK receiver, woken by a readable socket that only ever "times out",
     would spin."""
@@ -92,8 +94,8 @@ def test_a_closed_connection_is_a_failure_not_a_timeout(
 
 
 def test_a_poll_with_timeout_0_neither_selects_nor_waits(
-        pair: tuple[DumpNet, socket.socket], receive_path: str,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    pair: tuple[DumpNet, socket.socket], receive_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``read(timeout=0)`` is what the ACK receiver does after its ``select``: the ACK and
     the "nothing more" that ends its reads both come without a ``select`` (which lets go
     of the interpreter lock), and a payload split across sends is still read whole."""
@@ -117,8 +119,7 @@ def test_a_poll_with_timeout_0_neither_selects_nor_waits(
     assert net.read(timeout=0) == b"\xefack-2"
 
 
-def test_a_reset_connection_under_timeout_0_is_a_failure_not_a_timeout(
-        receive_path: str) -> None:
+def test_a_reset_connection_under_timeout_0_is_a_failure_not_a_timeout(receive_path: str) -> None:
     """A replica whose connection was reset (RST, not an orderly close): the receive
     made holding the lock fails with ECONNRESET, which is not "nothing there"."""
     with socket.create_server(("127.0.0.1", 0)) as server:

@@ -27,12 +27,18 @@ from rpl.core.errors import MySQLError
 
 
 def sbtest_schema(db: str = "test", name: str = "sbtest1") -> TableSchema:
-    return TableSchema(db, name, (
-        ColumnSchema("id", "INT", auto_increment=True, nullable=False),
-        ColumnSchema("k", "INT", nullable=False, default=0),
-        ColumnSchema("c", "CHAR", length=120, nullable=False, default=""),
-        ColumnSchema("pad", "CHAR", length=60, nullable=False, default=""),
-    ), ("id",), {"k_1": ("k",)})
+    return TableSchema(
+        db,
+        name,
+        (
+            ColumnSchema("id", "INT", auto_increment=True, nullable=False),
+            ColumnSchema("k", "INT", nullable=False, default=0),
+            ColumnSchema("c", "CHAR", length=120, nullable=False, default=""),
+            ColumnSchema("pad", "CHAR", length=60, nullable=False, default=""),
+        ),
+        ("id",),
+        {"k_1": ("k",)},
+    )
 
 
 @pytest.fixture
@@ -54,6 +60,7 @@ def errno(info: pytest.ExceptionInfo[MySQLError]) -> int:
 
 
 # --- schema ------------------------------------------------------------------------------------
+
 
 def test_table_without_primary_key_is_refused() -> None:
     with pytest.raises(MySQLError) as info:
@@ -109,62 +116,107 @@ def test_add_index_duplicate_name(engine: Engine, table: Table) -> None:
 
 # --- coercion -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("column", "value", "stored"), [
-    (ColumnSchema("c", "INT"), "42", 42),
-    (ColumnSchema("c", "INT"), " -7 ", -7),
-    (ColumnSchema("c", "INT"), 2.5, 3),
-    (ColumnSchema("c", "INT"), "-2.5", -3),
-    (ColumnSchema("c", "INT"), True, 1),
-    (ColumnSchema("c", "TINYINT", unsigned=True), 255, 255),
-    (ColumnSchema("c", "BIGINT"), -(2 ** 63), -(2 ** 63)),
-    (ColumnSchema("c", "CHAR", length=5), "ab  ", "ab"),
-    (ColumnSchema("c", "VARCHAR", length=3), "ab    ", "ab "),
-    (ColumnSchema("c", "VARCHAR", length=10), 12, "12"),
-    (ColumnSchema("c", "BINARY", length=3), b"a", b"a\0\0"),
-    (ColumnSchema("c", "BLOB"), "é", "é".encode()),
-    (ColumnSchema("c", "DOUBLE"), "1.5e3", 1500.0),
-    (ColumnSchema("c", "DECIMAL", length=5, scale=2), "3.14159", Decimal("3.14")),
-    (ColumnSchema("c", "DECIMAL", length=5, scale=2), 2.005, Decimal("2.01")),
-    (ColumnSchema("c", "DATE"), "2024-2-9", "2024-02-09"),
-    (ColumnSchema("c", "DATETIME"), "2024-02-09 10:11:12.6", "2024-02-09 10:11:13"),
-    (ColumnSchema("c", "DATETIME", length=3), "2024-02-09T10:11:12.1234",
-     "2024-02-09 10:11:12.123"),
-    (ColumnSchema("c", "TIMESTAMP"), "20240209101112", "2024-02-09 10:11:12"),
-    (ColumnSchema("c", "TIME"), "-12:3:4", "-12:03:04"),
-    (ColumnSchema("c", "YEAR"), "99", 1999),
-    (ColumnSchema("c", "INT"), None, None),
-])
+
+@pytest.mark.parametrize(
+    ("column", "value", "stored"),
+    [
+        (ColumnSchema("c", "INT"), "42", 42),
+        (ColumnSchema("c", "INT"), " -7 ", -7),
+        (ColumnSchema("c", "INT"), 2.5, 3),
+        (ColumnSchema("c", "INT"), "-2.5", -3),
+        (ColumnSchema("c", "INT"), True, 1),
+        (ColumnSchema("c", "TINYINT", unsigned=True), 255, 255),
+        (ColumnSchema("c", "BIGINT"), -(2**63), -(2**63)),
+        (ColumnSchema("c", "CHAR", length=5), "ab  ", "ab"),
+        (ColumnSchema("c", "VARCHAR", length=3), "ab    ", "ab "),
+        (ColumnSchema("c", "VARCHAR", length=10), 12, "12"),
+        (ColumnSchema("c", "BINARY", length=3), b"a", b"a\0\0"),
+        (ColumnSchema("c", "BLOB"), "é", "é".encode()),
+        (ColumnSchema("c", "DOUBLE"), "1.5e3", 1500.0),
+        (ColumnSchema("c", "DECIMAL", length=5, scale=2), "3.14159", Decimal("3.14")),
+        (ColumnSchema("c", "DECIMAL", length=5, scale=2), 2.005, Decimal("2.01")),
+        (ColumnSchema("c", "DATE"), "2024-2-9", "2024-02-09"),
+        (ColumnSchema("c", "DATETIME"), "2024-02-09 10:11:12.6", "2024-02-09 10:11:13"),
+        (
+            ColumnSchema("c", "DATETIME", length=3),
+            "2024-02-09T10:11:12.1234",
+            "2024-02-09 10:11:12.123",
+        ),
+        (ColumnSchema("c", "TIMESTAMP"), "20240209101112", "2024-02-09 10:11:12"),
+        (ColumnSchema("c", "TIME"), "-12:3:4", "-12:03:04"),
+        (ColumnSchema("c", "YEAR"), "99", 1999),
+        (ColumnSchema("c", "INT"), None, None),
+    ],
+)
 def test_coerce_stores(column: ColumnSchema, value: object, stored: object) -> None:
     result = coerce(column, value, 1)
     assert result == stored and type(result) is type(stored)
 
 
-@pytest.mark.parametrize(("column", "value", "code", "message"), [
-    (ColumnSchema("c", "INT"), "x", 1366,
-     "Incorrect integer value: 'x' for column 'c' at row 3"),
-    (ColumnSchema("c", "INT"), "", 1366,
-     "Incorrect integer value: '' for column 'c' at row 3"),
-    (ColumnSchema("c", "INT"), 2 ** 31, 1264, "Out of range value for column 'c' at row 3"),
-    (ColumnSchema("c", "INT", unsigned=True), -1, 1264,
-     "Out of range value for column 'c' at row 3"),
-    (ColumnSchema("c", "TINYINT"), "128", 1264, "Out of range value for column 'c' at row 3"),
-    (ColumnSchema("c", "VARCHAR", length=3), "abcd", 1406,
-     "Data too long for column 'c' at row 3"),
-    (ColumnSchema("c", "CHAR", length=2), "abc", 1406, "Data too long for column 'c' at row 3"),
-    (ColumnSchema("c", "VARBINARY", length=2), b"abc", 1406,
-     "Data too long for column 'c' at row 3"),
-    (ColumnSchema("c", "INT", nullable=False), None, 1048, "Column 'c' cannot be null"),
-    (ColumnSchema("c", "DOUBLE"), "1.2.3", 1366,
-     "Incorrect double value: '1.2.3' for column 'c' at row 3"),
-    (ColumnSchema("c", "DECIMAL", length=4, scale=2), "100", 1264,
-     "Out of range value for column 'c' at row 3"),
-    (ColumnSchema("c", "DATE"), "2024-02-30", 1292,
-     "Incorrect date value: '2024-02-30' for column 'c' at row 3"),
-    (ColumnSchema("c", "DATETIME"), "0000-00-00 00:00:00", 1292,
-     "Incorrect datetime value: '0000-00-00 00:00:00' for column 'c' at row 3"),
-    (ColumnSchema("c", "TIMESTAMP"), "2040-01-01 00:00:00", 1292,
-     "Incorrect timestamp value: '2040-01-01 00:00:00' for column 'c' at row 3"),
-])
+@pytest.mark.parametrize(
+    ("column", "value", "code", "message"),
+    [
+        (
+            ColumnSchema("c", "INT"),
+            "x",
+            1366,
+            "Incorrect integer value: 'x' for column 'c' at row 3",
+        ),
+        (ColumnSchema("c", "INT"), "", 1366, "Incorrect integer value: '' for column 'c' at row 3"),
+        (ColumnSchema("c", "INT"), 2**31, 1264, "Out of range value for column 'c' at row 3"),
+        (
+            ColumnSchema("c", "INT", unsigned=True),
+            -1,
+            1264,
+            "Out of range value for column 'c' at row 3",
+        ),
+        (ColumnSchema("c", "TINYINT"), "128", 1264, "Out of range value for column 'c' at row 3"),
+        (
+            ColumnSchema("c", "VARCHAR", length=3),
+            "abcd",
+            1406,
+            "Data too long for column 'c' at row 3",
+        ),
+        (ColumnSchema("c", "CHAR", length=2), "abc", 1406, "Data too long for column 'c' at row 3"),
+        (
+            ColumnSchema("c", "VARBINARY", length=2),
+            b"abc",
+            1406,
+            "Data too long for column 'c' at row 3",
+        ),
+        (ColumnSchema("c", "INT", nullable=False), None, 1048, "Column 'c' cannot be null"),
+        (
+            ColumnSchema("c", "DOUBLE"),
+            "1.2.3",
+            1366,
+            "Incorrect double value: '1.2.3' for column 'c' at row 3",
+        ),
+        (
+            ColumnSchema("c", "DECIMAL", length=4, scale=2),
+            "100",
+            1264,
+            "Out of range value for column 'c' at row 3",
+        ),
+        (
+            ColumnSchema("c", "DATE"),
+            "2024-02-30",
+            1292,
+            "Incorrect date value: '2024-02-30' for column 'c' at row 3",
+        ),
+        (
+            ColumnSchema("c", "DATETIME"),
+            "0000-00-00 00:00:00",
+            1292,
+            "Incorrect datetime value: '0000-00-00 00:00:00' for column 'c' at row 3",
+        ),
+        (
+            ColumnSchema("c", "TIMESTAMP"),
+            "2040-01-01 00:00:00",
+            1292,
+            "Incorrect timestamp value: '2040-01-01 00:00:00' for column 'c' at row 3",
+        ),
+    ],
+)
 def test_coerce_errors(column: ColumnSchema, value: object, code: int, message: str) -> None:
     with pytest.raises(MySQLError) as info:
         coerce(column, value, 3)
@@ -172,6 +224,7 @@ def test_coerce_errors(column: ColumnSchema, value: object, code: int, message: 
 
 
 # --- catalogue ----------------------------------------------------------------------------------
+
 
 def test_database_and_table_ddl(engine: Engine) -> None:
     with pytest.raises(MySQLError) as info:
@@ -205,6 +258,7 @@ def test_database_and_table_ddl(engine: Engine) -> None:
 
 
 # --- visibility ---------------------------------------------------------------------------------
+
 
 def test_own_writes_visible_others_not_until_commit(engine: Engine, table: Table) -> None:
     t1, t2 = engine.begin(1), engine.begin(2)
@@ -248,8 +302,7 @@ def test_commit_twice_is_an_error(engine: Engine, table: Table) -> None:
     assert trx.state == "COMMITTED" and len(table) == 1
 
 
-def test_scan_merges_own_writes_with_bounds_order_and_limit(engine: Engine,
-                                                             table: Table) -> None:
+def test_scan_merges_own_writes_with_bounds_order_and_limit(engine: Engine, table: Table) -> None:
     setup = engine.begin(1)
     for i in range(1, 11):
         setup.insert(table, {"id": i * 10, "k": i})
@@ -351,23 +404,44 @@ def test_insert_errors(engine: Engine, table: Table) -> None:
     with pytest.raises(MySQLError) as info:
         trx.insert(table, {"k": None})
     assert errno(info) == 1048
-    strict = engine.create_table(TableSchema("test", "strict", (
-        ColumnSchema("id", "INT"), ColumnSchema("v", "INT", nullable=False)), ("id",)))
+    strict = engine.create_table(
+        TableSchema(
+            "test",
+            "strict",
+            (ColumnSchema("id", "INT"), ColumnSchema("v", "INT", nullable=False)),
+            ("id",),
+        )
+    )
     assert strict is not None
     with pytest.raises(MySQLError) as info:
         trx.insert(strict, {"id": 1})
     assert errno(info) == 1364 and info.value.message == "Field 'v' doesn't have a default value"
-    nullable = engine.create_table(TableSchema("test", "nullable", (
-        ColumnSchema("id", "INT"), ColumnSchema("v", "INT", default=NO_DEFAULT)), ("id",)))
+    nullable = engine.create_table(
+        TableSchema(
+            "test",
+            "nullable",
+            (ColumnSchema("id", "INT"), ColumnSchema("v", "INT", default=NO_DEFAULT)),
+            ("id",),
+        )
+    )
     assert nullable is not None
     trx.insert(nullable, {"id": 1})
     assert trx.get(nullable, 1) == (1, None)
 
 
 def test_composite_primary_key(engine: Engine) -> None:
-    table = engine.create_table(TableSchema("test", "c", (
-        ColumnSchema("a", "INT"), ColumnSchema("b", "VARCHAR", length=10),
-        ColumnSchema("v", "INT")), ("b", "a")))
+    table = engine.create_table(
+        TableSchema(
+            "test",
+            "c",
+            (
+                ColumnSchema("a", "INT"),
+                ColumnSchema("b", "VARCHAR", length=10),
+                ColumnSchema("v", "INT"),
+            ),
+            ("b", "a"),
+        )
+    )
     assert table is not None
     trx = engine.begin(1)
     assert trx.insert(table, {"a": 1, "b": "x", "v": 0}) == ("x", 1)
@@ -380,6 +454,7 @@ def test_composite_primary_key(engine: Engine) -> None:
 
 
 # --- auto-increment -----------------------------------------------------------------------------
+
 
 def test_auto_increment_rules(engine: Engine, table: Table) -> None:
     trx = engine.begin(1)
@@ -419,6 +494,7 @@ def test_set_auto_increment_not_below_largest(engine: Engine, table: Table) -> N
 
 
 # --- savepoints ---------------------------------------------------------------------------------
+
 
 def test_failed_multi_row_statement_is_undone(engine: Engine, table: Table) -> None:
     trx = engine.begin(1)
@@ -460,6 +536,7 @@ def test_nested_savepoints(engine: Engine, table: Table) -> None:
 
 # --- checkpoint and checksum --------------------------------------------------------------------
 
+
 def fill(engine: Engine, table: Table, n: int = 50) -> None:
     trx = engine.begin(9)
     for i in range(n):
@@ -470,10 +547,20 @@ def fill(engine: Engine, table: Table, n: int = 50) -> None:
 def test_snapshot_restore_equality(engine: Engine, table: Table) -> None:
     fill(engine, table)
     engine.create_database("other")
-    extra = engine.create_table(TableSchema("other", "kinds", (
-        ColumnSchema("id", "BIGINT"), ColumnSchema("d", "DECIMAL", length=8, scale=3),
-        ColumnSchema("f", "DOUBLE"), ColumnSchema("b", "BLOB"),
-        ColumnSchema("n", "VARCHAR", length=5)), ("id",)))
+    extra = engine.create_table(
+        TableSchema(
+            "other",
+            "kinds",
+            (
+                ColumnSchema("id", "BIGINT"),
+                ColumnSchema("d", "DECIMAL", length=8, scale=3),
+                ColumnSchema("f", "DOUBLE"),
+                ColumnSchema("b", "BLOB"),
+                ColumnSchema("n", "VARCHAR", length=5),
+            ),
+            ("id",),
+        )
+    )
     assert extra is not None
     trx = engine.begin(1)
     trx.insert(extra, {"id": 1, "d": "1.5", "f": 0.1, "b": b"\x00\xff", "n": None})
@@ -529,9 +616,18 @@ def test_checksum_equal_and_different() -> None:
 
 
 def test_checksum_distinguishes_types_and_boundaries(engine: Engine) -> None:
-    table = engine.create_table(TableSchema("test", "t", (
-        ColumnSchema("id", "INT"), ColumnSchema("a", "VARCHAR", length=10),
-        ColumnSchema("b", "VARCHAR", length=10)), ("id",)))
+    table = engine.create_table(
+        TableSchema(
+            "test",
+            "t",
+            (
+                ColumnSchema("id", "INT"),
+                ColumnSchema("a", "VARCHAR", length=10),
+                ColumnSchema("b", "VARCHAR", length=10),
+            ),
+            ("id",),
+        )
+    )
     assert table is not None
     assert table.checksum() == 0
     sums = set()
@@ -547,8 +643,12 @@ def test_checksum_distinguishes_types_and_boundaries(engine: Engine) -> None:
 def test_status_counters_named_as_mysql(engine: Engine) -> None:
     status = engine.status()
     assert status["Innodb_row_lock_waits"] == 0 and status["Innodb_deadlocks"] == 0
-    assert set(status) >= {"Innodb_row_lock_current_waits", "Innodb_row_lock_time",
-                           "Innodb_row_lock_time_avg", "Innodb_row_lock_time_max"}
+    assert set(status) >= {
+        "Innodb_row_lock_current_waits",
+        "Innodb_row_lock_time",
+        "Innodb_row_lock_time_avg",
+        "Innodb_row_lock_time_max",
+    }
 
 
 # ------------------------------------------------------------------- SchemaMemo
@@ -565,8 +665,9 @@ def test_schema_memo_computes_once_per_definition_and_key() -> None:
     first, again = sbtest_schema(name="t"), sbtest_schema(name="t")
     assert memo.get(first, 1) == "t:1" and memo.get(first, 1) == "t:1"
     assert calls == [("t", 1)]
-    assert memo.get(again, 1) == "t:1" and calls == [("t", 1), ("t", 1)], \
+    assert memo.get(again, 1) == "t:1" and calls == [("t", 1), ("t", 1)], (
         "an equal definition that is another object (DDL made it) is computed again"
+    )
     with pytest.raises(MySQLError):
         memo.get(first, -1)
     assert len(memo) == 2, "a failed computation keeps nothing"

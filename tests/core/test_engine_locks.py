@@ -46,8 +46,12 @@ def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
 
 
 def accounts_schema() -> TableSchema:
-    return TableSchema("bank", "accounts", (
-        ColumnSchema("id", "INT"), ColumnSchema("balance", "BIGINT", nullable=False)), ("id",))
+    return TableSchema(
+        "bank",
+        "accounts",
+        (ColumnSchema("id", "INT"), ColumnSchema("balance", "BIGINT", nullable=False)),
+        ("id",),
+    )
 
 
 @pytest.fixture
@@ -75,8 +79,10 @@ def table(engine: Engine) -> Table:
 
 # --- duplicate keys under concurrency ----------------------------------------------------------
 
-def test_concurrent_insert_same_key_waits_then_duplicate(engine: Engine, table: Table,
-                                                         timeout_box: list[float]) -> None:
+
+def test_concurrent_insert_same_key_waits_then_duplicate(
+    engine: Engine, table: Table, timeout_box: list[float]
+) -> None:
     timeout_box[0] = 5.0
     first = engine.begin(1)
     first.insert(table, {"id": 50, "balance": 1})
@@ -94,8 +100,9 @@ def test_concurrent_insert_same_key_waits_then_duplicate(engine: Engine, table: 
     assert table.rows[50] == (50, 1)
 
 
-def test_concurrent_insert_same_key_succeeds_after_rollback(engine: Engine, table: Table,
-                                                            timeout_box: list[float]) -> None:
+def test_concurrent_insert_same_key_succeeds_after_rollback(
+    engine: Engine, table: Table, timeout_box: list[float]
+) -> None:
     timeout_box[0] = 5.0
     first = engine.begin(1)
     first.insert(table, {"id": 50, "balance": 1})
@@ -109,6 +116,7 @@ def test_concurrent_insert_same_key_succeeds_after_rollback(engine: Engine, tabl
 
 
 # --- lock wait timeout ------------------------------------------------------------------------
+
 
 def test_lock_wait_timeout_fails_statement_not_transaction(engine: Engine, table: Table) -> None:
     holder = engine.begin(1)
@@ -134,8 +142,9 @@ def test_lock_wait_timeout_fails_statement_not_transaction(engine: Engine, table
     assert engine.status()["Innodb_row_lock_time"] >= 150
 
 
-def test_lock_wait_timeout_is_read_at_each_wait(engine: Engine, table: Table,
-                                                timeout_box: list[float]) -> None:
+def test_lock_wait_timeout_is_read_at_each_wait(
+    engine: Engine, table: Table, timeout_box: list[float]
+) -> None:
     holder = engine.begin(1)
     holder.lock_for_update(table, 1)
     waiter = engine.begin(2)
@@ -151,15 +160,18 @@ def test_lock_wait_timeout_is_read_at_each_wait(engine: Engine, table: Table,
     assert time.monotonic() - started >= 0.35
 
 
-def test_lock_for_update_blocks_writers_and_insert_of_missing_key(engine: Engine,
-                                                                  table: Table) -> None:
+def test_lock_for_update_blocks_writers_and_insert_of_missing_key(
+    engine: Engine, table: Table
+) -> None:
     reader = engine.begin(1)
     assert reader.lock_for_update(table, 1) == (1, 100)
     assert reader.lock_for_update(table, 99) is None
     other = engine.begin(2)
     assert other.get(table, 1) == (1, 100)  # plain reads take no locks
-    for attempt in (lambda: other.delete(table, 1),
-                    lambda: other.insert(table, {"id": 99, "balance": 0})):
+    for attempt in (
+        lambda: other.delete(table, 1),
+        lambda: other.insert(table, {"id": 99, "balance": 0}),
+    ):
         with pytest.raises(MySQLError) as info:
             attempt()
         assert info.value.errno == 1205
@@ -169,8 +181,10 @@ def test_lock_for_update_blocks_writers_and_insert_of_missing_key(engine: Engine
 
 # --- deadlocks ----------------------------------------------------------------------------------
 
-def test_deadlock_between_two_threads(engine: Engine, table: Table,
-                                      timeout_box: list[float]) -> None:
+
+def test_deadlock_between_two_threads(
+    engine: Engine, table: Table, timeout_box: list[float]
+) -> None:
     timeout_box[0] = 10.0
     a, b = engine.begin(1), engine.begin(2)
     a.update(table, 1, {"balance": 101})
@@ -191,8 +205,9 @@ def test_deadlock_between_two_threads(engine: Engine, table: Table,
     b.rollback()  # harmless afterwards
 
 
-def test_three_way_deadlock_and_no_false_positive(engine: Engine, table: Table,
-                                                  timeout_box: list[float]) -> None:
+def test_three_way_deadlock_and_no_false_positive(
+    engine: Engine, table: Table, timeout_box: list[float]
+) -> None:
     timeout_box[0] = 10.0
     a, b, c = engine.begin(1), engine.begin(2), engine.begin(3)
     a.lock_for_update(table, 1)
@@ -212,8 +227,9 @@ def test_three_way_deadlock_and_no_false_positive(engine: Engine, table: Table,
     a.commit()
 
 
-def test_waiters_are_granted_in_arrival_order(engine: Engine, table: Table,
-                                              timeout_box: list[float]) -> None:
+def test_waiters_are_granted_in_arrival_order(
+    engine: Engine, table: Table, timeout_box: list[float]
+) -> None:
     timeout_box[0] = 10.0
     holder = engine.begin(0)
     holder.lock_for_update(table, 1)
@@ -256,8 +272,10 @@ def test_lock_manager_direct() -> None:
 
 # --- a transfer workload ----------------------------------------------------------------------
 
-def test_random_transfers_preserve_the_total(engine: Engine, table: Table,
-                                             timeout_box: list[float]) -> None:
+
+def test_random_transfers_preserve_the_total(
+    engine: Engine, table: Table, timeout_box: list[float]
+) -> None:
     timeout_box[0] = 1.0
     threads, transfers = 12, 100
     errors: list[BaseException] = []

@@ -17,8 +17,7 @@ C = uuid.UUID("ffffffff-ffff-ffff-ffff-ffffffffffff")
 
 sids = st.sampled_from([A, B, C])
 small_gnos = st.integers(1, 60)
-intervals = st.tuples(sids, small_gnos, st.integers(0, 8)).map(
-    lambda t: (t[0], t[1], t[1] + t[2]))
+intervals = st.tuples(sids, small_gnos, st.integers(0, 8)).map(lambda t: (t[0], t[1], t[1] + t[2]))
 
 
 @st.composite
@@ -33,8 +32,12 @@ def gtid_sets(draw: st.DrawFn) -> GtidSet:
 
 def members(gtids: GtidSet) -> set[tuple[uuid.UUID, int]]:
     """The GTIDs of a small set, the slow obvious way."""
-    return {(sid, gno) for sid in gtids.sids() for s, e in gtids.intervals(sid)
-            for gno in range(s, e + 1)}
+    return {
+        (sid, gno)
+        for sid in gtids.sids()
+        for s, e in gtids.intervals(sid)
+        for gno in range(s, e + 1)
+    }
 
 
 def members_if_small(gtids: GtidSet) -> set[tuple[uuid.UUID, int]]:
@@ -165,15 +168,18 @@ def test_str_is_mysql_format() -> None:
     s.add_interval(A, 1, 5)
     s.add(A, 7)
     s.add_interval(B, 1, 1)
-    assert str(s) == ("00000000-0000-0000-0000-000000000001:1,\n"
-                      "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:7")
+    assert str(s) == (
+        "00000000-0000-0000-0000-000000000001:1,\n3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:7"
+    )
     assert str(GtidSet()) == ""
     assert str(Gtid(A, 3)) == "3e11fa47-71ca-11e1-9e33-c80aa9429562:3"
 
 
 def test_parse_accepts_mysql_text() -> None:
-    text = ("3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5:7 ,\n"
-            "  00000000-0000-0000-0000-000000000001 : 1 - 2 :3\n")
+    text = (
+        "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5:7 ,\n"
+        "  00000000-0000-0000-0000-000000000001 : 1 - 2 :3\n"
+    )
     s = GtidSet.parse(text)
     assert s.intervals(A) == [(1, 5), (7, 7)]
     assert s.intervals(B) == [(1, 3)]
@@ -183,20 +189,23 @@ def test_parse_accepts_mysql_text() -> None:
     assert Gtid.parse(f" {str(A).upper()}:42 ") == Gtid(A, 42)
 
 
-@pytest.mark.parametrize("text", [
-    "nonsense",
-    f"{A}:",
-    f"{A}:0",
-    f"{A}:5-3",
-    f"{A}:1-",
-    f"{A}:x",
-    f"{A}:1,",
-    f",{A}:1",
-    f"{A}:{GNO_MAX + 1}",
-    "3e11fa47-71ca-11e1-9e33-c80aa942956:1",
-    f"{A}:+1",
-    f"{A}:1:-3",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nonsense",
+        f"{A}:",
+        f"{A}:0",
+        f"{A}:5-3",
+        f"{A}:1-",
+        f"{A}:x",
+        f"{A}:1,",
+        f",{A}:1",
+        f"{A}:{GNO_MAX + 1}",
+        "3e11fa47-71ca-11e1-9e33-c80aa942956:1",
+        f"{A}:+1",
+        f"{A}:1:-3",
+    ],
+)
 def test_parse_rejects_malformed_text(text: str) -> None:
     with pytest.raises(ValueError, match="malformed|range"):
         GtidSet.parse(text)
@@ -222,8 +231,8 @@ def test_encode_golden() -> None:
     assert GtidSet().encode() == bytes(8)
     s = GtidSet.parse(f"{A}:1-5:7")
     assert s.encode() == (
-        struct.pack("<Q", 1) + A.bytes + struct.pack("<Q", 2)
-        + struct.pack("<qqqq", 1, 6, 7, 8))
+        struct.pack("<Q", 1) + A.bytes + struct.pack("<Q", 2) + struct.pack("<qqqq", 1, 6, 7, 8)
+    )
     assert A.bytes.hex() == "3e11fa4771ca11e19e33c80aa9429562"
     two = GtidSet.parse(f"{C}:1,{A}:2")
     encoded = two.encode()
@@ -240,26 +249,33 @@ def test_binary_round_trip(x: GtidSet) -> None:
 
 
 def _one_sid(*pairs: int) -> bytes:
-    return (struct.pack("<Q", 1) + A.bytes + struct.pack("<Q", len(pairs) // 2)
-            + struct.pack(f"<{len(pairs)}q", *pairs))
+    return (
+        struct.pack("<Q", 1)
+        + A.bytes
+        + struct.pack("<Q", len(pairs) // 2)
+        + struct.pack(f"<{len(pairs)}q", *pairs)
+    )
 
 
-@pytest.mark.parametrize("data", [
-    b"",
-    bytes(7),
-    bytes(9),
-    struct.pack("<Q", 1),
-    struct.pack("<Q", 1) + A.bytes + struct.pack("<Q", 1),
-    _one_sid(1, 6, 6, 8),       # adjacent intervals
-    _one_sid(5, 8, 1, 3),       # descending
-    _one_sid(3, 3),             # empty interval
-    _one_sid(0, 3),             # GNO 0
-    _one_sid(1, -1),            # negative end
-    _one_sid(-5, 3),            # negative start
-    _one_sid(1, 3) + b"\0",     # trailing byte
-    struct.pack("<Q", 1 << 60),  # tagged-format byte
-    struct.pack("<Q", 1000),
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        bytes(7),
+        bytes(9),
+        struct.pack("<Q", 1),
+        struct.pack("<Q", 1) + A.bytes + struct.pack("<Q", 1),
+        _one_sid(1, 6, 6, 8),  # adjacent intervals
+        _one_sid(5, 8, 1, 3),  # descending
+        _one_sid(3, 3),  # empty interval
+        _one_sid(0, 3),  # GNO 0
+        _one_sid(1, -1),  # negative end
+        _one_sid(-5, 3),  # negative start
+        _one_sid(1, 3) + b"\0",  # trailing byte
+        struct.pack("<Q", 1 << 60),  # tagged-format byte
+        struct.pack("<Q", 1000),
+    ],
+)
 def test_decode_rejects_malformed(data: bytes) -> None:
     with pytest.raises(ValueError):
         GtidSet.decode(data)
@@ -277,14 +293,19 @@ def test_iteration_yields_gtids_in_order() -> None:
 
 @given(sids, st.integers(1, 3), sids, st.integers(1, 3))
 def test_a_gtid_compares_and_hashes_as_its_sid_and_gno(
-        sid_a: uuid.UUID, gno_a: int, sid_b: uuid.UUID, gno_b: int) -> None:
+    sid_a: uuid.UUID, gno_a: int, sid_b: uuid.UUID, gno_b: int
+) -> None:
     """Gtid writes its equality, order and hash out (a plain class, native when compiled):
     they must be those of the pair ``(sid, gno)``, a UUID ordering as its integer."""
     a, b = Gtid(sid_a, gno_a), Gtid(sid_b, gno_b)
     pair_a, pair_b = (sid_a, gno_a), (sid_b, gno_b)
     assert (a == b, a != b) == (pair_a == pair_b, pair_a != pair_b)
     assert (a < b, a <= b, a > b, a >= b) == (
-        pair_a < pair_b, pair_a <= pair_b, pair_a > pair_b, pair_a >= pair_b)
+        pair_a < pair_b,
+        pair_a <= pair_b,
+        pair_a > pair_b,
+        pair_a >= pair_b,
+    )
     assert len({a, b, Gtid(sid_a, gno_a)}) == len({pair_a, pair_b})
     assert a != (sid_a, gno_a)
     assert str(a) == f"{sid_a}:{gno_a}"

@@ -20,8 +20,9 @@ def error_of(call: object, *args: str) -> MySQLError:
     return raised.value
 
 
-def test_install_registers_observers_and_variables(plugins: Plugins, delegates: Delegates,
-                                                   system_variables: SystemVariables) -> None:
+def test_install_registers_observers_and_variables(
+    plugins: Plugins, delegates: Delegates, system_variables: SystemVariables
+) -> None:
     installed = plugins.install("sample")
     assert installed.hooks == ("before_commit",)
     assert system_variables.get_global("sample_level") == 7, "startup option --sample-level=7"
@@ -30,8 +31,9 @@ def test_install_registers_observers_and_variables(plugins: Plugins, delegates: 
     assert plugins._status.show("Sample_%") == [("Sample_commits", "1")]
 
 
-def test_uninstall_removes_variables_and_observers(plugins: Plugins, delegates: Delegates,
-                                                   system_variables: SystemVariables) -> None:
+def test_uninstall_removes_variables_and_observers(
+    plugins: Plugins, delegates: Delegates, system_variables: SystemVariables
+) -> None:
     instance = plugins.install("sample").instance
     plugins.uninstall("sample")
     assert error_of(system_variables.lookup, "sample_level").errno == 1193
@@ -41,8 +43,9 @@ def test_uninstall_removes_variables_and_observers(plugins: Plugins, delegates: 
     assert plugins.installed() == []
 
 
-def test_two_plugins_keep_their_own_variables(plugins: Plugins,
-                                              system_variables: SystemVariables) -> None:
+def test_two_plugins_keep_their_own_variables(
+    plugins: Plugins, system_variables: SystemVariables
+) -> None:
     plugins.install("sample")
     plugins.install("sample_other")
     plugins.uninstall("sample")
@@ -87,16 +90,18 @@ def test_wrapper_hooks_are_refused(plugins: Plugins) -> None:
     assert error.errno == 1123 and "'after_commit' is declared as a wrapper" in error.message
 
 
-def test_failing_init_leaves_nothing_behind(plugins: Plugins,
-                                            system_variables: SystemVariables) -> None:
+def test_failing_init_leaves_nothing_behind(
+    plugins: Plugins, system_variables: SystemVariables
+) -> None:
     error = error_of(plugins.install, "failing_init")
     assert error.errno == 1123 and "cannot start" in error.message
     assert error_of(system_variables.lookup, "failing_init_x").errno == 1193
     assert plugins.installed() == []
 
 
-def test_variables_must_carry_the_plugin_prefix(plugins: Plugins,
-                                                system_variables: SystemVariables) -> None:
+def test_variables_must_carry_the_plugin_prefix(
+    plugins: Plugins, system_variables: SystemVariables
+) -> None:
     error = error_of(plugins.install, "bad_prefix")
     assert error.errno == 1123 and "must start with 'bad_prefix_'" in error.message
     assert system_variables.show("innodb%") == []
@@ -111,7 +116,10 @@ def test_install_twice(plugins: Plugins) -> None:
 def test_uninstall_unknown(plugins: Plugins) -> None:
     error = error_of(plugins.uninstall, "sample")
     assert (error.errno, error.sqlstate, error.message) == (
-        1305, "42000", "PLUGIN sample does not exist")
+        1305,
+        "42000",
+        "PLUGIN sample does not exist",
+    )
 
 
 def test_plugin_refuses_uninstall_while_in_use(plugins: Plugins, delegates: Delegates) -> None:
@@ -119,8 +127,10 @@ def test_plugin_refuses_uninstall_while_in_use(plugins: Plugins, delegates: Dele
     plugins.install("busy")
     error = error_of(plugins.uninstall, "busy")
     assert error.errno == 1883
-    assert error.message == ("Plugin 'busy' cannot be uninstalled now. Stop any active "
-                             "semisynchronous slaves of this master first.")
+    assert error.message == (
+        "Plugin 'busy' cannot be uninstalled now. Stop any active "
+        "semisynchronous slaves of this master first."
+    )
     assert [p.name for p in plugins.installed()] == ["busy"]
     assert not delegates.transaction.is_empty("after_commit")
     sample_plugins.BusyPlugin.busy = False

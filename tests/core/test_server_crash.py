@@ -38,8 +38,9 @@ def binlog_ids(datadir: Path) -> set[int]:
     return ids
 
 
-def run_writers(server: ServerProcess, stop: threading.Event,
-                acked: list[set[int]]) -> list[threading.Thread]:
+def run_writers(
+    server: ServerProcess, stop: threading.Event, acked: list[set[int]]
+) -> list[threading.Thread]:
     def write(n: int) -> None:
         try:
             connection = server.connect()
@@ -59,6 +60,7 @@ def run_writers(server: ServerProcess, stop: threading.Event,
                 i += 1
         except pymysql.MySQLError:
             return
+
     threads = [threading.Thread(target=write, args=(n,), daemon=True) for n in range(WRITERS)]
     for thread in threads:
         thread.start()
@@ -88,8 +90,10 @@ def test_kill_at_crash_point_under_writers(tmp_path: Path, point: str) -> None:
     lost = sorted(everything_acked - rows)[:5]
     assert everything_acked <= rows, f"lost acknowledged rows: {lost}"
     in_binlog = binlog_ids(tmp_path / "data")
-    assert rows == in_binlog, (f"data differs from the binlog: extra {sorted(rows - in_binlog)[:5]}"
-                               f", missing {sorted(in_binlog - rows)[:5]}")
+    assert rows == in_binlog, (
+        f"data differs from the binlog: extra {sorted(rows - in_binlog)[:5]}"
+        f", missing {sorted(in_binlog - rows)[:5]}"
+    )
     assert violations_in([str(tmp_path / "data")]) == []
     pairs = {r for r in rows if r % 1_000_000 >= 500_000}
     assert all(p - 500_000 in rows for p in pairs), "half of a transaction survived"
@@ -172,8 +176,9 @@ def test_a_second_server_on_a_live_data_directory_is_refused(tmp_path: Path) -> 
     second = ServerProcess(tmp_path / "data")
     with pytest.raises(RuntimeError) as info:
         second.start(timeout=20)
-    assert re.search(r"\[ERROR\] \[MY-012574\] \[Server\] Unable to lock ./rpl.lock error: 11",
-                     str(info.value)), info.value
+    assert re.search(
+        r"\[ERROR\] \[MY-012574\] \[Server\] Unable to lock ./rpl.lock error: 11", str(info.value)
+    ), info.value
     assert (tmp_path / "data" / "binlog.000001").stat().st_size == size
     first.query("INSERT INTO d.t VALUES (2)")
     assert first.query("SELECT id FROM d.t") == [(1,), (2,)]
@@ -188,8 +193,9 @@ def test_checkpoints_between_rotations_bound_the_replay(tmp_path: Path, every: i
     """rpl_checkpoint_binlog_bytes: the engine is checkpointed each time that much binlog
     has grown, so a kill -9 replays at most about that much, not the whole file (0: only
     rotations checkpoint, and the restart replays everything since the start)."""
-    server = ServerProcess(tmp_path / "data",
-                           options=[f"--rpl-checkpoint-binlog-bytes={every}"]).start()
+    server = ServerProcess(
+        tmp_path / "data", options=[f"--rpl-checkpoint-binlog-bytes={every}"]
+    ).start()
     server.query("CREATE DATABASE c")
     server.query("CREATE TABLE c.t (id INT NOT NULL PRIMARY KEY, v VARCHAR(2000))")
     for key in range(200):

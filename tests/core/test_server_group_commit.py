@@ -31,8 +31,9 @@ def live(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def connect(server: Server, **kwargs: Any) -> pymysql.Connection[pymysql.cursors.Cursor]:
-    return pymysql.connect(host="127.0.0.1", port=server.port, user="root", autocommit=True,
-                           **kwargs)
+    return pymysql.connect(
+        host="127.0.0.1", port=server.port, user="root", autocommit=True, **kwargs
+    )
 
 
 def setup_table(server: Server) -> None:
@@ -208,6 +209,7 @@ def test_rotation_while_a_session_waits_in_after_sync(live: Server) -> None:
         # binlog lock, while the rotation happens.
         end = live.binlog.end
         from rpl.core.binlog.logfile import read_events
+
         events = list(read_events(live.binlog.directory / end.file, stop_at=end.pos))
         if any("INSERT" in getattr(e.event, "query", "") for e in events):
             read_ok.set()
@@ -267,12 +269,18 @@ def test_groups_flushed_behind_a_waiting_commit_group_commit_as_one(live: Server
     live.delegates.registry.register(HoldFirstSync(), "hold")
     threads = []
     for i in range(1, 6):  # one session at a time: each its own flush group
-        threads.append(threading.Thread(target=lambda i=i: connect(live).cursor().execute(
-            f"INSERT INTO g.t VALUES ({i}, {i})")))
+        threads.append(
+            threading.Thread(
+                target=lambda i=i: (
+                    connect(live).cursor().execute(f"INSERT INTO g.t VALUES ({i}, {i})")
+                )
+            )
+        )
         threads[-1].start()
         deadline = time.monotonic() + 5
-        while [c[0] for c in recorder.calls].count("after_flush") < i and \
-                time.monotonic() < deadline:
+        while [c[0] for c in recorder.calls].count(
+            "after_flush"
+        ) < i and time.monotonic() < deadline:
             time.sleep(0.005)
     time.sleep(0.2)
     flushes = [c for c in recorder.calls if c[0] == "after_flush"]
@@ -284,8 +292,9 @@ def test_groups_flushed_behind_a_waiting_commit_group_commit_as_one(live: Server
         thread.join(10)
     syncs = [c for c in recorder.calls if c[0] == "after_sync"]
     commits = [c for c in recorder.calls if c[0] == "after_commit"]
-    assert syncs == [("after_sync", *flushes[0][1:]), ("after_sync", *flushes[-1][1:])], \
+    assert syncs == [("after_sync", *flushes[0][1:]), ("after_sync", *flushes[-1][1:])], (
         "the four groups queued behind the first did not go through one after_sync"
+    )
     assert recorder.visible_at_sync == [0, 1], "rows of the queued groups seen before it"
     assert [c[1:] for c in commits] == [c[1:] for c in flushes], "not in binlog order"
     assert len(live.engine.table("g", "t").rows) == 5
@@ -335,14 +344,14 @@ def test_commit_stage_keeps_binlog_order_under_concurrency(live: Server) -> None
 
 
 @pytest.mark.parametrize("hook", ["begin", "before_commit", "after_flush", "after_sync"])
-def test_observer_message_reaches_the_client_only_with_its_errno(live: Server,
-                                                                 hook: str) -> None:
+def test_observer_message_reaches_the_client_only_with_its_errno(live: Server, hook: str) -> None:
     """MySQL's client sees the hook's own error (ER_RUN_HOOK_ERROR, 3100) when a statement
     or commit hook fails, the observer's message only in the error log; an observer that
     names its error (``ObserverError(message, errno=...)``) has its own message sent with
     that errno."""
     setup_table(live)
     from rpl.observers import ObserverError
+
     failure: list[ObserverError] = [ObserverError("commits are paused")]
 
     class Paused:

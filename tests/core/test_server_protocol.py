@@ -38,17 +38,25 @@ def _handshake(port: int) -> tuple[socket.socket, bytes]:
     assert greeting[0] == 10
     rest = greeting[1:]
     version_end = rest.index(b"\0")
-    rest = rest[version_end + 1 + 4:]
+    rest = rest[version_end + 1 + 4 :]
     scramble = rest[:8]
-    rest = rest[8 + 1 + 2 + 1 + 2 + 2 + 1 + 10:]
+    rest = rest[8 + 1 + 2 + 1 + 2 + 2 + 1 + 10 :]
     scramble += rest[:12]
     return sock, scramble
 
 
 def _response(user: bytes, token: bytes, plugin: bytes) -> bytes:
     caps = 0x00000200 | 0x00008000 | 0x00080000 | 0x00000001
-    return (struct.pack("<IIB", caps, 1 << 24, 255) + b"\0" * 23 + user + b"\0"
-            + bytes((len(token),)) + token + plugin + b"\0")
+    return (
+        struct.pack("<IIB", caps, 1 << 24, 255)
+        + b"\0" * 23
+        + user
+        + b"\0"
+        + bytes((len(token),))
+        + token
+        + plugin
+        + b"\0"
+    )
 
 
 def test_pymysql_round_trip(server) -> None:  # type: ignore[no-untyped-def]
@@ -74,7 +82,7 @@ def test_auth_switch_for_another_plugin(server) -> None:  # type: ignore[no-unty
     sock.sendall(_packet(1, _response(b"root", b"", b"caching_sha2_password")))
     seq, switch = _read_packet(sock)
     assert switch[0] == 0xFE and switch[1:].startswith(b"mysql_native_password\0")
-    scramble = switch[len(b"\xfemysql_native_password\0"):-1]
+    scramble = switch[len(b"\xfemysql_native_password\0") : -1]
     assert len(scramble) == 20
     sock.sendall(_packet(seq + 1, client_token("", scramble)))
     _, reply = _read_packet(sock)
@@ -87,7 +95,7 @@ def test_auth_switch_checks_the_password(server) -> None:  # type: ignore[no-unt
     sock, _ = _handshake(server.port)
     sock.sendall(_packet(1, _response(b"sw", b"", b"caching_sha2_password")))
     seq, switch = _read_packet(sock)
-    scramble = switch[len(b"\xfemysql_native_password\0"):-1]
+    scramble = switch[len(b"\xfemysql_native_password\0") : -1]
     sock.sendall(_packet(seq + 1, client_token("not-it", scramble)))
     _, reply = _read_packet(sock)
     assert reply[0] == 0xFF and struct.unpack("<H", reply[1:3])[0] == 1045
@@ -123,18 +131,22 @@ def test_multi_packet_payloads(server) -> None:  # type: ignore[no-untyped-def]
     connection.close()
 
 
-@pytest.mark.parametrize("garbage", [
-    b"\x05\x00\x00\x00\x03SEL",                  # payload shorter than its length
-    b"\xff\xff\xff\x00" + b"\x03" * 100,          # huge length field, then the peer stops
-    b"\x01\x00\x00\x07\x03",                       # wrong sequence id
-    b"\x00\x00\x00\x00",                           # empty command
-    b"\x01\x00\x00\x00\x99",                       # unknown command
-])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"\x05\x00\x00\x00\x03SEL",  # payload shorter than its length
+        b"\xff\xff\xff\x00" + b"\x03" * 100,  # huge length field, then the peer stops
+        b"\x01\x00\x00\x07\x03",  # wrong sequence id
+        b"\x00\x00\x00\x00",  # empty command
+        b"\x01\x00\x00\x00\x99",  # unknown command
+    ],
+)
 def test_bad_packets_do_not_hurt_other_sessions(server, garbage: bytes) -> None:  # type: ignore[no-untyped-def]
     bystander = server.connect()
     sock, scramble = _handshake(server.port)
-    sock.sendall(_packet(1, _response(b"root", client_token("", scramble),
-                                      b"mysql_native_password")))
+    sock.sendall(
+        _packet(1, _response(b"root", client_token("", scramble), b"mysql_native_password"))
+    )
     _, ok = _read_packet(sock)
     assert ok[0] == 0
     sock.sendall(garbage)
@@ -167,8 +179,9 @@ def test_packet_too_large_is_1153(server) -> None:  # type: ignore[no-untyped-de
     server.query("SET GLOBAL max_allowed_packet = 1048576")
     try:
         sock, scramble = _handshake(server.port)
-        sock.sendall(_packet(1, _response(b"root", client_token("", scramble),
-                                          b"mysql_native_password")))
+        sock.sendall(
+            _packet(1, _response(b"root", client_token("", scramble), b"mysql_native_password"))
+        )
         assert _read_packet(sock)[1][0] == 0
         sock.sendall(struct.pack("<I", 2 * 1024 * 1024)[:3] + b"\x00" + b"\x03SELECT 1")
         _, reply = _read_packet(sock)

@@ -12,8 +12,9 @@ import pytest
 from rpl.core.testing.process import SERVER_PYTHON_ENV, ServerProcess
 
 
-def test_server_runs_on_the_named_executable(tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_server_runs_on_the_named_executable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With RPL_SERVER_PYTHON set, the server is started by that executable (here a
     wrapper that notes its arguments, then runs this interpreter), and it serves.
     """
@@ -27,7 +28,8 @@ def test_server_runs_on_the_named_executable(tmp_path: Path,
         assert server.query("SELECT 1") == [(1,)]
         assert server.process is not None
         assert os.readlink(f"/proc/{server.process.pid}/exe") == os.path.realpath(
-            sys.executable)  # the wrapper exec'd: the pid is the server's own
+            sys.executable
+        )  # the wrapper exec'd: the pid is the server's own
     finally:
         server.stop()
     assert calls.read_text().startswith("-m rpl.core.cli server --datadir")

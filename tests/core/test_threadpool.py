@@ -84,9 +84,12 @@ def make_pool() -> Iterator[Callable[..., ThreadPool]]:
     pools: list[ThreadPool] = []
 
     def make(size: int = 1, stall_limit_ms: int = 60000, idle_timeout: int = 60) -> ThreadPool:
-        pool = ThreadPool(size=lambda: size, max_threads=lambda: 64,
-                          stall_limit_ms=lambda: stall_limit_ms,
-                          idle_timeout=lambda: idle_timeout)
+        pool = ThreadPool(
+            size=lambda: size,
+            max_threads=lambda: 64,
+            stall_limit_ms=lambda: stall_limit_ms,
+            idle_timeout=lambda: idle_timeout,
+        )
         pool.start()
         pools.append(pool)
         return pool
@@ -96,8 +99,7 @@ def make_pool() -> Iterator[Callable[..., ThreadPool]]:
         pool.stop()
 
 
-def connect(pool: ThreadPool, handler: Callable[[bytes], bytes]
-            ) -> tuple[Client, PairConnection]:
+def connect(pool: ThreadPool, handler: Callable[[bytes], bytes]) -> tuple[Client, PairConnection]:
     server_end, client_end = socket.socketpair()
     connection = PairConnection(server_end, handler)
     pool.add(connection)
@@ -119,8 +121,9 @@ def test_one_worker_serves_many_connections(make_pool: Callable[..., ThreadPool]
     assert pool.threads == 1
 
 
-def blocking_handler(release: threading.Event, announced: bool,
-                     entered: threading.Event) -> Callable[[bytes], bytes]:
+def blocking_handler(
+    release: threading.Event, announced: bool, entered: threading.Event
+) -> Callable[[bytes], bytes]:
     def handle(payload: bytes) -> bytes:
         entered.set()
         if announced:
@@ -129,11 +132,13 @@ def blocking_handler(release: threading.Event, announced: bool,
         else:
             release.wait(30)
         return b"released"
+
     return handle
 
 
 def test_announced_wait_lets_another_worker_serve_at_once(
-        make_pool: Callable[..., ThreadPool]) -> None:
+    make_pool: Callable[..., ThreadPool],
+) -> None:
     pool = make_pool(size=1, stall_limit_ms=60000)  # the stall check cannot help here
     release, entered = threading.Event(), threading.Event()
     blocked, _ = connect(pool, blocking_handler(release, True, entered))
@@ -148,7 +153,8 @@ def test_announced_wait_lets_another_worker_serve_at_once(
 
 
 def test_unannounced_wait_frees_the_pool_after_the_stall_limit(
-        make_pool: Callable[..., ThreadPool]) -> None:
+    make_pool: Callable[..., ThreadPool],
+) -> None:
     pool = make_pool(size=1, stall_limit_ms=300)
     release, entered = threading.Event(), threading.Event()
     blocked, _ = connect(pool, blocking_handler(release, False, entered))
@@ -208,9 +214,14 @@ def test_a_closed_connection_is_forgotten(make_pool: Callable[..., ThreadPool]) 
 # ------------------------------------------------------------------ a real server
 @pytest.fixture
 def pooled(tmp_path: Path) -> Iterator[ServerProcess]:
-    server = ServerProcess(tmp_path / "data", options=[
-        "--thread-handling=pool-of-threads", "--thread-pool-stall-limit=60000",
-        "--innodb-lock-wait-timeout=30"]).start()
+    server = ServerProcess(
+        tmp_path / "data",
+        options=[
+            "--thread-handling=pool-of-threads",
+            "--thread-pool-stall-limit=60000",
+            "--innodb-lock-wait-timeout=30",
+        ],
+    ).start()
     yield server
     server.kill()
 
@@ -235,8 +246,7 @@ def test_pool_of_threads_server_under_concurrent_writers(pooled: ServerProcess) 
     for writer in writers:
         writer.join(60)
     assert pooled.query("SELECT COUNT(*), MIN(n), MAX(n) FROM p.t") == [(640, 100, 139)]
-    assert pooled.query("SELECT @@thread_handling, @@thread_pool_size") == [
-        ("pool-of-threads", 1)]
+    assert pooled.query("SELECT @@thread_handling, @@thread_pool_size") == [("pool-of-threads", 1)]
     status = dict(pooled.query("SHOW GLOBAL STATUS LIKE 'Threadpool%'"))
     assert 1 <= int(status["Threadpool_threads"]) <= 64
 
@@ -265,8 +275,10 @@ def test_row_lock_wait_does_not_hold_up_the_pool(pooled: ServerProcess) -> None:
     thread = threading.Thread(target=wait_for_the_lock)
     thread.start()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and pooled.query(
-            "SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_current_waits'")[0][1] != "1":
+    while (
+        time.monotonic() < deadline
+        and pooled.query("SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_current_waits'")[0][1] != "1"
+    ):
         time.sleep(0.05)
     asked = time.monotonic()
     with other.cursor() as cursor:
@@ -283,12 +295,14 @@ def test_row_lock_wait_does_not_hold_up_the_pool(pooled: ServerProcess) -> None:
 def test_kill_ends_an_idle_pooled_connection(pooled: ServerProcess) -> None:
     victim = pooled.connect(autocommit=True, read_timeout=10)
     victim_id = victim.thread_id()
-    connected = int(dict(pooled.query("SHOW STATUS LIKE 'Threads_connected'"))[
-        "Threads_connected"])
+    connected = int(dict(pooled.query("SHOW STATUS LIKE 'Threads_connected'"))["Threads_connected"])
     pooled.query(f"KILL {victim_id}")
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and int(dict(pooled.query(
-            "SHOW STATUS LIKE 'Threads_connected'"))["Threads_connected"]) >= connected:
+    while (
+        time.monotonic() < deadline
+        and int(dict(pooled.query("SHOW STATUS LIKE 'Threads_connected'"))["Threads_connected"])
+        >= connected
+    ):
         time.sleep(0.05)
     with pytest.raises(pymysql.err.OperationalError):
         with victim.cursor() as cursor:

@@ -11,8 +11,9 @@ from rpl.observers import ObserverError, Scope, StatusVariable, SystemVariable, 
 VARIABLES = (
     SystemVariable("x_enabled", VarType.BOOL, False),
     SystemVariable("x_count", VarType.INT, 1, min_value=1, max_value=65535),
-    SystemVariable("x_point", VarType.ENUM, "AFTER_SYNC", enum_values=("AFTER_SYNC",
-                                                                       "AFTER_COMMIT")),
+    SystemVariable(
+        "x_point", VarType.ENUM, "AFTER_SYNC", enum_values=("AFTER_SYNC", "AFTER_COMMIT")
+    ),
     SystemVariable("x_name", VarType.STR, None),
     SystemVariable("x_ratio", VarType.REAL, 0.5, min_value=0.0, max_value=1.0),
     SystemVariable("x_fixed", VarType.INT, 4, dynamic=False),
@@ -34,10 +35,13 @@ def error(variables: SystemVariables, name: str, value: object) -> tuple[int, st
     return raised.value.errno, raised.value.message
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("ON", True), ("off", False), (1, True), (0, False), ("TRUE", True), (True, True)])
-def test_bool_accepts_mysql_spellings(variables: SystemVariables, value: object,
-                                      expected: bool) -> None:
+@pytest.mark.parametrize(
+    "value, expected",
+    [("ON", True), ("off", False), (1, True), (0, False), ("TRUE", True), (True, True)],
+)
+def test_bool_accepts_mysql_spellings(
+    variables: SystemVariables, value: object, expected: bool
+) -> None:
     variables.set_global("x_enabled", value)
     assert variables.get_global("X_ENABLED") is expected
 
@@ -52,15 +56,18 @@ def test_int_out_of_range_is_clamped_with_a_warning(variables: SystemVariables) 
     warnings = variables.set_global("x_count", 0)
     assert variables.get_global("x_count") == 1
     assert [(w.code, w.message) for w in warnings] == [
-        (1292, "Truncated incorrect x_count value: '0'")]
+        (1292, "Truncated incorrect x_count value: '0'")
+    ]
     variables.set_global("x_count", 70000)
     assert variables.get_global("x_count") == 65535
 
 
 @pytest.mark.parametrize("value", ["abc", 1.5, None])
 def test_int_rejects_other_types(variables: SystemVariables, value: object) -> None:
-    assert error(variables, "x_count", value) == (1232, "Incorrect argument type to variable "
-                                                        "'x_count'")
+    assert error(variables, "x_count", value) == (
+        1232,
+        "Incorrect argument type to variable 'x_count'",
+    )
 
 
 def test_enum(variables: SystemVariables) -> None:
@@ -69,7 +76,9 @@ def test_enum(variables: SystemVariables) -> None:
     variables.set_global("x_point", 0)
     assert variables.get_global("x_point") == "AFTER_SYNC"
     assert error(variables, "x_point", "AFTER_FLUSH") == (
-        1231, "Variable 'x_point' can't be set to the value of 'AFTER_FLUSH'")
+        1231,
+        "Variable 'x_point' can't be set to the value of 'AFTER_FLUSH'",
+    )
     assert error(variables, "x_point", 5)[0] == 1231
 
 
@@ -88,7 +97,9 @@ def test_read_only_unknown_and_scope_errors(variables: SystemVariables) -> None:
     with pytest.raises(MySQLError) as raised:
         variables.check_session_scope("x_count")
     assert (raised.value.errno, raised.value.message) == (
-        1229, "Variable 'x_count' is a GLOBAL variable and should be set with SET GLOBAL")
+        1229,
+        "Variable 'x_count' is a GLOBAL variable and should be set with SET GLOBAL",
+    )
 
 
 def test_readers_follow_set_global(variables: SystemVariables) -> None:
@@ -129,8 +140,7 @@ def test_check_and_on_update() -> None:
         seen.append(value)
 
     registry = SystemVariables()
-    registry.register(SystemVariable("y_n", VarType.INT, 1, check=check, on_update=on_update),
-                      "y")
+    registry.register(SystemVariable("y_n", VarType.INT, 1, check=check, on_update=on_update), "y")
     registry.set_global("y_n", 5)
     assert seen == [5]
     for refused in (13, 7):
@@ -149,8 +159,9 @@ def test_show_with_like(variables: SystemVariables) -> None:
 def test_status_flush_calls_reset() -> None:
     counter = {"n": 4}
     status = StatusVariables()
-    status.register(StatusVariable("Z_calls", lambda: counter["n"],
-                                   reset=lambda: counter.update(n=0)), "z")
+    status.register(
+        StatusVariable("Z_calls", lambda: counter["n"], reset=lambda: counter.update(n=0)), "z"
+    )
     status.register(StatusVariable("Z_on", lambda: True), "z")
     assert status.show("z%") == [("Z_calls", "4"), ("Z_on", "ON")]
     status.flush()

@@ -17,5 +17,6 @@ def test_installs_and_uninstalls(plugin_env: Any) -> None:
 
 
 def test_imports_nothing_from_the_server(
-        server_modules_imported_by: Callable[[str], list[str]]) -> None:
+    server_modules_imported_by: Callable[[str], list[str]],
+) -> None:
     assert server_modules_imported_by("rpl.group_replication.plugin") == []

@@ -15,8 +15,9 @@ EXAMPLE = ROOT / "examples" / "audit_observer"
 
 
 def pip(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args],
-                   check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args], check=True
+    )
 
 
 @pytest.fixture(scope="module")

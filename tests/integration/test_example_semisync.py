@@ -21,23 +21,31 @@ from rpl.core.testing.suite.requirements import required_by
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "inline_ack_semisync"
-CLOSED = {"ack_receiver_thread", "after_commit_wait_point", "wait_point_switch_at_runtime",
-          "wait_for_slave_count"}
+CLOSED = {
+    "ack_receiver_thread",
+    "after_commit_wait_point",
+    "wait_point_switch_at_runtime",
+    "wait_for_slave_count",
+}
 """The requirements the example's tests/test_conformance.py closes."""
 
 
 def suite_tests() -> dict[str, set[str]]:
     """Each test of SemisyncSuite and the requirements it declares."""
-    return {name: set(required_by(getattr(SemisyncSuite, name)))
-            for name in dir(SemisyncSuite) if name.startswith("test_")}
+    return {
+        name: set(required_by(getattr(SemisyncSuite, name)))
+        for name in dir(SemisyncSuite)
+        if name.startswith("test_")
+    }
 
 
 def test_example_plugin_imports_nothing_from_rpl_core() -> None:
-    code = ("import sys, rpl_inline_ack_semisync.plugin; "
-            "print(' '.join(m for m in sys.modules if m.startswith('rpl.core')))")
+    code = (
+        "import sys, rpl_inline_ack_semisync.plugin; "
+        "print(' '.join(m for m in sys.modules if m.startswith('rpl.core')))"
+    )
     env = {**os.environ, "PYTHONPATH": str(EXAMPLE / "src")}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                            text=True)
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == []
 
@@ -50,19 +58,36 @@ def test_example_runs_the_conformance_suite_with_tox(tmp_path: Path) -> None:
     env = {**os.environ, "RPL_FAILOVER_TRIALS": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("RPL_SUITE_OPEN", None)
     result = subprocess.run(
-        [str(python), "-m", "tox", "-c", str(EXAMPLE / "tox.ini"), "--workdir",
-         str(tmp_path / "tox"), "--", f"--junitxml={junit}"],
-        cwd=EXAMPLE, env=env, capture_output=True, text=True, timeout=900)
+        [
+            str(python),
+            "-m",
+            "tox",
+            "-c",
+            str(EXAMPLE / "tox.ini"),
+            "--workdir",
+            str(tmp_path / "tox"),
+            "--",
+            f"--junitxml={junit}",
+        ],
+        cwd=EXAMPLE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
     outcomes: dict[str, str] = {}
     for case in ElementTree.parse(junit).iter("testcase"):
         kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
         outcomes[f"{case.get('classname')}::{case.get('name')}"] = (kinds or ["passed"])[0]
-    suite = {name: outcome for name, outcome in outcomes.items()
-             if "TestInlineAckSemisync::" in name}
-    expected = {name: "skipped" if needs & CLOSED else "passed"
-                for name, needs in suite_tests().items()}
+    suite = {
+        name: outcome for name, outcome in outcomes.items() if "TestInlineAckSemisync::" in name
+    }
+    expected = {
+        name: "skipped" if needs & CLOSED else "passed" for name, needs in suite_tests().items()
+    }
     assert {name.rsplit("::", 1)[1]: outcome for name, outcome in suite.items()} == expected
-    trials = [outcome for name, outcome in outcomes.items()
-              if "TestInlineAckLosslessFailover::" in name]
+    trials = [
+        outcome for name, outcome in outcomes.items() if "TestInlineAckLosslessFailover::" in name
+    ]
     assert trials == ["passed"], outcomes

@@ -30,8 +30,13 @@ DISTRIBUTIONS = [
 FOLDERS = tuple(folder for folder, _, _ in DISTRIBUTIONS)
 VERSION = (ROOT / "VERSION").read_text().strip()
 """The one version of every rpl distribution (README.md, "Development notes")."""
-RPL = {"observers": "rpl-observers", "core": "rpl-core", "semisync_master": "rpl-semisync-master",
-       "semisync_slave": "rpl-semisync-slave", "group_replication": "rpl-group-replication"}
+RPL = {
+    "observers": "rpl-observers",
+    "core": "rpl-core",
+    "semisync_master": "rpl-semisync-master",
+    "semisync_slave": "rpl-semisync-slave",
+    "group_replication": "rpl-group-replication",
+}
 """Every distribution that takes the repository's version, by folder."""
 PYPROJECTS = sorted([*ROOT.glob("*/pyproject.toml"), *ROOT.glob("examples/*/pyproject.toml")])
 
@@ -72,8 +77,9 @@ def installs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Install]:
 
 
 @pytest.mark.parametrize("folder, present, absent", DISTRIBUTIONS)
-def test_distribution_installs_alone(installs: dict[str, Install], folder: str,
-                                     present: set[str], absent: set[str]) -> None:
+def test_distribution_installs_alone(
+    installs: dict[str, Install], folder: str, present: set[str], absent: set[str]
+) -> None:
     python, result = installs[folder]
     assert result.returncode == 0, result.stderr
     names = installed(python)

@@ -31,9 +31,12 @@ from rpl.core.testing.process import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-DISTRIBUTIONS = {"./observers": "rpl-observers", "./core": "rpl-core",
-                 "./semisync_master": "rpl-semisync-master",
-                 "./semisync_slave": "rpl-semisync-slave"}
+DISTRIBUTIONS = {
+    "./observers": "rpl-observers",
+    "./core": "rpl-core",
+    "./semisync_master": "rpl-semisync-master",
+    "./semisync_slave": "rpl-semisync-slave",
+}
 
 
 def section(heading: str) -> str:
@@ -41,7 +44,7 @@ def section(heading: str) -> str:
     text = README.read_text()
     start = text.index(f"\n## {heading}\n")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end >= 0 else None]
+    return text[start : end if end >= 0 else None]
 
 
 def blocks(text: str, language: str) -> list[str]:
@@ -86,8 +89,11 @@ class Shell:
         home = tmp_path / "home"
         home.mkdir()
         bindir = str(Path(sys.executable).parent)
-        self.env = {**os.environ, "HOME": str(home),
-                    "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+        self.env = {
+            **os.environ,
+            "HOME": str(home),
+            "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
         self.replace: dict[str, str] = {}
         self.servers: list[subprocess.Popen[bytes]] = []
         self.tmp = tmp_path
@@ -108,15 +114,27 @@ class Shell:
         if command.startswith("rpl server "):
             self.start_server(command.removesuffix("&").strip())
             return subprocess.CompletedProcess(command, 0, "", "")
-        return subprocess.run(["bash", "-c", command], cwd=self.cwd, env=self.env, text=True,
-                              input=stdin, capture_output=True, timeout=300)
+        return subprocess.run(
+            ["bash", "-c", command],
+            cwd=self.cwd,
+            env=self.env,
+            text=True,
+            input=stdin,
+            capture_output=True,
+            timeout=300,
+        )
 
     def start_server(self, command: str) -> None:
         """``rpl server ...`` in the background, once it accepts connections."""
         port = int(re.search(r"--port (\d+)", command).group(1))  # type: ignore[union-attr]
         log = (self.tmp / f"server-{port}.out").open("wb")
-        server = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=self.cwd,
-                                  env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            ["bash", "-c", f"exec {command}"],
+            cwd=self.cwd,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         self.servers.append(server)
         deadline = time.monotonic() + 60
         while True:
@@ -171,9 +189,13 @@ def test_readme_observer_as_written(shell: Shell) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(body)
     steps = commands(blocks(text, "sh")[0])
-    assert [s.split()[0:2] for s in steps] == [["pip", "install"], ["rpl", "plugins"],
-                                               ["rpl", "server"], ["mariadb", "-h127.0.0.1"],
-                                               ["mariadb", "-h127.0.0.1"]]
+    assert [s.split()[0:2] for s in steps] == [
+        ["pip", "install"],
+        ["rpl", "plugins"],
+        ["rpl", "server"],
+        ["mariadb", "-h127.0.0.1"],
+        ["mariadb", "-h127.0.0.1"],
+    ]
     try:
         ok(shell.run(steps[0]))
         assert "commit_counter  (my-observer 1.0)" in ok(shell.run(steps[1]))
@@ -181,15 +203,17 @@ def test_readme_observer_as_written(shell: Shell) -> None:
         assert "Commit_counter_commits\t3" in ok(shell.run(steps[3]))
         refused = shell.run(steps[4])
         assert refused.returncode == 1
-        assert re.search(r"ERROR 3100 \(HY000\).*: commits are paused", refused.stderr), \
+        assert re.search(r"ERROR 3100 \(HY000\).*: commits are paused", refused.stderr), (
             refused.stderr
+        )
     finally:
-        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-q", "-y", "my-observer"],
-                       check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "uninstall", "-q", "-y", "my-observer"], check=True
+        )
 
 
 def test_readme_server_and_replication_as_written(shell: Shell) -> None:
-    """"Run a server" and "Replicate": a virtual environment made before anything is
+    """ "Run a server" and "Replicate": a virtual environment made before anything is
     installed, a server, the client on it, a replica started with the README's
     CHANGE MASTER and running both threads."""
     server = commands(blocks(section("Run a server"), "sh")[0])
@@ -213,7 +237,7 @@ def test_readme_server_and_replication_as_written(shell: Shell) -> None:
 
 
 def test_readme_sandbox_as_written(shell: Shell) -> None:
-    """"Sandboxes": deploy in ~/sandboxes/rpl, the node's client script, status, stop,
+    """ "Sandboxes": deploy in ~/sandboxes/rpl, the node's client script, status, stop,
     start, destroy, each as the README has it (``rpl demo failover`` is left to the
     sandbox environment's tests/sandbox/test_demo.py, which runs it with Spark)."""
     steps = commands(blocks(section("Sandboxes"), "sh")[0])

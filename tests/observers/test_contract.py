@@ -13,22 +13,47 @@ from rpl.observers import HOOKS, INTERFACES
 
 # The callbacks the issue and reference/semisync.md list, per interface.
 EXPECTED = {
-    "transaction": ["begin", "before_dml", "before_commit", "before_rollback", "after_commit",
-                    "after_rollback"],
+    "transaction": [
+        "begin",
+        "before_dml",
+        "before_commit",
+        "before_rollback",
+        "after_commit",
+        "after_rollback",
+    ],
     "binlog_storage": ["after_flush", "after_sync"],
-    "binlog_transmit": ["transmit_start", "transmit_stop", "reserve_header", "before_send_event",
-                        "after_send_event", "after_reset_master"],
-    "binlog_relay_io": ["thread_start", "thread_stop", "applier_start", "applier_stop",
-                        "before_request_transmit", "after_read_event", "after_queue_event",
-                        "after_reset_slave"],
-    "server_state": ["before_recovery", "after_engine_recovery", "after_recovery",
-                     "before_server_shutdown", "after_server_shutdown"],
+    "binlog_transmit": [
+        "transmit_start",
+        "transmit_stop",
+        "reserve_header",
+        "before_send_event",
+        "after_send_event",
+        "after_reset_master",
+    ],
+    "binlog_relay_io": [
+        "thread_start",
+        "thread_stop",
+        "applier_start",
+        "applier_stop",
+        "before_request_transmit",
+        "after_read_event",
+        "after_queue_event",
+        "after_reset_slave",
+    ],
+    "server_state": [
+        "before_recovery",
+        "after_engine_recovery",
+        "after_recovery",
+        "before_server_shutdown",
+        "after_server_shutdown",
+    ],
 }
 
 
 def test_every_interface_has_exactly_mysqls_callbacks() -> None:
     assert {name: sorted(h for h, i in HOOKS.items() if i == name) for name in INTERFACES} == {
-        name: sorted(hooks) for name, hooks in EXPECTED.items()}
+        name: sorted(hooks) for name, hooks in EXPECTED.items()
+    }
 
 
 def test_markers_use_the_rpl_project() -> None:
@@ -52,13 +77,22 @@ def test_each_hook_documents_when_it_runs_and_what_failing_does(hook: str) -> No
     assert "param" in inspect.signature(function).parameters
 
 
-@pytest.mark.parametrize("cls", [observers.TransParam, observers.BinlogStorageParam,
-                                 observers.TransmitParam, observers.RelayIOParam,
-                                 observers.ServerStateParam, observers.TableInfo])
+@pytest.mark.parametrize(
+    "cls",
+    [
+        observers.TransParam,
+        observers.BinlogStorageParam,
+        observers.TransmitParam,
+        observers.RelayIOParam,
+        observers.ServerStateParam,
+        observers.TableInfo,
+    ],
+)
 def test_parameters_are_frozen_attrs_classes(cls: type) -> None:
     assert attrs.has(cls)
-    instance = cls(**{field.name: 0 for field in attrs.fields(cls)
-                      if field.default is attrs.NOTHING})
+    instance = cls(
+        **{field.name: 0 for field in attrs.fields(cls) if field.default is attrs.NOTHING}
+    )
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         setattr(instance, attrs.fields(cls)[0].name, 1)
 
@@ -85,7 +119,8 @@ def test_services_are_runtime_checkable_protocols() -> None:
 
 
 def test_observers_import_nothing_from_the_server(
-        server_modules_imported_by: Callable[[str], list[str]]) -> None:
+    server_modules_imported_by: Callable[[str], list[str]],
+) -> None:
     assert server_modules_imported_by("rpl.observers") == []
 
 

@@ -33,14 +33,17 @@ def test_ack_layout() -> None:
     assert decode_ack(payload) == Ack("binlog.000002", 0x0102030405)
 
 
-@pytest.mark.parametrize("payload, reason", [
-    (b"\xef" + bytes(8), "length"),
-    (b"\x00" + bytes(8) + b"binlog.000001", "magic"),
-    (b"\xef" + bytes(8) + b"b" * 513, "too long"),
-    (b"\xef" + bytes(8) + "bínlog".encode(), "not ASCII"),
-    (b"\xef" + bytes(8) + b"../etc/passwd", "not a file name"),
-    (b"\xef" + bytes(8) + b"bin\nlog", "not a file name"),
-])
+@pytest.mark.parametrize(
+    "payload, reason",
+    [
+        (b"\xef" + bytes(8), "length"),
+        (b"\x00" + bytes(8) + b"binlog.000001", "magic"),
+        (b"\xef" + bytes(8) + b"b" * 513, "too long"),
+        (b"\xef" + bytes(8) + "bínlog".encode(), "not ASCII"),
+        (b"\xef" + bytes(8) + b"../etc/passwd", "not a file name"),
+        (b"\xef" + bytes(8) + b"bin\nlog", "not a file name"),
+    ],
+)
 def test_malformed_acks_say_what_is_wrong(payload: bytes, reason: str) -> None:
     with pytest.raises(MalformedPacket, match=reason):
         decode_ack(payload)

@@ -87,8 +87,10 @@ class Writers:
     def start(self, iterations: int | None = None) -> Writers:
         """Start the writer threads (each runs ``iterations`` rounds, or until join)."""
         self._limited = iterations is not None
-        self._threads = [threading.Thread(target=self._work, args=(iterations,), daemon=True)
-                         for _ in range(self.threads)]
+        self._threads = [
+            threading.Thread(target=self._work, args=(iterations,), daemon=True)
+            for _ in range(self.threads)
+        ]
         for thread in self._threads:
             thread.start()
         return self

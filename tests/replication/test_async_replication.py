@@ -57,7 +57,8 @@ def assert_same_data(source: ServerProcess, *replicas: ServerProcess) -> None:
 
 
 def test_two_replicas_converge_under_concurrent_writers(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]) -> None:
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
+) -> None:
     load = writers(4).start()
     time.sleep(0.5)
     by_position = servers("by_position")
@@ -79,7 +80,8 @@ def test_two_replicas_converge_under_concurrent_writers(
 
 
 def test_stop_and_start_each_thread_mid_load(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]) -> None:
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
+) -> None:
     replica = servers("replica")
     replicate(replica, source)
     load = writers(3).start()
@@ -102,17 +104,18 @@ def test_stop_and_start_each_thread_mid_load(
     assert_same_data(source, replica)
 
 
-def test_stop_slave_twice_and_start_twice_give_notes(servers: ServerFactory,
-                                                     source: ServerProcess) -> None:
+def test_stop_slave_twice_and_start_twice_give_notes(
+    servers: ServerFactory, source: ServerProcess
+) -> None:
     replica = servers("replica")
     replicate(replica, source)
     connection = replica.connect()
     with connection.cursor() as cursor:
         cursor.execute("START SLAVE")
         cursor.execute("SHOW WARNINGS")
-        assert cursor.fetchall() == (("Note", 3083,
-                                      "Replication thread(s) for channel '' are already "
-                                      "runnning."),)
+        assert cursor.fetchall() == (
+            ("Note", 3083, "Replication thread(s) for channel '' are already runnning."),
+        )
         cursor.execute("STOP SLAVE")
         cursor.execute("STOP SLAVE")
         cursor.execute("SHOW WARNINGS")
@@ -121,8 +124,9 @@ def test_stop_slave_twice_and_start_twice_give_notes(servers: ServerFactory,
 
 
 def _dump_threads(source: ServerProcess) -> list[int]:
-    return [row[0] for row in source.query("SHOW PROCESSLIST")
-            if str(row[4]).startswith("Binlog Dump")]
+    return [
+        row[0] for row in source.query("SHOW PROCESSLIST") if str(row[4]).startswith("Binlog Dump")
+    ]
 
 
 def kill_dump(source: ServerProcess) -> None:
@@ -139,12 +143,17 @@ def cut_mid_transaction(source: ServerProcess) -> None:
     wait_for(lambda: source.query("SELECT @@GLOBAL.debug") == [("",)], 20, "the fault to fire")
 
 
-@pytest.mark.parametrize("disrupt", [kill_dump, cut_mid_transaction],
-                         ids=["killed-dump", "cut-mid-transaction"])
+@pytest.mark.parametrize(
+    "disrupt", [kill_dump, cut_mid_transaction], ids=["killed-dump", "cut-mid-transaction"]
+)
 @pytest.mark.parametrize("auto_position", [True, False], ids=["gtid", "position"])
 def test_lost_connection_resumes_without_gap_or_duplicate(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
-        auto_position: bool, disrupt: Callable[[ServerProcess], None]) -> None:
+    servers: ServerFactory,
+    source: ServerProcess,
+    writers: Callable[..., Writers],
+    auto_position: bool,
+    disrupt: Callable[[ServerProcess], None],
+) -> None:
     replica = servers("replica")
     replicate(replica, source, auto_position=auto_position, master_connect_retry=1)
     load = writers(3).start()
@@ -159,8 +168,9 @@ def test_lost_connection_resumes_without_gap_or_duplicate(
 
 
 @pytest.mark.parametrize("how", ["sigterm", "sigkill"])
-def test_replica_restarted_mid_load(servers: ServerFactory, source: ServerProcess,
-                                    writers: Callable[..., Writers], how: str) -> None:
+def test_replica_restarted_mid_load(
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers], how: str
+) -> None:
     replica = servers("replica")
     replicate(replica, source, auto_position=how == "sigkill")
     load = writers(3).start()
@@ -174,20 +184,25 @@ def test_replica_restarted_mid_load(servers: ServerFactory, source: ServerProces
     time.sleep(0.8)
     load.join()
     assert_same_data(source, replica)
-    assert "Replica I/O thread for channel '': connected to source" in \
-        replica.error_log().split("ready for connections")[-1], \
-        "replication resumed by itself after the restart"
+    assert (
+        "Replica I/O thread for channel '': connected to source"
+        in replica.error_log().split("ready for connections")[-1]
+    ), "replication resumed by itself after the restart"
 
 
-def test_source_restart_reconnects(servers: ServerFactory, source: ServerProcess,
-                                   writers: Callable[..., Writers]) -> None:
+def test_source_restart_reconnects(
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
+) -> None:
     replica = servers("replica")
     replicate(replica, source, master_connect_retry=1)
     writers(2).start(20).join()
     wait_caught_up(source, replica)
     assert source.stop() == 0
-    wait_for(lambda: slave_status(replica)["Slave_IO_Running"] == "Connecting", 20,
-             "the receiver to notice")
+    wait_for(
+        lambda: slave_status(replica)["Slave_IO_Running"] == "Connecting",
+        20,
+        "the receiver to notice",
+    )
     wait_for(lambda: slave_status(replica)["Last_IO_Errno"] == 2003, 20, "a connect error")
     assert "error connecting to source 'repl@127.0.0.1" in slave_status(replica)["Last_IO_Error"]
     source.start()
@@ -204,17 +219,17 @@ def xid_events(stream: bytes) -> int:
     """XID events in a dump stream's packets (4-byte header, 0x00, the event)."""
     count, offset = 0, 0
     while offset + 4 <= len(stream):
-        length = int.from_bytes(stream[offset:offset + 3], "little")
-        packet = stream[offset + 4:offset + 4 + length]
-        if len(packet) == length and length > 5 and packet[0] == 0 and \
-                packet[1 + 4] == XID_EVENT:
+        length = int.from_bytes(stream[offset : offset + 3], "little")
+        packet = stream[offset + 4 : offset + 4 + length]
+        if len(packet) == length and length > 5 and packet[0] == 0 and packet[1 + 4] == XID_EVENT:
             count += 1
         offset += 4 + length
     return count
 
 
 def test_a_torn_stream_leaves_its_whole_transactions_to_the_applier(
-        servers: ServerFactory, source: ServerProcess) -> None:
+    servers: ServerFactory, source: ServerProcess
+) -> None:
     """The link breaks while the source sends (the stream ends inside a packet) and the
     source stays unreachable: the transactions that arrived whole are applied while the
     receiver waits to reconnect; the torn one is not."""
@@ -229,18 +244,25 @@ def test_a_torn_stream_leaves_its_whole_transactions_to_the_applier(
             source.query(f"INSERT INTO d.t VALUES ({row}, 'held', 0)")
         wait_for(lambda: xid_events(proxy.held()) == 3, 20, "three transactions held")
         proxy.tear(drop=5)  # the last XID event cut short
-        wait_for(lambda: slave_status(replica)["Slave_IO_Running"] == "Connecting", 20,
-                 "the receiver to lose the source")
-        wait_for(lambda: replica.query("SELECT COUNT(*) FROM d.t") == [(3,)], 20,
-                 "the whole transactions applied")
+        wait_for(
+            lambda: slave_status(replica)["Slave_IO_Running"] == "Connecting",
+            20,
+            "the receiver to lose the source",
+        )
+        wait_for(
+            lambda: replica.query("SELECT COUNT(*) FROM d.t") == [(3,)],
+            20,
+            "the whole transactions applied",
+        )
         time.sleep(0.5)
         assert replica.query("SELECT id FROM d.t ORDER BY id") == [(1,), (2,), (3,)]
     finally:
         proxy.close()
 
 
-def test_chained_replication(servers: ServerFactory, source: ServerProcess,
-                             writers: Callable[..., Writers]) -> None:
+def test_chained_replication(
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
+) -> None:
     middle = servers("middle")
     last = servers("last")
     replicate(middle, source)
@@ -251,12 +273,14 @@ def test_chained_replication(servers: ServerFactory, source: ServerProcess,
     writers(3).start(30).join()
     assert_same_data(source, middle, last)
     events = last.query("SHOW BINLOG EVENTS IN 'binlog.000001'")
-    assert {row[3] for row in events if row[2] == "Gtid"} == {1}, \
+    assert {row[3] for row in events if row[2] == "Gtid"} == {1}, (
         "events keep the originating server_id down the chain"
+    )
 
 
-def test_replication_user_without_privilege_is_refused(servers: ServerFactory,
-                                                       source: ServerProcess) -> None:
+def test_replication_user_without_privilege_is_refused(
+    servers: ServerFactory, source: ServerProcess
+) -> None:
     source.query("CREATE USER 'weak'@'%' IDENTIFIED BY 'pw'")
     replica = servers("replica")
     replicate(replica, source, user="weak", password="pw")
@@ -269,8 +293,9 @@ def test_replication_user_without_privilege_is_refused(servers: ServerFactory,
     assert source.query("SELECT 1") == [(1,)], "the source keeps serving"
 
 
-def test_bad_change_master_values_get_clear_errors(servers: ServerFactory,
-                                                   source: ServerProcess) -> None:
+def test_bad_change_master_values_get_clear_errors(
+    servers: ServerFactory, source: ServerProcess
+) -> None:
     replica = servers("replica")
     connection = replica.connect()
     cursor = connection.cursor()
@@ -281,8 +306,10 @@ def test_bad_change_master_values_get_clear_errors(servers: ServerFactory,
         return caught.value.args[0], caught.value.args[1]
 
     assert error_of("START SLAVE")[0] == 1200
-    assert error_of("CHANGE MASTER TO MASTER_HOST=''") == (1210, "Incorrect arguments to "
-                                                           "MASTER_HOST")
+    assert error_of("CHANGE MASTER TO MASTER_HOST=''") == (
+        1210,
+        "Incorrect arguments to MASTER_HOST",
+    )
     assert error_of("CHANGE MASTER TO MASTER_PORT=70000")[0] == 1210
     assert error_of("CHANGE MASTER TO MASTER_HEARTBEAT_PERIOD=5000000")[0] == 1703
     assert error_of("CHANGE MASTER TO MASTER_AUTO_POSITION=1, MASTER_LOG_POS=100")[0] == 1777
@@ -303,21 +330,21 @@ def test_bad_change_master_values_get_clear_errors(servers: ServerFactory,
     connection.close()
 
 
-def test_dump_request_for_missing_file_or_position(servers: ServerFactory,
-                                                   source: ServerProcess) -> None:
+def test_dump_request_for_missing_file_or_position(
+    servers: ServerFactory, source: ServerProcess
+) -> None:
     replica = servers("replica")
-    replicate(replica, source, auto_position=False, master_log_file="binlog.000099",
-              master_log_pos=4)
+    replicate(
+        replica, source, auto_position=False, master_log_file="binlog.000099", master_log_pos=4
+    )
     wait_for(lambda: slave_status(replica)["Last_IO_Errno"] != 0, 20, "an I/O error")
     status = slave_status(replica)
     assert status["Last_IO_Errno"] == 13114
-    assert "Could not find first log file name in binary log index file" in \
-        status["Last_IO_Error"]
+    assert "Could not find first log file name in binary log index file" in status["Last_IO_Error"]
     wait_for(lambda: slave_status(replica)["Slave_IO_Running"] == "No", 20, "the stop")
     replica.query("STOP SLAVE")
     size = int(source.query("SHOW MASTER STATUS")[0][1])
-    replica.query(f"CHANGE MASTER TO MASTER_LOG_FILE='binlog.000001', "
-                  f"MASTER_LOG_POS={size + 100}")
+    replica.query(f"CHANGE MASTER TO MASTER_LOG_FILE='binlog.000001', MASTER_LOG_POS={size + 100}")
     replica.query("START SLAVE")
     wait_for(lambda: slave_status(replica)["Last_IO_Errno"] == 13114, 20, "an I/O error")
     assert "position > file size" in slave_status(replica)["Last_IO_Error"]
@@ -329,13 +356,18 @@ def test_dump_request_for_missing_file_or_position(servers: ServerFactory,
     assert source.query("SELECT 1") == [(1,)]
 
 
-@pytest.mark.parametrize("payload", [
-    (0x12, b"\x04\x00"),                                           # truncated COM_BINLOG_DUMP
-    (0x12, struct.pack("<IHI", 4, 0, 9) + b"nope.000001"),          # missing file
-    (0x1E, struct.pack("<HII", 0, 9, 0) + struct.pack("<QI", 4, 3) + b"bad"),  # bad GTID set
-], ids=["truncated", "missing-file", "bad-gtid-set"])
-def test_malformed_dump_requests_get_errors(source: ServerProcess,
-                                            payload: tuple[int, bytes]) -> None:
+@pytest.mark.parametrize(
+    "payload",
+    [
+        (0x12, b"\x04\x00"),  # truncated COM_BINLOG_DUMP
+        (0x12, struct.pack("<IHI", 4, 0, 9) + b"nope.000001"),  # missing file
+        (0x1E, struct.pack("<HII", 0, 9, 0) + struct.pack("<QI", 4, 3) + b"bad"),  # bad GTID set
+    ],
+    ids=["truncated", "missing-file", "bad-gtid-set"],
+)
+def test_malformed_dump_requests_get_errors(
+    source: ServerProcess, payload: tuple[int, bytes]
+) -> None:
     connection = source.connect(user="repl", password="repl-pw")
     with connection.cursor() as cursor:
         cursor.execute("SET @master_binlog_checksum = 'CRC32'")
@@ -350,10 +382,12 @@ def test_malformed_dump_requests_get_errors(source: ServerProcess,
     assert source.query("SELECT COUNT(*) FROM d.t") == [(0,)], "the source keeps serving"
 
 
-def test_relay_logs_are_read_by_mariadb_binlog(servers: ServerFactory, source: ServerProcess,
-                                               writers: Callable[..., Writers]) -> None:
+def test_relay_logs_are_read_by_mariadb_binlog(
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
+) -> None:
     import shutil
     import subprocess
+
     tool = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
     if tool is None:
         pytest.fail("mariadb-binlog is not installed (tools/system-packages installs it)")
@@ -365,17 +399,21 @@ def test_relay_logs_are_read_by_mariadb_binlog(servers: ServerFactory, source: S
     names = BinlogIndex(replica.datadir / "relay-bin.index").names()
     assert len(names) >= 3, names
     for name in names:
-        result = subprocess.run([tool, str(replica.datadir / name)], capture_output=True,
-                                text=True, timeout=60)
+        result = subprocess.run(
+            [tool, str(replica.datadir / name)], capture_output=True, text=True, timeout=60
+        )
         assert result.returncode == 0, result.stderr
         assert "ERROR" not in result.stderr, result.stderr
-    texts = "".join(subprocess.run([tool, str(replica.datadir / n)], capture_output=True,
-                                   text=True).stdout for n in names)
+    texts = "".join(
+        subprocess.run([tool, str(replica.datadir / n)], capture_output=True, text=True).stdout
+        for n in names
+    )
     assert "INSERT INTO `d`.`t`" in texts and "Rotate to" in texts
 
 
-def test_relay_logs_are_purged_once_applied(servers: ServerFactory, source: ServerProcess,
-                                            writers: Callable[..., Writers]) -> None:
+def test_relay_logs_are_purged_once_applied(
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
+) -> None:
     replica = servers("replica", "--max-relay-log-size=8192")
     replicate(replica, source)
     writers(2).start(40).join()
@@ -386,8 +424,9 @@ def test_relay_logs_are_purged_once_applied(servers: ServerFactory, source: Serv
     assert on_disk == sorted(names)
 
 
-def test_read_only_refuses_clients_but_not_the_applier(servers: ServerFactory,
-                                                       source: ServerProcess) -> None:
+def test_read_only_refuses_clients_but_not_the_applier(
+    servers: ServerFactory, source: ServerProcess
+) -> None:
     replica = servers("replica")
     replicate(replica, source)
     source.query("CREATE USER 'app'@'%' IDENTIFIED BY 'pw'")
@@ -399,8 +438,11 @@ def test_read_only_refuses_clients_but_not_the_applier(servers: ServerFactory,
     app = replica.connect(user="app", password="pw")
     with pytest.raises(pymysql.MySQLError) as caught, app.cursor() as cursor:
         cursor.execute("INSERT INTO d.t VALUES (2, 'local', 0)")
-    assert caught.value.args[:2] == (1290, "The MySQL server is running with the --read-only "
-                                           "option so it cannot execute this statement")
+    assert caught.value.args[:2] == (
+        1290,
+        "The MySQL server is running with the --read-only "
+        "option so it cannot execute this statement",
+    )
     replica.query("SET GLOBAL super_read_only = ON")
     with pytest.raises(pymysql.MySQLError) as caught:
         replica.query("DELETE FROM d.t")
@@ -417,6 +459,7 @@ def test_heartbeats_when_idle(servers: ServerFactory, source: ServerProcess) -> 
 
     def heartbeats() -> int:
         return int(replica.query("SHOW STATUS LIKE 'Slave_received_heartbeats'")[0][1])
+
     first = heartbeats()
     time.sleep(1.0)
     assert heartbeats() >= first + 4
@@ -426,24 +469,33 @@ def test_threads_are_visible(servers: ServerFactory, source: ServerProcess) -> N
     replica = servers("replica")
     replicate(replica, source)
     wait_caught_up(source, replica)
-    rows = replica.query("SELECT NAME, PROCESSLIST_STATE FROM performance_schema.threads "
-                         "WHERE NAME LIKE 'thread/sql/replica%' ORDER BY NAME")
-    assert rows == [("thread/sql/replica_io", "Waiting for source to send event"),
-                    ("thread/sql/replica_sql",
-                     "Replica has read all relay log; waiting for more updates")]
-    dump = source.query("SELECT PROCESSLIST_COMMAND, PROCESSLIST_STATE FROM "
-                        "performance_schema.threads WHERE NAME = 'thread/sql/one_connection'")
-    assert dump == [("Binlog Dump GTID",
-                     "Source has sent all binlog to replica; waiting for more updates")]
+    rows = replica.query(
+        "SELECT NAME, PROCESSLIST_STATE FROM performance_schema.threads "
+        "WHERE NAME LIKE 'thread/sql/replica%' ORDER BY NAME"
+    )
+    assert rows == [
+        ("thread/sql/replica_io", "Waiting for source to send event"),
+        ("thread/sql/replica_sql", "Replica has read all relay log; waiting for more updates"),
+    ]
+    dump = source.query(
+        "SELECT PROCESSLIST_COMMAND, PROCESSLIST_STATE FROM "
+        "performance_schema.threads WHERE NAME = 'thread/sql/one_connection'"
+    )
+    assert dump == [
+        ("Binlog Dump GTID", "Source has sent all binlog to replica; waiting for more updates")
+    ]
     replica.query("STOP SLAVE")
-    assert replica.query("SELECT COUNT(*) FROM performance_schema.threads "
-                         "WHERE NAME LIKE 'thread/sql/replica%'") == [(0,)]
-    wait_for(lambda: source.query("SELECT COUNT(*) FROM performance_schema.threads")
-             == [(0,)], 10, "the dump thread to end when the replica leaves")
+    assert replica.query(
+        "SELECT COUNT(*) FROM performance_schema.threads WHERE NAME LIKE 'thread/sql/replica%'"
+    ) == [(0,)]
+    wait_for(
+        lambda: source.query("SELECT COUNT(*) FROM performance_schema.threads") == [(0,)],
+        10,
+        "the dump thread to end when the replica leaves",
+    )
 
 
-def test_show_replica_status_hosts_and_reset(servers: ServerFactory,
-                                            source: ServerProcess) -> None:
+def test_show_replica_status_hosts_and_reset(servers: ServerFactory, source: ServerProcess) -> None:
     replica = servers("replica", "--report-host=replica-1")
     replicate(replica, source)
     wait_caught_up(source, replica)
@@ -478,8 +530,8 @@ def _status_value(server: ServerProcess, name: str) -> int:
 
 @pytest.mark.parametrize("tracking", ["WRITESET", "COMMIT_ORDER"])
 def test_applier_commits_independent_transactions_together(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
-        tracking: str) -> None:
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers], tracking: str
+) -> None:
     """Dependent transactions (a row inserted, then updated by the next transaction;
     hot counters updated by every writer) apply in order; independent ones share a sync."""
     source.query(f"SET GLOBAL binlog_transaction_dependency_tracking = '{tracking}'")
@@ -496,7 +548,9 @@ def test_applier_commits_independent_transactions_together(
             for i in range(150):
                 cursor.execute(f"UPDATE d.hot SET n = n + 1 WHERE id = {i % 3 + 1}")
         connection.close()
+
     import threading
+
     hot = [threading.Thread(target=counters) for _ in range(3)]
     for thread in hot:
         thread.start()
@@ -504,8 +558,11 @@ def test_applier_commits_independent_transactions_together(
     for thread in hot:
         thread.join()
     load.join()
-    wait_for(lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source), 30,
-             "the receiver to fetch everything")
+    wait_for(
+        lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source),
+        30,
+        "the receiver to fetch everything",
+    )
     fsyncs = _status_value(replica, "Rpl_binlog_fsyncs")
     commits = _status_value(replica, "Binlog_commits")
     replica.query("START SLAVE SQL_THREAD")
@@ -544,14 +601,16 @@ def test_dump_follows_source_binlog_rotations(servers: ServerFactory) -> None:
     assert status["Master_Log_File"] == source.query("SHOW MASTER STATUS")[0][0]
 
 
-def test_receiver_gives_up_after_master_retry_count(servers: ServerFactory,
-                                                    source: ServerProcess) -> None:
+def test_receiver_gives_up_after_master_retry_count(
+    servers: ServerFactory, source: ServerProcess
+) -> None:
     replica = servers("replica")
     replicate(replica, source, master_connect_retry=1, master_retry_count=2)
     wait_caught_up(source, replica)
     source.stop()
-    wait_for(lambda: slave_status(replica)["Slave_IO_Running"] == "No", 30,
-             "the receiver to give up")
+    wait_for(
+        lambda: slave_status(replica)["Slave_IO_Running"] == "No", 30, "the receiver to give up"
+    )
     status = slave_status(replica)
     assert status["Last_IO_Errno"] == 2003
     assert "retries: 2" in status["Last_IO_Error"] or "retries: 3" in status["Last_IO_Error"]

@@ -45,7 +45,8 @@ def retrieved(replica: ServerProcess) -> str:
 
 
 def test_a_written_group_is_not_sent_before_its_sync(
-        servers: ServerFactory, source: ServerProcess) -> None:
+    servers: ServerFactory, source: ServerProcess
+) -> None:
     replica = servers("replica")
     replicate(replica, source)
     source.query("INSERT INTO d.t VALUES (1, 'a', 1)")
@@ -57,8 +58,11 @@ def test_a_written_group_is_not_sent_before_its_sync(
     insert = threading.Thread(target=source.query, args=("INSERT INTO d.t VALUES (2, 'b', 2)",))
     insert.start()
     try:
-        wait_for(lambda: binlog_size(source) > size, 20,
-                 "the group to be written (its leader now waits before the sync)")
+        wait_for(
+            lambda: binlog_size(source) > size,
+            20,
+            "the group to be written (its leader now waits before the sync)",
+        )
         assert int(source.query("SHOW MASTER STATUS")[0][1]) == size, "not published"
         for _ in range(10):  # written, not synced: nothing of it reaches the replica
             assert retrieved(replica) == before

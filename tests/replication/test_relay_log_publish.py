@@ -16,15 +16,17 @@ from rpl.core.replication.relaylog import MAX_UNWRITTEN, RelayLog
 
 
 def relay_log(directory: Path) -> RelayLog:
-    log = RelayLog(directory, "relay-bin", 2, True, sync_every=lambda: 0,
-                   max_size=lambda: 1 << 30)
+    log = RelayLog(directory, "relay-bin", 2, True, sync_every=lambda: 0, max_size=lambda: 1 << 30)
     log.open_new(GtidSet())
     return log
 
 
 def event(text: str) -> bytes:
-    return encode_event(QueryEvent(thread_id=1, exec_time=0, error_code=0, status_vars=b"",
-                                   db="d", query=text), server_id=1, timestamp=0)
+    return encode_event(
+        QueryEvent(thread_id=1, exec_time=0, error_code=0, status_vars=b"", db="d", query=text),
+        server_id=1,
+        timestamp=0,
+    )
 
 
 def test_an_unpublished_append_is_not_readable_until_published(tmp_path: Path) -> None:
@@ -54,8 +56,9 @@ def test_closing_publishes_what_was_appended(tmp_path: Path) -> None:
     assert log.end.pos == (tmp_path / log.end.file).stat().st_size
 
 
-def test_a_transaction_is_written_in_one_system_call(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_transaction_is_written_in_one_system_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = relay_log(tmp_path)
     writes: list[int] = []
     real_write = os.write
@@ -79,10 +82,12 @@ def test_a_transaction_is_written_in_one_system_call(tmp_path: Path,
 
 
 def test_sync_relay_log_counts_events_and_syncs_when_they_are_written(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     every = [3]
-    log = RelayLog(tmp_path, "relay-bin", 2, True, sync_every=lambda: every[0],
-                   max_size=lambda: 1 << 30)
+    log = RelayLog(
+        tmp_path, "relay-bin", 2, True, sync_every=lambda: every[0], max_size=lambda: 1 << 30
+    )
     log.open_new(GtidSet())
     syncs: list[int] = []
     monkeypatch.setattr(os, "fsync", lambda fd: syncs.append(fd))
@@ -99,7 +104,8 @@ def test_sync_relay_log_counts_events_and_syncs_when_they_are_written(
 
 
 def test_a_large_transaction_is_written_as_it_arrives_and_published_at_its_end(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     log = relay_log(tmp_path)
     start = log.end
     big = event("INSERT INTO t VALUES ('" + "x" * 4096 + "')")
@@ -141,11 +147,11 @@ def test_a_channel_has_a_packet_only_once_all_of_it_is_received() -> None:
         first, sequence = frame_packets(b"\x00" + b"e" * 50, 0)
         second, _ = frame_packets(b"\x00" + b"f" * 50, sequence)
         wire = b"".join(first + second)
-        a.sendall(wire[:len(wire) - 10])  # the second packet is cut short
+        a.sendall(wire[: len(wire) - 10])  # the second packet is cut short
         assert not channel.has_packet()
         channel.read()  # the first; the second's start is now buffered
         assert channel.buffered() > 0 and not channel.has_packet()
-        a.sendall(wire[len(wire) - 10:])
+        a.sendall(wire[len(wire) - 10 :])
         channel._in += b.recv(100)  # what a read would take in
         assert channel.has_packet()
         channel.read()

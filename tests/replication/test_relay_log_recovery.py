@@ -21,13 +21,17 @@ from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.topology import gtid_executed, replicate, slave_status, wait_for
 
 
-def _received_everything_then_crash(replica: ServerProcess, source: ServerProcess,
-                                    writers: Callable[..., Writers]) -> str:
+def _received_everything_then_crash(
+    replica: ServerProcess, source: ServerProcess, writers: Callable[..., Writers]
+) -> str:
     """Load the source while the replica only receives; SIGKILL it; its last relay log."""
     replica.query("STOP SLAVE SQL_THREAD")
     writers(3).start(30).join()
-    wait_for(lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source), 30,
-             "the receiver to fetch everything")
+    wait_for(
+        lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source),
+        30,
+        "the receiver to fetch everything",
+    )
     replica.kill()
     names = BinlogIndex(replica.datadir / "relay-bin.index").names()
     return str(replica.datadir / names[-1])
@@ -36,8 +40,12 @@ def _received_everything_then_crash(replica: ServerProcess, source: ServerProces
 @pytest.mark.parametrize("damage", ["cut-1", "cut-40", "cut-900", "garbage", "bitflip"])
 @pytest.mark.parametrize("auto_position", [True, False], ids=["gtid", "position"])
 def test_damaged_relay_log_tail_with_master_info_ahead(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
-        damage: str, auto_position: bool) -> None:
+    servers: ServerFactory,
+    source: ServerProcess,
+    writers: Callable[..., Writers],
+    damage: str,
+    auto_position: bool,
+) -> None:
     replica = servers("replica", "--sync-source-info=1")
     replicate(replica, source, auto_position=auto_position)
     path = _received_everything_then_crash(replica, source, writers)
@@ -61,7 +69,8 @@ def test_damaged_relay_log_tail_with_master_info_ahead(
 
 
 def test_relay_log_recovery_on_discards_and_refetches(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]) -> None:
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
+) -> None:
     replica = servers("replica")
     replicate(replica, source, auto_position=False)
     path = _received_everything_then_crash(replica, source, writers)
@@ -73,13 +82,17 @@ def test_relay_log_recovery_on_discards_and_refetches(
 
 
 def test_recovery_with_the_applier_never_started(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]) -> None:
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
+) -> None:
     replica = servers("replica", "--sync-source-info=1")
     replicate(replica, source, auto_position=False, start=False)
     replica.query("START SLAVE IO_THREAD")
     writers(2).start(20).join()
-    wait_for(lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source), 30,
-             "the receiver to fetch everything")
+    wait_for(
+        lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source),
+        30,
+        "the receiver to fetch everything",
+    )
     assert slave_status(replica)["Relay_Log_File"] == ""
     replica.kill()
     path = replica.datadir / BinlogIndex(replica.datadir / "relay-bin.index").names()[-1]
@@ -90,15 +103,19 @@ def test_recovery_with_the_applier_never_started(
 
 
 def test_receiver_position_survives_relay_log_rotation(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]) -> None:
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
+) -> None:
     """Relay files started at max_relay_log_size name their source position, so the
     position recovery derives from the newest file is exactly where the receiver was."""
     replica = servers("replica", "--max-relay-log-size=4096")
     replicate(replica, source, auto_position=False)
     replica.query("STOP SLAVE SQL_THREAD")
     writers(3).start(30).join()
-    wait_for(lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source), 30,
-             "the receiver to fetch everything")
+    wait_for(
+        lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source),
+        30,
+        "the receiver to fetch everything",
+    )
     before = slave_status(replica)
     assert len(BinlogIndex(replica.datadir / "relay-bin.index").names()) > 3
     replica.kill()
@@ -106,15 +123,17 @@ def test_receiver_position_survives_relay_log_rotation(
     after = slave_status(replica)
     for column in ("Master_Log_File", "Read_Master_Log_Pos", "Retrieved_Gtid_Set"):
         assert after[column] == before[column], column
-    assert (f"the receiver restarts at source log '{before['Master_Log_File']}' position "
-            f"{before['Read_Master_Log_Pos']}") in replica.error_log()
+    assert (
+        f"the receiver restarts at source log '{before['Master_Log_File']}' position "
+        f"{before['Read_Master_Log_Pos']}"
+    ) in replica.error_log()
     replica.query("START SLAVE")
     assert_same_data(source, replica)
 
 
 def test_cut_at_every_byte_offset_of_the_last_transaction(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
-        tmp_path: Path) -> None:
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers], tmp_path: Path
+) -> None:
     """The recovery scan on copies of a real relay log cut at every byte offset inside its
     last transaction: each is cut back to the transaction's start, and the receiver
     position and GTIDs are those after the transaction before it."""

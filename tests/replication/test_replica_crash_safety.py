@@ -43,9 +43,14 @@ def relay_files(replica: ServerProcess) -> list[str]:
 @pytest.mark.parametrize("trial", range(TRIALS))
 @pytest.mark.parametrize("auto_position", [True, False], ids=["gtid", "position"])
 @pytest.mark.parametrize("point", APPLIER_CRASH_POINTS + RECEIVER_CRASH_POINTS)
-def test_crash_point_under_load(servers: ServerFactory, source: ServerProcess,
-                                writers: Callable[..., Writers], point: str,
-                                auto_position: bool, trial: int) -> None:
+def test_crash_point_under_load(
+    servers: ServerFactory,
+    source: ServerProcess,
+    writers: Callable[..., Writers],
+    point: str,
+    auto_position: bool,
+    trial: int,
+) -> None:
     replica = servers("replica", "--sync-source-info=1", "--sync-relay-log-info=1")
     replicate(replica, source, auto_position=auto_position)
     load = writers(3).start()
@@ -63,21 +68,29 @@ def test_crash_point_under_load(servers: ServerFactory, source: ServerProcess,
         assert "Truncating relay log" in log, "the half-written event was cut off"
 
 
-def _receive_only(replica: ServerProcess, source: ServerProcess,
-                  writers: Callable[..., Writers], auto_position: bool) -> None:
+def _receive_only(
+    replica: ServerProcess,
+    source: ServerProcess,
+    writers: Callable[..., Writers],
+    auto_position: bool,
+) -> None:
     """Relay a load the applier does not apply; then SIGKILL the replica."""
     replicate(replica, source, auto_position=auto_position)
     replica.query("STOP SLAVE SQL_THREAD")
     writers(3).start(25).join()
-    wait_for(lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source), 30,
-             "the receiver to fetch everything")
+    wait_for(
+        lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source),
+        30,
+        "the receiver to fetch everything",
+    )
     replica.kill()
 
 
 def _flip_middle_event(path: str) -> int:
     """Flip a byte in the body of a QUERY event about halfway through ``path``; its offset."""
-    queries = [e for e in read_events(path, check_log_pos=False)
-               if e.header.type_code == QUERY_EVENT]
+    queries = [
+        e for e in read_events(path, check_log_pos=False) if e.header.type_code == QUERY_EVENT
+    ]
     assert len(queries) > 4, "a relay log with transactions"
     victim = queries[len(queries) // 2]
     with open(path, "r+b") as f:
@@ -104,8 +117,12 @@ def _reset_and_refetch(replica: ServerProcess, source: ServerProcess) -> None:
 @pytest.mark.parametrize("where", ["last", "older"])
 @pytest.mark.parametrize("auto_position", [True, False], ids=["gtid", "position"])
 def test_damage_in_the_middle_is_reported_not_skipped(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
-        auto_position: bool, where: str) -> None:
+    servers: ServerFactory,
+    source: ServerProcess,
+    writers: Callable[..., Writers],
+    auto_position: bool,
+    where: str,
+) -> None:
     replica = servers("replica", *(["--max-relay-log-size=8192"] if where == "older" else []))
     _receive_only(replica, source, writers, auto_position)
     names = relay_files(replica)
@@ -128,8 +145,11 @@ def test_damage_in_the_middle_is_reported_not_skipped(
 
 @pytest.mark.parametrize("auto_position", [True, False], ids=["gtid", "position"])
 def test_relay_file_missing_from_the_middle_of_the_index(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers],
-        auto_position: bool) -> None:
+    servers: ServerFactory,
+    source: ServerProcess,
+    writers: Callable[..., Writers],
+    auto_position: bool,
+) -> None:
     replica = servers("replica", "--max-relay-log-size=8192")
     _receive_only(replica, source, writers, auto_position)
     names = relay_files(replica)
@@ -145,7 +165,8 @@ def test_relay_file_missing_from_the_middle_of_the_index(
 
 
 def test_missing_tail_files_are_fetched_again(
-        servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]) -> None:
+    servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
+) -> None:
     replica = servers("replica", "--max-relay-log-size=8192")
     _receive_only(replica, source, writers, auto_position=False)
     names = relay_files(replica)
@@ -174,7 +195,8 @@ def _spans(path: str) -> bool:
 
 
 def test_transaction_split_across_two_relay_files_is_applied_whole(
-        servers: ServerFactory, source: ServerProcess) -> None:
+    servers: ServerFactory, source: ServerProcess
+) -> None:
     """The receiver stops inside a long transaction (the ``stop_io_inside_transaction``
     fault point: a STOP SLAVE IO_THREAD after its first statement): its first part
     ends one relay file, the whole of it is fetched again into the next. After a SIGKILL
@@ -201,19 +223,27 @@ def test_transaction_split_across_two_relay_files_is_applied_whole(
     try:
         time.sleep(0.2)
         replica.query("SET GLOBAL debug = '+d,stop_io_inside_transaction'")
-        wait_for(lambda: slave_status(replica)["Slave_IO_Running"] == "No", 30,
-                 "the receiver to stop inside a transaction")
-        assert _spans(str(replica.datadir / relay_files(replica)[-1])), \
+        wait_for(
+            lambda: slave_status(replica)["Slave_IO_Running"] == "No",
+            30,
+            "the receiver to stop inside a transaction",
+        )
+        assert _spans(str(replica.datadir / relay_files(replica)[-1])), (
             "the relay file the stop closed ends inside a transaction"
+        )
         replica.query("START SLAVE IO_THREAD")
         time.sleep(0.3)
     finally:
         stop.set()
         thread.join(30)
-    wait_for(lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source), 30,
-             "the receiver to fetch everything")
+    wait_for(
+        lambda: slave_status(replica)["Retrieved_Gtid_Set"] == gtid_executed(source),
+        30,
+        "the receiver to fetch everything",
+    )
     replica.kill()
     replica.start()
     assert_same_data(source, replica)
-    assert replica.query("SELECT COUNT(DISTINCT n) FROM d.t") == [(1,)], \
+    assert replica.query("SELECT COUNT(DISTINCT n) FROM d.t") == [(1,)], (
         "every long transaction applied whole: all rows have the same count"
+    )

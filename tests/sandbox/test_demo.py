@@ -15,8 +15,12 @@ import pytest
 
 
 def demo(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rpl.core.cli", "demo", "failover",
-                           "--short", *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "rpl.core.cli", "demo", "failover", "--short", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def servers_left(directory: Path) -> list[str]:
@@ -68,10 +72,21 @@ def test_broken_after_sync_fails_loudly(tmp_path: Path) -> None:
 
 def test_ctrl_c_leaves_nothing_running(tmp_path: Path) -> None:
     directory = tmp_path / "interrupted"
-    command = [sys.executable, "-m", "rpl.core.cli", "demo", "failover", "--dir",
-               str(directory), "--duration", "30", "--no-validate"]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True) as run:
+    command = [
+        sys.executable,
+        "-m",
+        "rpl.core.cli",
+        "demo",
+        "failover",
+        "--dir",
+        str(directory),
+        "--duration",
+        "30",
+        "--no-validate",
+    ]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as run:
         assert run.stderr is not None
         for line in run.stderr:
             if "writers and" in line:
@@ -84,7 +99,8 @@ def test_ctrl_c_leaves_nothing_running(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_the_demo_even_when_its_keyboardinterrupt_goes_astray(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A SIGINT that lands in a finalizer raises KeyboardInterrupt there, where Python
     prints and drops it. The demo must stop anyway, with 130, and not go on to the next
     wait point or the report. The stand-in trial here swallows the exception the way a
@@ -103,9 +119,15 @@ def test_ctrl_c_stops_the_demo_even_when_its_keyboardinterrupt_goes_astray(
         return object()
 
     monkeypatch.setattr(cli, "run_trial", swallowing_trial)
-    args = argparse.Namespace(dir=str(tmp_path / "astray"), short=True, duration=3.0,
-                              writers=1, readers=1, no_validate=True,
-                              break_after_sync=False)
+    args = argparse.Namespace(
+        dir=str(tmp_path / "astray"),
+        short=True,
+        duration=3.0,
+        writers=1,
+        readers=1,
+        no_validate=True,
+        break_after_sync=False,
+    )
     before = signal.getsignal(signal.SIGINT)
     assert cli.run(args) == 130
     assert trials == ["after_sync"]  # no second wait point after the interrupt

@@ -18,8 +18,9 @@ from rpl.core.sandbox.sandbox import Sandbox, free_block, port_free
 
 
 def rpl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rpl.core.cli", *args], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "rpl.core.cli", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def status(directory: Path) -> list[dict[str, Any]]:
@@ -30,8 +31,9 @@ def status(directory: Path) -> list[dict[str, Any]]:
 
 
 def client(directory: Path, node: str, sql: str) -> str:
-    done = subprocess.run([str(directory / f"{node}.sh"), "-N", "-e", sql],
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [str(directory / f"{node}.sh"), "-N", "-e", sql], capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -59,8 +61,19 @@ def test_sandbox_lifecycle(tmp_path: Path, base_port: int) -> None:
     blocker.bind(("127.0.0.1", base_port))
     blocker.listen()
     try:
-        done = rpl("sandbox", "deploy", "replication", "--replicas", "2", "--semisync",
-                   "after_sync", "--base-port", str(base_port), "--dir", str(directory))
+        done = rpl(
+            "sandbox",
+            "deploy",
+            "replication",
+            "--replicas",
+            "2",
+            "--semisync",
+            "after_sync",
+            "--base-port",
+            str(base_port),
+            "--dir",
+            str(directory),
+        )
     finally:
         blocker.close()
     assert done.returncode == 0, done.stderr
@@ -68,11 +81,17 @@ def test_sandbox_lifecycle(tmp_path: Path, base_port: int) -> None:
     ports = [n.port for n in sandbox.nodes]
     assert ports == [base_port + 1, base_port + 2, base_port + 3], "the taken port is skipped"
     try:
-        client(directory, "source", "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY);"
-                                    "INSERT INTO d.t VALUES (1)")
+        client(
+            directory,
+            "source",
+            "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY);INSERT INTO d.t VALUES (1)",
+        )
         rows = status(directory)
         assert [(r["node"], r["role"]) for r in rows] == [
-            ("source", "source"), ("replica1", "replica"), ("replica2", "replica")]
+            ("source", "source"),
+            ("replica1", "replica"),
+            ("replica2", "replica"),
+        ]
         assert rows[0]["state"] == "running"
         assert "clients 2" in rows[0]["semisync"] and "yes_tx 3" in rows[0]["semisync"]
         deadline = time.monotonic() + 20
@@ -108,8 +127,7 @@ def test_sandbox_lifecycle(tmp_path: Path, base_port: int) -> None:
 def test_sandbox_errors(tmp_path: Path) -> None:
     done = rpl("sandbox", "status", "--dir", str(tmp_path / "none"))
     assert done.returncode == 1 and "no sandbox in" in done.stderr
-    done = rpl("sandbox", "deploy", "replication", "--replicas", "12", "--dir",
-               str(tmp_path / "x"))
+    done = rpl("sandbox", "deploy", "replication", "--replicas", "12", "--dir", str(tmp_path / "x"))
     assert done.returncode == 1 and "between 0 and 9" in done.stderr
 
 
@@ -117,10 +135,12 @@ def test_stop_with_the_port_taken_over_says_so(tmp_path: Path) -> None:
     """A node that stops while another process holds its port (a listener that took it
     over): stop reports that, by name and port, instead of a traceback."""
     from rpl.core.sandbox.sandbox import NodeSpec, SandboxError
+
     datadir = tmp_path / "source"
     datadir.mkdir()
-    node = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
-                             "rpl.core.cli", str(datadir)])
+    node = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "rpl.core.cli", str(datadir)]
+    )
     holder = socket.socket()
     holder.bind(("127.0.0.1", 0))
     holder.listen(1)
@@ -128,8 +148,11 @@ def test_stop_with_the_port_taken_over_says_so(tmp_path: Path) -> None:
         spec = NodeSpec("source", "source", holder.getsockname()[1], 1, [], node.pid)
         sandbox = Sandbox(tmp_path, "replication", "off", [spec])
         assert sandbox.running(spec)
-        with pytest.raises(SandboxError, match=rf"source stopped, but port {spec.port} is "
-                                               r"still in use by another process"):
+        with pytest.raises(
+            SandboxError,
+            match=rf"source stopped, but port {spec.port} is "
+            r"still in use by another process",
+        ):
             sandbox.stop_node(spec, port_timeout=0.5)
         assert node.wait(timeout=10) is not None
     finally:
@@ -139,17 +162,32 @@ def test_stop_with_the_port_taken_over_says_so(tmp_path: Path) -> None:
 
 
 def test_stopped_and_restarted_sandbox_validates_clean_by_sketches(
-        tmp_path: Path, base_port: int) -> None:
+    tmp_path: Path, base_port: int
+) -> None:
     """``rpl sandbox stop`` then ``start`` ends each node's binlog (and each replica's
     relay log) with a STOP_EVENT and opens a new file: a clean restart, which ``rpl
     validate`` proves clean from the split sketches with no notice of a crash."""
     directory = tmp_path / "sbx"
-    done = rpl("sandbox", "deploy", "replication", "--replicas", "2", "--semisync",
-               "after_sync", "--base-port", str(base_port), "--dir", str(directory))
+    done = rpl(
+        "sandbox",
+        "deploy",
+        "replication",
+        "--replicas",
+        "2",
+        "--semisync",
+        "after_sync",
+        "--base-port",
+        str(base_port),
+        "--dir",
+        str(directory),
+    )
     assert done.returncode == 0, done.stderr
     try:
-        client(directory, "source", "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY);"
-                                    "INSERT INTO d.t VALUES (1)")
+        client(
+            directory,
+            "source",
+            "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY);INSERT INTO d.t VALUES (1)",
+        )
         assert rpl("sandbox", "stop", "--dir", str(directory)).returncode == 0
         assert rpl("sandbox", "start", "--dir", str(directory)).returncode == 0
         client(directory, "source", "INSERT INTO d.t VALUES (2)")
@@ -160,10 +198,21 @@ def test_stopped_and_restarted_sandbox_validates_clean_by_sketches(
         assert rpl("sandbox", "stop", "--dir", str(directory)).returncode == 0
         report = tmp_path / "report.json"
         done = subprocess.run(
-            [sys.executable, "-m", "rpl.core.cli", "validate", "--master", "local[2]",
-             "--report", str(report),
-             *(str(directory / n) for n in ("source", "replica1", "replica2"))],
-            capture_output=True, text=True, timeout=300)
+            [
+                sys.executable,
+                "-m",
+                "rpl.core.cli",
+                "validate",
+                "--master",
+                "local[2]",
+                "--report",
+                str(report),
+                *(str(directory / n) for n in ("source", "replica1", "replica2")),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stdout + done.stderr[-3000:]
         result = json.loads(report.read_text())
         assert result["method"] == "sketches", result["unproven"]

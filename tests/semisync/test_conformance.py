@@ -59,7 +59,7 @@ def test_closed_needs_a_reason() -> None:
     assert not closed("no thread").is_open and Requirement().is_open
 
 
-GATED = textwrap.dedent('''
+GATED = textwrap.dedent("""
     import pytest
     from rpl.core.testing.suite import (
         Requirement, Requirements, SemisyncFixtures, closed, requires)
@@ -98,16 +98,29 @@ GATED = textwrap.dedent('''
         @pytest.fixture
         def requirements(self) -> Requirements:
             return Wrong()
-''')
+""")
 
 
-def test_gate_skips_only_closed_requirements_and_never_hides_a_failure(
-        tmp_path: Path) -> None:
+def test_gate_skips_only_closed_requirements_and_never_hides_a_failure(tmp_path: Path) -> None:
     (tmp_path / "test_gated.py").write_text(GATED)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
-         "--junitxml=junit.xml", "test_gated.py"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-q",
+            "--junitxml=junit.xml",
+            "test_gated.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 1, result.stdout
     outcomes = {}
     for case in ElementTree.parse(tmp_path / "junit.xml").iter("testcase"):
@@ -117,8 +130,9 @@ def test_gate_skips_only_closed_requirements_and_never_hides_a_failure(
         if kinds == ["skipped"]:
             skipped = case.find("skipped")
             assert skipped is not None
-            assert skipped.get("message") == ("requirement closed: ack_receiver_thread "
-                                              "(reads ACKs in the dump thread)")
+            assert skipped.get("message") == (
+                "requirement closed: ack_receiver_thread (reads ACKs in the dump thread)"
+            )
     assert outcomes == {
         "TestOpen::test_needs_receiver": "failure",
         "TestOpen::test_needs_after_commit": "passed",

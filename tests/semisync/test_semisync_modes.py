@@ -36,8 +36,10 @@ def test_ack_in_dump_thread(nodes: Nodes, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.delenv(ACK_IN_DUMP_THREAD_ENV)
     replica = nodes.replica(source)
     wait_for(clients_are(source, 1), 20, "the semisync dump")
-    assert source.query("SELECT NAME FROM performance_schema.threads "
-                        f"WHERE NAME = '{ACK_RECEIVER}'") == [], "no ACK receiver thread"
+    assert (
+        source.query(f"SELECT NAME FROM performance_schema.threads WHERE NAME = '{ACK_RECEIVER}'")
+        == []
+    ), "no ACK receiver thread"
     inserts = Inserts(source)
     for _ in range(20):
         inserts.one()
@@ -54,5 +56,4 @@ def test_shutdown_releases_a_waiting_commit(nodes: Nodes) -> None:
     assert source.stop(timeout=30) == 0
     assert time.monotonic() - started < 15, "shutdown did not wait for the ACK timeout"
     waiting.join(10)
-    assert "SEMISYNC: Forced shutdown. Some updates might not be replicated." in \
-        source.error_log()
+    assert "SEMISYNC: Forced shutdown. Some updates might not be replicated." in source.error_log()

@@ -20,9 +20,15 @@ COM_BINLOG_DUMP = 0x12
 
 @pytest.fixture
 def source(tmp_path: Path) -> Any:
-    server = ServerProcess(tmp_path / "source", options=[
-        "--server-id", "1", "--plugin-load=rpl_semi_sync_master",
-        "--rpl-semi-sync-master-timeout=20000"])
+    server = ServerProcess(
+        tmp_path / "source",
+        options=[
+            "--server-id",
+            "1",
+            "--plugin-load=rpl_semi_sync_master",
+            "--rpl-semi-sync-master-timeout=20000",
+        ],
+    )
     server.start()
     create_replication_user(server)
     server.query("CREATE DATABASE d")
@@ -38,8 +44,7 @@ def semisync_dump(source: ServerProcess) -> Any:
     connection = source.connect(user="repl", password="repl-pw")
     with connection.cursor() as cursor:
         cursor.execute("SET @master_binlog_checksum = 'CRC32', @rpl_semi_sync_slave = 1")
-    connection._execute_command(COM_BINLOG_DUMP,
-                                struct.pack("<IHI", 4, 0, 9) + b"binlog.000001")
+    connection._execute_command(COM_BINLOG_DUMP, struct.pack("<IHI", 4, 0, 9) + b"binlog.000001")
     return connection
 
 
@@ -48,21 +53,30 @@ def send_raw(connection: Any, payload: bytes) -> None:
     connection._sock.sendall(struct.pack("<I", len(payload))[:3] + b"\x00" + payload)
 
 
-@pytest.mark.parametrize("payload, why", [
-    (b"\xef\x01", "length error"),
-    (b"\x42" + bytes(8) + b"binlog.000001", "magic number error"),
-    (b"\xef" + bytes(8) + b"../../etc/passwd", "not a file name"),
-])
-def test_malformed_ack_drops_the_replica_not_the_server(source: ServerProcess, payload: bytes,
-                                                        why: str) -> None:
+@pytest.mark.parametrize(
+    "payload, why",
+    [
+        (b"\xef\x01", "length error"),
+        (b"\x42" + bytes(8) + b"binlog.000001", "magic number error"),
+        (b"\xef" + bytes(8) + b"../../etc/passwd", "not a file name"),
+    ],
+)
+def test_malformed_ack_drops_the_replica_not_the_server(
+    source: ServerProcess, payload: bytes, why: str
+) -> None:
     bad = semisync_dump(source)
     wait_for(lambda: counter(source, "clients") == 1, 10, "the semisync dump")
     send_raw(bad, payload)
-    wait_for(lambda: "malformed ACK from replica server_id 9" in source.error_log(), 10,
-             "the malformed ACK to be logged")
+    wait_for(
+        lambda: "malformed ACK from replica server_id 9" in source.error_log(),
+        10,
+        "the malformed ACK to be logged",
+    )
     assert why in source.error_log()
-    threads = source.query("SELECT PROCESSLIST_STATE FROM performance_schema.threads "
-                           "WHERE NAME = 'thread/semisync/Ack_receiver'")
+    threads = source.query(
+        "SELECT PROCESSLIST_STATE FROM performance_schema.threads "
+        "WHERE NAME = 'thread/semisync/Ack_receiver'"
+    )
     assert len(threads) == 1, "the ACK receiver thread goes on"
     bad.close()
     wait_for(lambda: counter(source, "clients") == 0, 20, "the bad replica's dump to end")
@@ -106,8 +120,9 @@ def test_acks_that_arrive_together_are_all_reported(source: ServerProcess) -> No
     thread, end = waiting_commit(source)
     name, position = source.query("SHOW MASTER STATUS")[0][:2]
     payloads = [ack(str(name), 4), ack(str(name), int(position))]
-    replica._sock.sendall(b"".join(struct.pack("<I", len(payload))[:3] + b"\x00" + payload
-                                   for payload in payloads))
+    replica._sock.sendall(
+        b"".join(struct.pack("<I", len(payload))[:3] + b"\x00" + payload for payload in payloads)
+    )
     thread.join(15)
     assert end, "the second ACK released the commit"
     assert counter(source, "yes_tx") == 1 and counter(source, "no_tx") == 0

@@ -33,9 +33,11 @@ def test_variable_rules(plugin_env: Any) -> None:
     """Behaviour 17 of reference/semisync.md."""
     plugin_env.plugins.install("rpl_semi_sync_master")
     system = plugin_env.system
-    for name, value, errno in [("rpl_semi_sync_master_wait_point", "AFTER_FLUSH", 1231),
-                               ("rpl_semi_sync_master_timeout", "abc", 1232),
-                               ("rpl_semi_sync_master_timeout", 1.5, 1232)]:
+    for name, value, errno in [
+        ("rpl_semi_sync_master_wait_point", "AFTER_FLUSH", 1231),
+        ("rpl_semi_sync_master_timeout", "abc", 1232),
+        ("rpl_semi_sync_master_timeout", 1.5, 1232),
+    ]:
         with pytest.raises(MySQLError) as raised:
             system.set_global(name, value)
         assert raised.value.errno == errno
@@ -45,13 +47,18 @@ def test_variable_rules(plugin_env: Any) -> None:
     assert system.get_global("rpl_semi_sync_master_wait_for_slave_count") == 1
     system.set_global("rpl_semi_sync_master_wait_for_slave_count", 65536)
     assert system.get_global("rpl_semi_sync_master_wait_for_slave_count") == 65535
-    for name in ("rpl_semi_sync_master_enabled", "rpl_semi_sync_master_wait_point",
-                 "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_for_slave_count"):
+    for name in (
+        "rpl_semi_sync_master_enabled",
+        "rpl_semi_sync_master_wait_point",
+        "rpl_semi_sync_master_timeout",
+        "rpl_semi_sync_master_wait_for_slave_count",
+    ):
         with pytest.raises(MySQLError) as raised:
             system.check_session_scope(name)
         assert raised.value.errno == 1229
 
 
 def test_imports_nothing_from_the_server(
-        server_modules_imported_by: Callable[[str], list[str]]) -> None:
+    server_modules_imported_by: Callable[[str], list[str]],
+) -> None:
     assert server_modules_imported_by("rpl.semisync_master.plugin") == []

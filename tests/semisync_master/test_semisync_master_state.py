@@ -22,12 +22,19 @@ class Log:
     warning = note = error
 
 
-def master(timeout_ms: int = 2000, count: int = 1, wait_no_slave: bool = True
-           ) -> tuple[SemisyncMaster, Log]:
+def master(
+    timeout_ms: int = 2000, count: int = 1, wait_no_slave: bool = True
+) -> tuple[SemisyncMaster, Log]:
     log = Log()
-    state = SemisyncMaster(Settings(enabled=lambda: True, timeout_ms=lambda: timeout_ms,
-                                    wait_no_slave=lambda: wait_no_slave,
-                                    wait_for_slave_count=lambda: count), log)
+    state = SemisyncMaster(
+        Settings(
+            enabled=lambda: True,
+            timeout_ms=lambda: timeout_ms,
+            wait_no_slave=lambda: wait_no_slave,
+            wait_for_slave_count=lambda: count,
+        ),
+        log,
+    )
     state.enable()
     return state, log
 
@@ -57,8 +64,9 @@ def test_an_ack_wakes_only_the_waiters_at_or_below_it() -> None:
         assert low is not mid
         assert active.release_up_to(("binlog.000001", 200)) == 2
         assert len(active) == 1
-        assert active.condition_for(("binlog.000001", 100)) is \
-            active.condition_for(("binlog.000001", 300))
+        assert active.condition_for(("binlog.000001", 100)) is active.condition_for(
+            ("binlog.000001", 300)
+        )
 
 
 def test_files_order_before_positions() -> None:

@@ -18,7 +18,9 @@ def test_entry_point_is_discovered() -> None:
 def test_variables_have_mysqls_defaults_and_go_with_the_plugin(plugin_env: Any) -> None:
     plugin_env.plugins.install("rpl_semi_sync_slave")
     assert plugin_env.system.show("rpl_semi_sync_slave%") == [
-        ("rpl_semi_sync_slave_enabled", "OFF"), ("rpl_semi_sync_slave_trace_level", "32")]
+        ("rpl_semi_sync_slave_enabled", "OFF"),
+        ("rpl_semi_sync_slave_trace_level", "32"),
+    ]
     with pytest.raises(MySQLError) as raised:
         plugin_env.system.set_global("rpl_semi_sync_slave_enabled", "maybe")
     assert raised.value.errno == 1231
@@ -27,5 +29,6 @@ def test_variables_have_mysqls_defaults_and_go_with_the_plugin(plugin_env: Any) 
 
 
 def test_imports_nothing_from_the_server(
-        server_modules_imported_by: Callable[[str], list[str]]) -> None:
+    server_modules_imported_by: Callable[[str], list[str]],
+) -> None:
     assert server_modules_imported_by("rpl.semisync_slave.plugin") == []

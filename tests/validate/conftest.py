@@ -24,6 +24,7 @@ SPLIT_BYTES = 2048
 def spark() -> Iterator[Any]:
     """A local[2] Spark session, as CI runs it."""
     from rpl.core.validate.job import spark_session
+
     session = spark_session("local[2]")
     yield session
     session.stop()
@@ -75,8 +76,11 @@ def run(recorded_run: Path, tmp_path: Path) -> Path:
 @pytest.fixture
 def check(spark: Any, run: Path) -> Callable[..., Report]:
     """``check(**options)``: validate the run's copy (both nodes) with small splits."""
+
     def go(*nodes: str, **options: Any) -> Report:
         names = nodes or ("source", "replica")
-        return validate([str(run / n) for n in names], spark=spark, split_bytes=SPLIT_BYTES,
-                        **options)
+        return validate(
+            [str(run / n) for n in names], spark=spark, split_bytes=SPLIT_BYTES, **options
+        )
+
     return go

@@ -13,8 +13,9 @@ def events(path: Path, relay: bool = False) -> list[LogEntry]:
     return list(read_events(path, check_log_pos=not relay))
 
 
-def find(path: Path, predicate: Callable[[LogEntry], bool], relay: bool = False,
-         nth: int = 0) -> LogEntry:
+def find(
+    path: Path, predicate: Callable[[LogEntry], bool], relay: bool = False, nth: int = 0
+) -> LogEntry:
     """The ``nth`` event of the file that ``predicate`` accepts."""
     return [e for e in events(path, relay) if predicate(e)][nth]
 

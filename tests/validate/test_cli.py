@@ -20,8 +20,9 @@ def rpl_validate(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_clean_run_exit_0_and_json_report(run: Path) -> None:
     report = run / "report.json"
-    done = rpl_validate(str(run / "source"), str(run / "replica"), "--split-mb", "0.002",
-                        "--report", str(report))
+    done = rpl_validate(
+        str(run / "source"), str(run / "replica"), "--split-mb", "0.002", "--report", str(report)
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "result: CLEAN" in done.stdout
     assert "proven clean by split sketches" in done.stdout
@@ -41,8 +42,9 @@ def test_violation_exit_1(run: Path) -> None:
     done = rpl_validate(str(run / "source"), "--report", str(report))
     assert done.returncode == 1, done.stdout + done.stderr
     data = json.loads(report.read_text())
-    assert [(v["check"], v["file"], v["position"]) for v in data["violations"]] == \
-        [("structure", "binlog.000003", target.position)]
+    assert [(v["check"], v["file"], v["position"]) for v in data["violations"]] == [
+        ("structure", "binlog.000003", target.position)
+    ]
     assert f"binlog.000003:{target.position}" in done.stdout
     assert data["method"] == "exact" and "CRC32 mismatch" in data["unproven"]
 
@@ -51,8 +53,9 @@ def test_usage_errors_exit_2(run: Path, tmp_path: Path) -> None:
     done = rpl_validate(str(tmp_path / "nowhere"))
     assert done.returncode == 2 and "not a directory" in done.stderr
     history = tmp_path / "bad.jsonl"
-    history.write_text('{"client": "a", "op": "delete", "table": "d.t", "key": 1, '
-                       '"outcome": "ok"}\n')
+    history.write_text(
+        '{"client": "a", "op": "delete", "table": "d.t", "key": 1, "outcome": "ok"}\n'
+    )
     done = rpl_validate(str(run / "source"), "--history", str(history))
     assert done.returncode == 2 and "history line 1: op 'delete'" in done.stderr
 
@@ -61,9 +64,11 @@ def test_console_is_ours_on_a_server_that_never_committed(tmp_path: Path) -> Non
     """A first look at a new server's data directory: clean, and everything on the
     console is rpl validate's own (no JVM or Spark start-up lines, no stage bars)."""
     from rpl.core.testing.process import ServerProcess
+
     ServerProcess(tmp_path / "new").start().stop()
     done = rpl_validate(str(tmp_path / "new"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "result: CLEAN" in done.stdout
-    assert [line for line in done.stderr.splitlines()
-            if not line.startswith("rpl validate: ")] == [], done.stderr
+    assert [
+        line for line in done.stderr.splitlines() if not line.startswith("rpl validate: ")
+    ] == [], done.stderr

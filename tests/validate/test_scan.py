@@ -32,8 +32,9 @@ def _scan_counts(root: Path, split_bytes: int) -> tuple[int, list[str], list[str
     rows = scan_all(plan_splits(nodes, split_bytes))
     findings, _ = stitch(nodes, [(r.split, r.summary) for r in rows])
     findings += [f for r in rows for f in r.findings]
-    gtids = sorted(f"{r.split.file.node}/{r.split.file.kind}/{t.gtid}"
-                   for r in rows for t in r.transactions)
+    gtids = sorted(
+        f"{r.split.file.node}/{r.split.file.kind}/{t.gtid}" for r in rows for t in r.transactions
+    )
     return sum(r.summary.events for r in rows), gtids, [f.line() for f in findings]
 
 

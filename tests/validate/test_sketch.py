@@ -41,8 +41,7 @@ def _expected_groups(rows: SplitRows) -> tuple[int, int, int]:
         return 0, 0, 0
     relay = rows.split.file.kind == RELAY
     pos = np.array([t.source_pos if relay else t.pos for t in done], np.int64)
-    sid = np.array([np.frombuffer(uuid.UUID(t.gtid.split(":")[0]).bytes, "<u8")
-                    for t in done])
+    sid = np.array([np.frombuffer(uuid.UUID(t.gtid.split(":")[0]).bytes, "<u8") for t in done])
     gno = np.array([int(t.gtid.split(":")[1]) for t in done], np.int64)
     events = np.array([t.events for t in done], np.uint64)
     digest = np.array([t.digest for t in done], np.uint64)
@@ -81,8 +80,7 @@ def _local_restrict(requests: list[Request]) -> list[tuple[int, int, int]]:
 
 
 @pytest.mark.parametrize("split_bytes", [1024, 1500, 4096, 1 << 20])
-def test_real_run_sketches_agree_with_the_exact_scan(recorded_run: Path,
-                                                     split_bytes: int) -> None:
+def test_real_run_sketches_agree_with_the_exact_scan(recorded_run: Path, split_bytes: int) -> None:
     _agree(recorded_run, split_bytes)
 
 
@@ -109,10 +107,14 @@ def test_a_split_with_a_finding_is_never_regular(recorded_run: Path, tmp_path: P
     """Each byte of one INSERT event flipped in turn: the split that holds it is
     irregular whenever the exact scanner has a finding there."""
     import shutil
+
     shutil.copytree(recorded_run / "source", tmp_path / "source")
     path = tmp_path / "source" / "binlog.000002"
-    target = find(path, lambda e: isinstance(e.event, QueryEvent)
-                  and e.event.query.startswith("INSERT"), nth=1)
+    target = find(
+        path,
+        lambda e: isinstance(e.event, QueryEvent) and e.event.query.startswith("INSERT"),
+        nth=1,
+    )
     original = path.read_bytes()
     for offset in range(target.position, target.end):
         path.write_bytes(original)

@@ -43,9 +43,15 @@ def _transactions(path: Path, relay: bool = False) -> list[list[LogEntry]]:
     for entry in events(path, relay):
         if entry.header.type_code == GTID_LOG_EVENT:
             groups.append([entry])
-        elif groups and groups[-1][-1].header.type_code not in (XID_EVENT,) and not (
-                len(groups[-1]) == 2 and isinstance(groups[-1][1].event, QueryEvent)
-                and groups[-1][1].event.query != "BEGIN"):
+        elif (
+            groups
+            and groups[-1][-1].header.type_code not in (XID_EVENT,)
+            and not (
+                len(groups[-1]) == 2
+                and isinstance(groups[-1][1].event, QueryEvent)
+                and groups[-1][1].event.query != "BEGIN"
+            )
+        ):
             groups[-1].append(entry)
     return groups
 
@@ -54,10 +60,17 @@ def test_clean_run_validates_clean(check: Check, run: Path) -> None:
     report = check()
     assert report.violations == [], report.summary()
     assert report.exit_code == 0
-    assert set(report.checks) == {"structure", "transactions", "relay_vs_source",
-                                  "applied_vs_source"}
-    expected = sum(len(events(p, "relay" in p.name)) for n in ("source", "replica")
-                   for p in (run / n).glob("*.0*"))
+    assert set(report.checks) == {
+        "structure",
+        "transactions",
+        "relay_vs_source",
+        "applied_vs_source",
+    }
+    expected = sum(
+        len(events(p, "relay" in p.name))
+        for n in ("source", "replica")
+        for p in (run / n).glob("*.0*")
+    )
     assert report.events == expected
     counts = report.logs
     assert counts["source"]["binlog"].files == 3
@@ -71,12 +84,14 @@ def test_clean_run_validates_clean(check: Check, run: Path) -> None:
 def test_flipped_byte(check: Check, run: Path) -> None:
     path = run / "source" / "binlog.000002"
     target = find(path, _insert, nth=2)
-    rewrite(path, lambda data: data.__setitem__(target.position + 40,
-                                                data[target.position + 40] ^ 0x10))
+    rewrite(
+        path, lambda data: data.__setitem__(target.position + 40, data[target.position + 40] ^ 0x10)
+    )
     report = check("source")
     structure = _only(report, "structure")
-    assert [(f.node, f.file, f.position) for f in structure] == \
-        [("source", "binlog.000002", target.position)]
+    assert [(f.node, f.file, f.position) for f in structure] == [
+        ("source", "binlog.000002", target.position)
+    ]
     assert "CRC32 mismatch" in structure[0].detail
     assert report.exit_code == 1
 
@@ -98,8 +113,7 @@ def test_truncated_file(check: Check, run: Path) -> None:
     lines = [(f.file, f.position, f.detail) for f in _only(report, "structure")]
     assert ("binlog.000002", target.position) in [(f, p) for f, p, _ in lines]
     assert any("ends inside an event" in d for _, _, d in lines)
-    assert any("ends with neither a ROTATE to binlog.000003" in f.detail
-               for f in report.notices)
+    assert any("ends with neither a ROTATE to binlog.000003" in f.detail for f in report.notices)
 
 
 def test_truncated_last_file_is_a_notice(check: Check, run: Path) -> None:
@@ -142,6 +156,7 @@ def test_reordered_transaction(check: Check, run: Path) -> None:
         swapped = bytearray(b"".join(e.raw for e in second + first))
         relocate_events(swapped, start, checksum=True)
         data[start:end] = swapped
+
     rewrite(path, swap)
     report = check()
     order = _only(report, "applied_vs_source")
@@ -159,14 +174,15 @@ def test_errant_gtid(check: Check, run: Path) -> None:
 
     def retag(data: bytearray) -> None:
         at = target.position + 19 + 1
-        data[at:at + 16] = errant.bytes
+        data[at : at + 16] = errant.bytes
         set_log_pos(data, target.position, target.header.log_pos, True)
+
     rewrite(path, retag)
     report = check()
     errant_findings = [f for f in _only(report, "applied_vs_source") if "errant" in f.detail]
-    assert [(f.node, f.file, f.position, f.gtid) for f in errant_findings] == \
-        [("replica", "binlog.000001", target.position,
-          f"{errant}:{target.event.gno}")]  # type: ignore[attr-defined]
+    assert [(f.node, f.file, f.position, f.gtid) for f in errant_findings] == [
+        ("replica", "binlog.000001", target.position, f"{errant}:{target.event.gno}")  # type: ignore[attr-defined]
+    ]
     assert "never had" in report.unproven
 
 
@@ -179,11 +195,13 @@ def test_relay_event_differs_from_source(check: Check, run: Path) -> None:
         at = data.index(b"'v", target.position)
         data[at + 1] = ord("x")
         set_log_pos(data, target.position, target.header.log_pos, True)
+
     rewrite(path, alter)
     report = check()
     differs = _only(report, "relay_vs_source")
-    assert [(f.node, f.file, f.position) for f in differs] == \
-        [("replica", "relay-bin.000001", group[0].position)]
+    assert [(f.node, f.file, f.position) for f in differs] == [
+        ("replica", "relay-bin.000001", group[0].position)
+    ]
     assert f"event {group.index(target) + 1} of the transaction differs" in differs[0].detail
     assert differs[0].gtid == str(group[0].event.gtid)  # type: ignore[attr-defined]
     assert "differ from the source's" in report.unproven
@@ -219,14 +237,17 @@ def _history(path: Path, records: list[dict[str, object]]) -> str:
 
 
 def test_history(check: Check, run: Path) -> None:
-    history = _history(run / "history.jsonl", [
-        {"client": "w1", "op": "write", "key": 5, "value": "v5"},
-        {"client": "w1", "op": "write", "key": 999, "value": "v999"},
-        {"client": "w2", "op": "write", "key": 998, "value": "lost?", "outcome": "unknown"},
-        {"client": "r1", "op": "read", "key": 7, "value": "changed"},
-        {"client": "r1", "op": "read", "key": 6, "value": "never"},
-        {"client": "r1", "op": "read", "key": 997, "value": None},
-    ])
+    history = _history(
+        run / "history.jsonl",
+        [
+            {"client": "w1", "op": "write", "key": 5, "value": "v5"},
+            {"client": "w1", "op": "write", "key": 999, "value": "v999"},
+            {"client": "w2", "op": "write", "key": 998, "value": "lost?", "outcome": "unknown"},
+            {"client": "r1", "op": "read", "key": 7, "value": "changed"},
+            {"client": "r1", "op": "read", "key": 6, "value": "never"},
+            {"client": "r1", "op": "read", "key": 997, "value": None},
+        ],
+    )
     report = check(history=history, expect_on="replica")
     found = sorted((f.position, f.node) for f in _only(report, "history"))
     assert found == [(2, "replica"), (5, "replica")], report.summary()
@@ -235,9 +256,14 @@ def test_history(check: Check, run: Path) -> None:
 
 
 def test_history_clean(check: Check, run: Path) -> None:
-    history = _history(run / "history.jsonl", [
-        {"client": "w1", "op": "write", "key": k, "value": f"v{k}"} for k in range(1, 41)
-        if k != 7])
+    history = _history(
+        run / "history.jsonl",
+        [
+            {"client": "w1", "op": "write", "key": k, "value": f"v{k}"}
+            for k in range(1, 41)
+            if k != 7
+        ],
+    )
     report = check(history=history)
     assert report.violations == [], report.summary()
     assert report.history_operations == 39
@@ -247,10 +273,13 @@ def test_history_read_lost_on_the_named_node(check: Check, run: Path) -> None:
     path = run / "replica" / "binlog.000001"
     last = _transactions(path)[-1]
     rewrite(path, lambda data: data.__delitem__(slice(last[0].position, None)))
-    history = _history(run / "history.jsonl", [
-        {"client": "r1", "op": "read", "key": 100, "value": "v100", "node": "replica"},
-        {"client": "r1", "op": "read", "key": 100, "value": "v100", "node": "source"},
-    ])
+    history = _history(
+        run / "history.jsonl",
+        [
+            {"client": "r1", "op": "read", "key": 100, "value": "v100", "node": "replica"},
+            {"client": "r1", "op": "read", "key": 100, "value": "v100", "node": "source"},
+        ],
+    )
     report = check(history=history)
     lost = _only(report, "history")
     assert [(f.node, f.position) for f in lost] == [("replica", 1)], report.summary()

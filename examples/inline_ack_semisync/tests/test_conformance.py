@@ -37,8 +37,9 @@ class InlineAckRequirements(Requirements):
 
     @property
     def ack_receiver_thread(self) -> Requirement:
-        return lacks("ack_receiver_thread",
-                     "each dump thread reads its replica's ACKs in after_send_event")
+        return lacks(
+            "ack_receiver_thread", "each dump thread reads its replica's ACKs in after_send_event"
+        )
 
     @property
     def after_commit_wait_point(self) -> Requirement:
@@ -50,8 +51,7 @@ class InlineAckRequirements(Requirements):
 
     @property
     def wait_for_slave_count(self) -> Requirement:
-        return lacks("wait_for_slave_count",
-                     "one ACK from any semisync replica releases a commit")
+        return lacks("wait_for_slave_count", "one ACK from any semisync replica releases a commit")
 
 
 class TestInlineAckSemisync(SemisyncSuite):

@@ -23,17 +23,59 @@ import attrs
 from rpl.core.errors import ER_CANNOT_USER, ER_NONEXISTING_GRANT, MySQLError
 
 STATIC_PRIVILEGES = (
-    "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "RELOAD", "SHUTDOWN", "PROCESS",
-    "FILE", "REFERENCES", "INDEX", "ALTER", "SHOW DATABASES", "SUPER", "CREATE TEMPORARY TABLES",
-    "LOCK TABLES", "EXECUTE", "REPLICATION SLAVE", "REPLICATION CLIENT", "CREATE VIEW",
-    "SHOW VIEW", "CREATE ROUTINE", "ALTER ROUTINE", "CREATE USER", "EVENT", "TRIGGER",
-    "CREATE TABLESPACE", "CREATE ROLE", "DROP ROLE",
+    "SELECT",
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "CREATE",
+    "DROP",
+    "RELOAD",
+    "SHUTDOWN",
+    "PROCESS",
+    "FILE",
+    "REFERENCES",
+    "INDEX",
+    "ALTER",
+    "SHOW DATABASES",
+    "SUPER",
+    "CREATE TEMPORARY TABLES",
+    "LOCK TABLES",
+    "EXECUTE",
+    "REPLICATION SLAVE",
+    "REPLICATION CLIENT",
+    "CREATE VIEW",
+    "SHOW VIEW",
+    "CREATE ROUTINE",
+    "ALTER ROUTINE",
+    "CREATE USER",
+    "EVENT",
+    "TRIGGER",
+    "CREATE TABLESPACE",
+    "CREATE ROLE",
+    "DROP ROLE",
 )
-DATABASE_PRIVILEGES = frozenset((
-    "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "REFERENCES", "INDEX", "ALTER",
-    "CREATE TEMPORARY TABLES", "LOCK TABLES", "EXECUTE", "CREATE VIEW", "SHOW VIEW",
-    "CREATE ROUTINE", "ALTER ROUTINE", "EVENT", "TRIGGER",
-))
+DATABASE_PRIVILEGES = frozenset(
+    (
+        "SELECT",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "CREATE",
+        "DROP",
+        "REFERENCES",
+        "INDEX",
+        "ALTER",
+        "CREATE TEMPORARY TABLES",
+        "LOCK TABLES",
+        "EXECUTE",
+        "CREATE VIEW",
+        "SHOW VIEW",
+        "CREATE ROUTINE",
+        "ALTER ROUTINE",
+        "EVENT",
+        "TRIGGER",
+    )
+)
 _ALIASES = {"REPLICATION REPLICA": "REPLICATION SLAVE", "ALL PRIVILEGES": "ALL"}
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -84,9 +126,11 @@ class Accounts:
         """The account a connection from ``client_host`` logging in as ``user`` gets."""
         hosts = LOOPBACK if client_host in LOOPBACK else (client_host,)
         with self._lock:
-            candidates = [a for a in self._accounts.values()
-                          if a.user in (user, "") and
-                          any(_host_regex(a.host).match(h) for h in hosts)]
+            candidates = [
+                a
+                for a in self._accounts.values()
+                if a.user in (user, "") and any(_host_regex(a.host).match(h) for h in hosts)
+            ]
         candidates.sort(key=_specificity)
         return candidates[0] if candidates else None
 
@@ -123,8 +167,14 @@ class Accounts:
                 raise MySQLError.of(ER_CANNOT_USER, "ALTER USER", f"'{user}'@'{host}'")
             account.password_hash = password_hash
 
-    def grant(self, user: str, host: str, privileges: Iterable[str], database: str | None,
-              grant_option: bool = False) -> None:
+    def grant(
+        self,
+        user: str,
+        host: str,
+        privileges: Iterable[str],
+        database: str | None,
+        grant_option: bool = False,
+    ) -> None:
         """GRANT privileges ON *.* (database None) or ON database.*."""
         names = {normalise_privilege(p) for p in privileges}
         with self._lock:
@@ -139,16 +189,18 @@ class Accounts:
                 account.database_privileges.setdefault(database, set()).update(expanded)
             account.grant_option |= grant_option
 
-    def revoke(self, user: str, host: str, privileges: Iterable[str],
-               database: str | None) -> None:
+    def revoke(self, user: str, host: str, privileges: Iterable[str], database: str | None) -> None:
         """REVOKE privileges ON *.* or database.*."""
         names = {normalise_privilege(p) for p in privileges}
         with self._lock:
             account = self._accounts.get((user, host.lower()))
             if account is None:
                 raise MySQLError.of(ER_NONEXISTING_GRANT, user, host)
-            target = (account.global_privileges if database is None
-                      else account.database_privileges.setdefault(database, set()))
+            target = (
+                account.global_privileges
+                if database is None
+                else account.database_privileges.setdefault(database, set())
+            )
             if "ALL" in names:
                 target.clear()
                 account.grant_option = False
@@ -160,19 +212,23 @@ class Accounts:
         with self._lock:
             if privilege in account.global_privileges:
                 return True
-            return database is not None and \
-                privilege in account.database_privileges.get(database, ())
+            return database is not None and privilege in account.database_privileges.get(
+                database, ()
+            )
 
     def grants_of(self, account: Account) -> list[str]:
         """SHOW GRANTS lines for ``account``."""
         with self._lock:
             global_privs = sorted(account.global_privileges, key=STATIC_PRIVILEGES.index)
-            lines = [f"GRANT {', '.join(global_privs) or 'USAGE'} ON *.* TO {account.name}"
-                     + (" WITH GRANT OPTION" if account.grant_option else "")]
+            lines = [
+                f"GRANT {', '.join(global_privs) or 'USAGE'} ON *.* TO {account.name}"
+                + (" WITH GRANT OPTION" if account.grant_option else "")
+            ]
             for database, privs in sorted(account.database_privileges.items()):
                 if privs:
-                    lines.append(f"GRANT {', '.join(sorted(privs))} ON `{database}`.* "
-                                 f"TO {account.name}")
+                    lines.append(
+                        f"GRANT {', '.join(sorted(privs))} ON `{database}`.* TO {account.name}"
+                    )
             return lines
 
     def export(self) -> list[dict[str, object]]:
@@ -186,8 +242,9 @@ class Accounts:
         for row in rows:
             account = Account(**row)  # type: ignore[arg-type]
             account.global_privileges = set(account.global_privileges)
-            account.database_privileges = {k: set(v) for k, v in
-                                           account.database_privileges.items()}
+            account.database_privileges = {
+                k: set(v) for k, v in account.database_privileges.items()
+            }
             accounts[(account.user, account.host)] = account
         with self._lock:
             self._accounts = accounts

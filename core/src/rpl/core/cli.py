@@ -38,8 +38,9 @@ def describe(source: PluginSource, registry: ObserverRegistry) -> PluginListing:
     except (MySQLError, PluginLoadError) as exc:
         message = exc.message if isinstance(exc, MySQLError) else str(exc)
         return PluginListing(source.name, source.distribution, source.version, "", (), message)
-    return PluginListing(source.name, source.distribution, source.version,
-                         plugin_class.description, hooks)
+    return PluginListing(
+        source.name, source.distribution, source.version, plugin_class.description, hooks
+    )
 
 
 def _plugins(args: argparse.Namespace) -> int:
@@ -66,6 +67,7 @@ def _start_failure(exc: Exception) -> list[str]:
     another server holds, error.log's hint too.
     """
     from rpl.core.instance.datadir import DataDirectoryInUse
+
     text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     lines = [f"cannot start: {text}"]
     if isinstance(exc, DataDirectoryInUse):
@@ -76,6 +78,7 @@ def _start_failure(exc: Exception) -> list[str]:
 def _server(args: argparse.Namespace) -> int:
     from rpl.core.instance.crash_recovery import RecoveryError
     from rpl.core.instance.server import Server, ServerConfig
+
     options = {}
     for extra in args.extra:
         name, sep, value = extra.lstrip("-").partition("=")
@@ -84,9 +87,16 @@ def _server(args: argparse.Namespace) -> int:
             return 2
         options[name] = value if sep else "ON"
     config = ServerConfig(
-        datadir=Path(args.datadir), port=args.port, bind_address=args.bind_address,
-        server_id=args.server_id, log_bin=args.log_bin, plugin_load=args.plugin_load,
-        root_password=args.root_password, debug=args.debug, options=options)
+        datadir=Path(args.datadir),
+        port=args.port,
+        bind_address=args.bind_address,
+        server_id=args.server_id,
+        log_bin=args.log_bin,
+        plugin_load=args.plugin_load,
+        root_password=args.root_password,
+        debug=args.debug,
+        options=options,
+    )
     server = Server(config)
     try:
         server.start()
@@ -105,19 +115,29 @@ def _server(args: argparse.Namespace) -> int:
 
 def _add_server(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     server = commands.add_parser(
-        "server", help="run a server (mysqld style options)",
+        "server",
+        help="run a server (mysqld style options)",
         description="Run an rpl server. Any other --name=value sets the system variable "
-                    "name at start, as mysqld options do (--sync-binlog=1, ...).")
+        "name at start, as mysqld options do (--sync-binlog=1, ...).",
+    )
     server.add_argument("--datadir", required=True, help="data directory (created if empty)")
     server.add_argument("--port", type=int, default=3306, help="TCP port (0: any free port)")
-    server.add_argument("--bind-address", default="127.0.0.1",
-                        help="address to listen on (default %(default)s)")
-    server.add_argument("--server-id", type=int, default=1,
-                        help="server_id, unique in a topology (default %(default)s)")
+    server.add_argument(
+        "--bind-address", default="127.0.0.1", help="address to listen on (default %(default)s)"
+    )
+    server.add_argument(
+        "--server-id",
+        type=int,
+        default=1,
+        help="server_id, unique in a topology (default %(default)s)",
+    )
     server.add_argument("--log-bin", default="binlog", help="binlog base name")
     server.add_argument("--plugin-load", default="", help="NAME[=LIB][;...]")
-    server.add_argument("--root-password", default="",
-                        help="root@localhost's password at initialisation (default empty)")
+    server.add_argument(
+        "--root-password",
+        default="",
+        help="root@localhost's password at initialisation (default empty)",
+    )
     server.add_argument("--debug", default="", help="crash points, e.g. +d,name")
     server.set_defaults(run=_server)
 
@@ -133,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     from rpl.core.demo.cli import add_parser as add_demo
     from rpl.core.sandbox.cli import add_parser as add_sandbox
     from rpl.core.validate.cli import add_parser as add_validate
+
     add_validate(commands)
     add_sandbox(commands)
     add_demo(commands)

@@ -100,8 +100,11 @@ class CrashPoints:
                 return
             mode = text[0] if text[0] in "+-" else ""
             body = text[1:] if mode else text
-            names = {n.strip() for n in body.split(",")[1:] if n.strip()} \
-                if body.startswith("d") else set()
+            names = (
+                {n.strip() for n in body.split(",")[1:] if n.strip()}
+                if body.startswith("d")
+                else set()
+            )
             if mode == "+":
                 self._armed = self._armed | names
             elif mode == "-":

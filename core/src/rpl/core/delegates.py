@@ -136,8 +136,9 @@ class Delegate:
                     return
 
     @staticmethod
-    def _select(generation: Generation, hook: str,
-                only: frozenset[str] | None) -> tuple[Callback, ...]:
+    def _select(
+        generation: Generation, hook: str, only: frozenset[str] | None
+    ) -> tuple[Callback, ...]:
         """The callbacks of ``hook`` in ``generation``, restricted to ``only`` when given."""
         callbacks = generation.callbacks.get(hook, ())
         if only is None:
@@ -160,12 +161,21 @@ class Delegate:
 
     def _failed(self, hook: str, plugin: str, exc: Exception) -> None:
         """Log a failed callback and apply the hook's consequence."""
-        errorlog.log(_log, logging.ERROR, f"Run function '{hook}' in plugin '{plugin}' failed",
-                     code=errorlog.ER_RPL_PLUGIN_FUNCTION_FAILED, subsystem="Repl",
-                     exc_info=None if isinstance(exc, ObserverError) else exc)
+        errorlog.log(
+            _log,
+            logging.ERROR,
+            f"Run function '{hook}' in plugin '{plugin}' failed",
+            code=errorlog.ER_RPL_PLUGIN_FUNCTION_FAILED,
+            subsystem="Repl",
+            exc_info=None if isinstance(exc, ObserverError) else exc,
+        )
         if isinstance(exc, ObserverError):
-            errorlog.log(_log, logging.ERROR, f"Plugin '{plugin}' failed '{hook}': {exc.message}",
-                         subsystem="Repl")
+            errorlog.log(
+                _log,
+                logging.ERROR,
+                f"Plugin '{plugin}' failed '{hook}': {exc.message}",
+                subsystem="Repl",
+            )
         if FAILURES[hook] is not None:
             raise _hook_error(hook, plugin, exc) from exc
 
@@ -233,8 +243,7 @@ class EventPacket:
     makes a plain class native (an attrs class keeps an interpreted ``__init__``).
     """
 
-    def __init__(self, data: bytearray, slots: Mapping[str, tuple[int, int]],
-                 event: bytes) -> None:
+    def __init__(self, data: bytearray, slots: Mapping[str, tuple[int, int]], event: bytes) -> None:
         self.data = data
         self.slots = slots
         self.event = event
@@ -281,8 +290,7 @@ class BinlogTransmitDelegate(Delegate):
         with self._registry.calling() as generation:
             return self._reserve(generation, dump, event)
 
-    def _reserve(self, generation: Generation, dump: DumpObservers,
-                 event: bytes) -> EventPacket:
+    def _reserve(self, generation: Generation, dump: DumpObservers, event: bytes) -> EventPacket:
         data = bytearray(b"\x00")
         slots: dict[str, tuple[int, int]] = {}
         arguments = (dump.param,)
@@ -293,28 +301,41 @@ class BinlogTransmitDelegate(Delegate):
             if reserved is None:
                 continue
             if not isinstance(reserved, bytes | bytearray):
-                self._reject("reserve_header", callback.plugin,
-                             f"returned {type(reserved).__name__}, not bytes")
+                self._reject(
+                    "reserve_header",
+                    callback.plugin,
+                    f"returned {type(reserved).__name__}, not bytes",
+                )
             if len(reserved) > MAX_RESERVED_HEADER:
-                self._reject("reserve_header", callback.plugin,
-                             f"reserved {len(reserved)} header bytes; at most "
-                             f"{MAX_RESERVED_HEADER} are allowed")
+                self._reject(
+                    "reserve_header",
+                    callback.plugin,
+                    f"reserved {len(reserved)} header bytes; at most "
+                    f"{MAX_RESERVED_HEADER} are allowed",
+                )
             if reserved:
                 slots[callback.plugin] = (len(data), len(data) + len(reserved))
                 data += reserved
         data += event
         return EventPacket(data, slots, event)
 
-    def before_send_event(self, dump: DumpObservers, packet: EventPacket,
-                          log_file: str, log_pos: int) -> None:
+    def before_send_event(
+        self, dump: DumpObservers, packet: EventPacket, log_file: str, log_pos: int
+    ) -> None:
         """Run ``before_send_event``, giving each observer its own header bytes."""
         if not dump.observed or self.is_empty("before_send_event"):
             return
         with self._registry.calling() as generation:
             self._before_send(generation, dump, packet, log_file, log_pos)
 
-    def _before_send(self, generation: Generation, dump: DumpObservers, packet: EventPacket,
-                     log_file: str, log_pos: int) -> None:
+    def _before_send(
+        self,
+        generation: Generation,
+        dump: DumpObservers,
+        packet: EventPacket,
+        log_file: str,
+        log_pos: int,
+    ) -> None:
         view = memoryview(packet.data)
         try:
             for callback in self._select(generation, "before_send_event", dump.observed):
@@ -325,8 +346,9 @@ class BinlogTransmitDelegate(Delegate):
         finally:
             view.release()
 
-    def event_packet(self, dump: DumpObservers, event: bytes, log_file: str,
-                     log_pos: int) -> bytearray:
+    def event_packet(
+        self, dump: DumpObservers, event: bytes, log_file: str, log_pos: int
+    ) -> bytearray:
         """:meth:`new_packet` then :meth:`before_send_event` in one hook call (the dump
         thread's per-event path): the packet's payload. Raises HookError on failure.
         """
@@ -337,11 +359,22 @@ class BinlogTransmitDelegate(Delegate):
             self._before_send(generation, dump, packet, log_file, log_pos)
         return packet.data
 
-    def after_send_event(self, dump: DumpObservers, event: bytes,
-                         skipped_log_file: str | None = None, skipped_log_pos: int = 0) -> None:
+    def after_send_event(
+        self,
+        dump: DumpObservers,
+        event: bytes,
+        skipped_log_file: str | None = None,
+        skipped_log_pos: int = 0,
+    ) -> None:
         """Run ``after_send_event``; raises HookError on failure."""
-        self._run("after_send_event", dump.param, event, skipped_log_file, skipped_log_pos,
-                  only=dump.observed)
+        self._run(
+            "after_send_event",
+            dump.param,
+            event,
+            skipped_log_file,
+            skipped_log_pos,
+            only=dump.observed,
+        )
 
     def after_reset_master(self, param: BinlogStorageParam) -> None:
         """Run ``after_reset_master``; failures are logged only."""
@@ -383,13 +416,15 @@ class BinlogRelayIODelegate(Delegate):
                 if replacement is None:
                     continue
                 if not isinstance(replacement, bytes | bytearray):
-                    self._reject("after_read_event", callback.plugin,
-                                 f"returned {type(replacement).__name__}, not bytes")
+                    self._reject(
+                        "after_read_event",
+                        callback.plugin,
+                        f"returned {type(replacement).__name__}, not bytes",
+                    )
                 packet = bytes(replacement)
         return packet
 
-    def after_queue_event(self, param: RelayIOParam, event: bytes,
-                          flags: BinlogRelayFlags) -> None:
+    def after_queue_event(self, param: RelayIOParam, event: bytes, flags: BinlogRelayFlags) -> None:
         """Run ``after_queue_event``; raises HookError on failure."""
         self._run("after_queue_event", param, event, flags)
 
@@ -437,6 +472,11 @@ class Delegates:
     def create(cls, registry: ObserverRegistry | None = None) -> Delegates:
         """Delegates over ``registry`` (a new, empty one by default)."""
         registry = registry or ObserverRegistry()
-        return cls(registry, TransDelegate(registry), BinlogStorageDelegate(registry),
-                   BinlogTransmitDelegate(registry), BinlogRelayIODelegate(registry),
-                   ServerStateDelegate(registry))
+        return cls(
+            registry,
+            TransDelegate(registry),
+            BinlogStorageDelegate(registry),
+            BinlogTransmitDelegate(registry),
+            BinlogRelayIODelegate(registry),
+            ServerStateDelegate(registry),
+        )

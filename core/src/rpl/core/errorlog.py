@@ -19,8 +19,13 @@ ROOT_LOGGER: Final = "rpl"
 ER_RPL_PLUGIN_FUNCTION_FAILED: Final = 10207
 """MY-010207: Run function '<hook>' in plugin '<plugin>' failed."""
 
-_LABELS: Final = {logging.ERROR: "ERROR", logging.WARNING: "Warning", logging.INFO: "Note",
-                  logging.CRITICAL: "ERROR", logging.DEBUG: "Note"}
+_LABELS: Final = {
+    logging.ERROR: "ERROR",
+    logging.WARNING: "Warning",
+    logging.INFO: "Note",
+    logging.CRITICAL: "ERROR",
+    logging.DEBUG: "Note",
+}
 _thread_ids = threading.local()
 
 
@@ -44,8 +49,10 @@ class ErrorLogFormatter(logging.Formatter):
         subsystem = getattr(record, "subsystem", "Server")
         thread_id = getattr(record, "mysql_thread_id", 0)
         label = _LABELS.get(record.levelno, "Note")
-        line = (f"{stamp.strftime('%Y-%m-%dT%H:%M:%S.%f')}Z {thread_id} [{label}] "
-                f"[MY-{code:06d}] [{subsystem}] {record.getMessage()}")
+        line = (
+            f"{stamp.strftime('%Y-%m-%dT%H:%M:%S.%f')}Z {thread_id} [{label}] "
+            f"[MY-{code:06d}] [{subsystem}] {record.getMessage()}"
+        )
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
         return line
@@ -63,17 +70,26 @@ def logger(name: str) -> logging.Logger:
     return logging.getLogger(f"{ROOT_LOGGER}.{name}")
 
 
-def log(log: logging.Logger, level: int, message: str, *, code: int = 0,
-        subsystem: str = "Server", exc_info: BaseException | None = None) -> None:
+def log(
+    log: logging.Logger,
+    level: int,
+    message: str,
+    *,
+    code: int = 0,
+    subsystem: str = "Server",
+    exc_info: BaseException | None = None,
+) -> None:
     """Log ``message`` with a MySQL error-log ``code`` and ``subsystem``."""
-    log.log(level, "%s", message, exc_info=exc_info,
-            extra={"mysql_code": code, "subsystem": subsystem})
+    log.log(
+        level, "%s", message, exc_info=exc_info, extra={"mysql_code": code, "subsystem": subsystem}
+    )
 
 
 def open_error_log(path: Path | None) -> logging.Handler:
     """Send the server's log lines to ``path`` (stderr when None), MySQL-formatted."""
-    handler: logging.Handler = (logging.FileHandler(path, encoding="utf-8") if path
-                                else logging.StreamHandler())
+    handler: logging.Handler = (
+        logging.FileHandler(path, encoding="utf-8") if path else logging.StreamHandler()
+    )
     handler.setFormatter(ErrorLogFormatter())
     handler.addFilter(_ThreadIdFilter())
     root = logging.getLogger(ROOT_LOGGER)

@@ -46,208 +46,313 @@ def _code(errno: int, symbol: str, sqlstate: str, template: str) -> ErrorCode:
 
 
 ER_CANT_INITIALIZE_UDF: Final = _code(
-    1123, "ER_CANT_INITIALIZE_UDF", "HY000", "Can't initialize function '%s'; %s")
+    1123, "ER_CANT_INITIALIZE_UDF", "HY000", "Can't initialize function '%s'; %s"
+)
 ER_UDF_EXISTS: Final = _code(1125, "ER_UDF_EXISTS", "HY000", "Function '%s' already exists")
 ER_CANT_OPEN_LIBRARY: Final = _code(
-    1126, "ER_CANT_OPEN_LIBRARY", "HY000", "Can't open shared library '%s' (errno: %d %s)")
+    1126, "ER_CANT_OPEN_LIBRARY", "HY000", "Can't open shared library '%s' (errno: %d %s)"
+)
 ER_CANT_FIND_DL_ENTRY: Final = _code(
-    1127, "ER_CANT_FIND_DL_ENTRY", "HY000", "Can't find symbol '%s' in library")
+    1127, "ER_CANT_FIND_DL_ENTRY", "HY000", "Can't find symbol '%s' in library"
+)
 ER_UNKNOWN_SYSTEM_VARIABLE: Final = _code(
-    1193, "ER_UNKNOWN_SYSTEM_VARIABLE", "HY000", "Unknown system variable '%s'")
+    1193, "ER_UNKNOWN_SYSTEM_VARIABLE", "HY000", "Unknown system variable '%s'"
+)
 ER_LOCAL_VARIABLE: Final = _code(
-    1228, "ER_LOCAL_VARIABLE", "HY000",
-    "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL")
+    1228,
+    "ER_LOCAL_VARIABLE",
+    "HY000",
+    "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL",
+)
 ER_GLOBAL_VARIABLE: Final = _code(
-    1229, "ER_GLOBAL_VARIABLE", "HY000",
-    "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL")
+    1229,
+    "ER_GLOBAL_VARIABLE",
+    "HY000",
+    "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL",
+)
 ER_WRONG_VALUE_FOR_VAR: Final = _code(
-    1231, "ER_WRONG_VALUE_FOR_VAR", "42000", "Variable '%s' can't be set to the value of '%s'")
+    1231, "ER_WRONG_VALUE_FOR_VAR", "42000", "Variable '%s' can't be set to the value of '%s'"
+)
 ER_WRONG_TYPE_FOR_VAR: Final = _code(
-    1232, "ER_WRONG_TYPE_FOR_VAR", "42000", "Incorrect argument type to variable '%s'")
+    1232, "ER_WRONG_TYPE_FOR_VAR", "42000", "Incorrect argument type to variable '%s'"
+)
 ER_MASTER_FATAL_ERROR_READING_BINLOG: Final = _code(
-    1236, "ER_MASTER_FATAL_ERROR_READING_BINLOG", "HY000",
-    "Got fatal error %d from master when reading data from binary log: '%s'")
+    1236,
+    "ER_MASTER_FATAL_ERROR_READING_BINLOG",
+    "HY000",
+    "Got fatal error %d from master when reading data from binary log: '%s'",
+)
 ER_INCORRECT_GLOBAL_LOCAL_VAR: Final = _code(
-    1238, "ER_INCORRECT_GLOBAL_LOCAL_VAR", "HY000", "Variable '%s' is a %s variable")
+    1238, "ER_INCORRECT_GLOBAL_LOCAL_VAR", "HY000", "Variable '%s' is a %s variable"
+)
 ER_TRUNCATED_WRONG_VALUE: Final = _code(
-    1292, "ER_TRUNCATED_WRONG_VALUE", "22007", "Truncated incorrect %s value: '%s'")
+    1292, "ER_TRUNCATED_WRONG_VALUE", "22007", "Truncated incorrect %s value: '%s'"
+)
 ER_SP_DOES_NOT_EXIST: Final = _code(1305, "ER_SP_DOES_NOT_EXIST", "42000", "%s %s does not exist")
 ER_SLAVE_FATAL_ERROR: Final = _code(1593, "ER_SLAVE_FATAL_ERROR", "HY000", "Fatal error: %s")
 ER_PLUGIN_CANNOT_BE_UNINSTALLED: Final = _code(
-    1883, "ER_PLUGIN_CANNOT_BE_UNINSTALLED", "HY000", "Plugin '%s' cannot be uninstalled now. %s")
+    1883, "ER_PLUGIN_CANNOT_BE_UNINSTALLED", "HY000", "Plugin '%s' cannot be uninstalled now. %s"
+)
 ER_BEFORE_DML_VALIDATION_ERROR: Final = _code(
-    3098, "ER_BEFORE_DML_VALIDATION_ERROR", "HY000",
-    "The table does not comply with the requirements by an external plugin.")
+    3098,
+    "ER_BEFORE_DML_VALIDATION_ERROR",
+    "HY000",
+    "The table does not comply with the requirements by an external plugin.",
+)
 ER_RUN_HOOK_ERROR: Final = _code(
-    3100, "ER_RUN_HOOK_ERROR", "HY000", "Error on observer while running replication hook '%s'.")
+    3100, "ER_RUN_HOOK_ERROR", "HY000", "Error on observer while running replication hook '%s'."
+)
 ER_TRANSACTION_ROLLBACK_DURING_COMMIT: Final = _code(
-    3101, "ER_TRANSACTION_ROLLBACK_DURING_COMMIT", "40000",
-    "Plugin instructed the server to rollback the current transaction.")
+    3101,
+    "ER_TRANSACTION_ROLLBACK_DURING_COMMIT",
+    "40000",
+    "Plugin instructed the server to rollback the current transaction.",
+)
 
 # Server core: protocol, SQL, engine, binlog (MySQL 8.0 symbols, SQLSTATEs and messages).
 ER_DB_CREATE_EXISTS: Final = _code(
-    1007, "ER_DB_CREATE_EXISTS", "HY000", "Can't create database '%s'; database exists")
+    1007, "ER_DB_CREATE_EXISTS", "HY000", "Can't create database '%s'; database exists"
+)
 ER_DB_DROP_EXISTS: Final = _code(
-    1008, "ER_DB_DROP_EXISTS", "HY000", "Can't drop database '%s'; database doesn't exist")
+    1008, "ER_DB_DROP_EXISTS", "HY000", "Can't drop database '%s'; database doesn't exist"
+)
 ER_DBACCESS_DENIED_ERROR: Final = _code(
-    1044, "ER_DBACCESS_DENIED_ERROR", "42000",
-    "Access denied for user '%s'@'%s' to database '%s'")
+    1044, "ER_DBACCESS_DENIED_ERROR", "42000", "Access denied for user '%s'@'%s' to database '%s'"
+)
 ER_ACCESS_DENIED_ERROR: Final = _code(
-    1045, "ER_ACCESS_DENIED_ERROR", "28000",
-    "Access denied for user '%s'@'%s' (using password: %s)")
+    1045, "ER_ACCESS_DENIED_ERROR", "28000", "Access denied for user '%s'@'%s' (using password: %s)"
+)
 ER_NO_DB_ERROR: Final = _code(1046, "ER_NO_DB_ERROR", "3D000", "No database selected")
 ER_UNKNOWN_COM_ERROR: Final = _code(1047, "ER_UNKNOWN_COM_ERROR", "08S01", "Unknown command")
 ER_BAD_NULL_ERROR: Final = _code(1048, "ER_BAD_NULL_ERROR", "23000", "Column '%s' cannot be null")
 ER_BAD_DB_ERROR: Final = _code(1049, "ER_BAD_DB_ERROR", "42000", "Unknown database '%s'")
 ER_TABLE_EXISTS_ERROR: Final = _code(
-    1050, "ER_TABLE_EXISTS_ERROR", "42S01", "Table '%s' already exists")
+    1050, "ER_TABLE_EXISTS_ERROR", "42S01", "Table '%s' already exists"
+)
 ER_BAD_TABLE_ERROR: Final = _code(1051, "ER_BAD_TABLE_ERROR", "42S02", "Unknown table '%s'")
 ER_BAD_FIELD_ERROR: Final = _code(
-    1054, "ER_BAD_FIELD_ERROR", "42S22", "Unknown column '%s' in '%s'")
+    1054, "ER_BAD_FIELD_ERROR", "42S22", "Unknown column '%s' in '%s'"
+)
 ER_DUP_KEYNAME: Final = _code(1061, "ER_DUP_KEYNAME", "42000", "Duplicate key name '%s'")
-ER_DUP_ENTRY: Final = _code(
-    1062, "ER_DUP_ENTRY", "23000", "Duplicate entry '%s' for key '%s'")
+ER_DUP_ENTRY: Final = _code(1062, "ER_DUP_ENTRY", "23000", "Duplicate entry '%s' for key '%s'")
 ER_PARSE_ERROR: Final = _code(
-    1064, "ER_PARSE_ERROR", "42000",
+    1064,
+    "ER_PARSE_ERROR",
+    "42000",
     "You have an error in your SQL syntax; check the manual that corresponds to your MySQL "
-    "server version for the right syntax to use near '%s' at line %d")
+    "server version for the right syntax to use near '%s' at line %d",
+)
 ER_EMPTY_QUERY: Final = _code(1065, "ER_EMPTY_QUERY", "42000", "Query was empty")
 ER_MULTIPLE_PRI_KEY: Final = _code(
-    1068, "ER_MULTIPLE_PRI_KEY", "42000", "Multiple primary key defined")
+    1068, "ER_MULTIPLE_PRI_KEY", "42000", "Multiple primary key defined"
+)
 ER_WRONG_AUTO_KEY: Final = _code(
-    1075, "ER_WRONG_AUTO_KEY", "42000",
-    "Incorrect table definition; there can be only one auto column and it must be defined "
-    "as a key")
+    1075,
+    "ER_WRONG_AUTO_KEY",
+    "42000",
+    "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+)
 ER_CANT_DROP_FIELD_OR_KEY: Final = _code(
-    1091, "ER_CANT_DROP_FIELD_OR_KEY", "42000",
-    "Can't DROP '%s'; check that column/key exists")
+    1091, "ER_CANT_DROP_FIELD_OR_KEY", "42000", "Can't DROP '%s'; check that column/key exists"
+)
 ER_UNKNOWN_ERROR: Final = _code(1105, "ER_UNKNOWN_ERROR", "HY000", "%s")
 ER_FIELD_SPECIFIED_TWICE: Final = _code(
-    1110, "ER_FIELD_SPECIFIED_TWICE", "42000", "Column '%s' specified twice")
+    1110, "ER_FIELD_SPECIFIED_TWICE", "42000", "Column '%s' specified twice"
+)
 ER_WRONG_VALUE_COUNT_ON_ROW: Final = _code(
-    1136, "ER_WRONG_VALUE_COUNT_ON_ROW", "21S01",
-    "Column count doesn't match value count at row %d")
+    1136, "ER_WRONG_VALUE_COUNT_ON_ROW", "21S01", "Column count doesn't match value count at row %d"
+)
 ER_NONEXISTING_GRANT: Final = _code(
-    1141, "ER_NONEXISTING_GRANT", "42000",
-    "There is no such grant defined for user '%s' on host '%s'")
+    1141,
+    "ER_NONEXISTING_GRANT",
+    "42000",
+    "There is no such grant defined for user '%s' on host '%s'",
+)
 ER_NO_SUCH_TABLE: Final = _code(1146, "ER_NO_SUCH_TABLE", "42S02", "Table '%s.%s' doesn't exist")
 ER_NET_PACKET_TOO_LARGE: Final = _code(
-    1153, "ER_NET_PACKET_TOO_LARGE", "08S01", "Got a packet bigger than 'max_allowed_packet' bytes")
+    1153, "ER_NET_PACKET_TOO_LARGE", "08S01", "Got a packet bigger than 'max_allowed_packet' bytes"
+)
 ER_NET_READ_ERROR: Final = _code(
-    1158, "ER_NET_READ_ERROR", "08S01", "Got an error reading communication packets")
+    1158, "ER_NET_READ_ERROR", "08S01", "Got an error reading communication packets"
+)
 ER_LOCK_OR_ACTIVE_TRANSACTION: Final = _code(
-    1192, "ER_LOCK_OR_ACTIVE_TRANSACTION", "HY000",
+    1192,
+    "ER_LOCK_OR_ACTIVE_TRANSACTION",
+    "HY000",
     "Can't execute the given command because you have active locked tables or an active "
-    "transaction")
+    "transaction",
+)
 ER_LOCK_WAIT_TIMEOUT: Final = _code(
-    1205, "ER_LOCK_WAIT_TIMEOUT", "HY000", "Lock wait timeout exceeded; try restarting transaction")
+    1205, "ER_LOCK_WAIT_TIMEOUT", "HY000", "Lock wait timeout exceeded; try restarting transaction"
+)
 ER_LOCK_DEADLOCK: Final = _code(
-    1213, "ER_LOCK_DEADLOCK", "40001",
-    "Deadlock found when trying to get lock; try restarting transaction")
+    1213,
+    "ER_LOCK_DEADLOCK",
+    "40001",
+    "Deadlock found when trying to get lock; try restarting transaction",
+)
 ER_SPECIFIC_ACCESS_DENIED_ERROR: Final = _code(
-    1227, "ER_SPECIFIC_ACCESS_DENIED_ERROR", "42000",
-    "Access denied; you need (at least one of) the %s privilege(s) for this operation")
+    1227,
+    "ER_SPECIFIC_ACCESS_DENIED_ERROR",
+    "42000",
+    "Access denied; you need (at least one of) the %s privilege(s) for this operation",
+)
 ER_NOT_SUPPORTED_YET: Final = _code(
-    1235, "ER_NOT_SUPPORTED_YET", "42000", "This version of MySQL doesn't yet support '%s'")
+    1235, "ER_NOT_SUPPORTED_YET", "42000", "This version of MySQL doesn't yet support '%s'"
+)
 ER_WARN_DATA_OUT_OF_RANGE: Final = _code(
-    1264, "ER_WARN_DATA_OUT_OF_RANGE", "22003", "Out of range value for column '%s' at row %d")
+    1264, "ER_WARN_DATA_OUT_OF_RANGE", "22003", "Out of range value for column '%s' at row %d"
+)
 ER_NO_DEFAULT_FOR_FIELD: Final = _code(
-    1364, "ER_NO_DEFAULT_FOR_FIELD", "HY000", "Field '%s' doesn't have a default value")
+    1364, "ER_NO_DEFAULT_FOR_FIELD", "HY000", "Field '%s' doesn't have a default value"
+)
 ER_TRUNCATED_WRONG_VALUE_FOR_FIELD: Final = _code(
-    1366, "ER_TRUNCATED_WRONG_VALUE_FOR_FIELD", "HY000",
-    "Incorrect %s value: '%s' for column '%s' at row %d")
+    1366,
+    "ER_TRUNCATED_WRONG_VALUE_FOR_FIELD",
+    "HY000",
+    "Incorrect %s value: '%s' for column '%s' at row %d",
+)
 ER_UNKNOWN_TARGET_BINLOG: Final = _code(
-    1373, "ER_UNKNOWN_TARGET_BINLOG", "HY000", "Target log not found in binlog index")
+    1373, "ER_UNKNOWN_TARGET_BINLOG", "HY000", "Target log not found in binlog index"
+)
 ER_IO_ERR_LOG_INDEX_READ: Final = _code(
-    1374, "ER_IO_ERR_LOG_INDEX_READ", "HY000", "I/O error reading log index file")
+    1374, "ER_IO_ERR_LOG_INDEX_READ", "HY000", "I/O error reading log index file"
+)
 ER_LOG_IN_USE: Final = _code(
-    1378, "ER_LOG_IN_USE", "HY000", "A purgeable log is in use, will not purge")
-ER_CANNOT_USER: Final = _code(
-    1396, "ER_CANNOT_USER", "HY000", "Operation %s failed for %s")
+    1378, "ER_LOG_IN_USE", "HY000", "A purgeable log is in use, will not purge"
+)
+ER_CANNOT_USER: Final = _code(1396, "ER_CANNOT_USER", "HY000", "Operation %s failed for %s")
 WARN_DATA_TRUNCATED: Final = _code(
-    1265, "WARN_DATA_TRUNCATED", "01000", "Data truncated for column '%s' at row %d")
+    1265, "WARN_DATA_TRUNCATED", "01000", "Data truncated for column '%s' at row %d"
+)
 ER_DATA_TOO_LONG: Final = _code(
-    1406, "ER_DATA_TOO_LONG", "22001", "Data too long for column '%s' at row %d")
+    1406, "ER_DATA_TOO_LONG", "22001", "Data too long for column '%s' at row %d"
+)
 ER_ERROR_WHEN_EXECUTING_COMMAND: Final = _code(
-    1220, "ER_ERROR_WHEN_EXECUTING_COMMAND", "HY000", "Error when executing command %s: %s")
+    1220, "ER_ERROR_WHEN_EXECUTING_COMMAND", "HY000", "Error when executing command %s: %s"
+)
 ER_TABLE_WITHOUT_PK: Final = _code(
-    3750, "ER_TABLE_WITHOUT_PK", "HY000",
+    3750,
+    "ER_TABLE_WITHOUT_PK",
+    "HY000",
     "Unable to create or change a table without a primary key, when the system variable "
     "'sql_require_primary_key' is set. Add a primary key to the table or unset this variable "
     "to avoid this warning. Note that tables without a primary key can cause performance "
-    "problems in row-based replication, so please consult your DBA before adding such a table.")
+    "problems in row-based replication, so please consult your DBA before adding such a table.",
+)
 ER_BINLOG_LOGGING_IMPOSSIBLE: Final = _code(
-    1598, "ER_BINLOG_LOGGING_IMPOSSIBLE", "HY000", "Binary logging not possible. Message: %s")
+    1598, "ER_BINLOG_LOGGING_IMPOSSIBLE", "HY000", "Binary logging not possible. Message: %s"
+)
 ER_BINLOG_EVENT_CORRUPT: Final = _code(
-    1610, "ER_SLAVE_CORRUPT_EVENT", "HY000", "Corrupted replication event was detected")
+    1610, "ER_SLAVE_CORRUPT_EVENT", "HY000", "Corrupted replication event was detected"
+)
 
-ER_DUP_FIELDNAME: Final = _code(
-    1060, "ER_DUP_FIELDNAME", "42S21", "Duplicate column name '%s'")
+ER_DUP_FIELDNAME: Final = _code(1060, "ER_DUP_FIELDNAME", "42S21", "Duplicate column name '%s'")
 ER_INVALID_DEFAULT: Final = _code(
-    1067, "ER_INVALID_DEFAULT", "42000", "Invalid default value for '%s'")
+    1067, "ER_INVALID_DEFAULT", "42000", "Invalid default value for '%s'"
+)
 ER_KEY_COLUMN_DOES_NOT_EXITS: Final = _code(
-    1072, "ER_KEY_COLUMN_DOES_NOT_EXITS", "42000", "Key column '%s' doesn't exist in table")
+    1072, "ER_KEY_COLUMN_DOES_NOT_EXITS", "42000", "Key column '%s' doesn't exist in table"
+)
 ER_WRONG_NAME_FOR_INDEX: Final = _code(
-    1280, "ER_WRONG_NAME_FOR_INDEX", "42000", "Incorrect index name '%s'")
+    1280, "ER_WRONG_NAME_FOR_INDEX", "42000", "Incorrect index name '%s'"
+)
 
 # -- replication ----------------------------------------------------------------------------
 ER_SLAVE_MUST_STOP: Final = _code(
-    1198, "ER_SLAVE_MUST_STOP", "HY000",
-    "This operation cannot be performed with a running replica; run STOP REPLICA first")
+    1198,
+    "ER_SLAVE_MUST_STOP",
+    "HY000",
+    "This operation cannot be performed with a running replica; run STOP REPLICA first",
+)
 ER_BAD_SLAVE: Final = _code(
-    1200, "ER_BAD_SLAVE", "HY000",
+    1200,
+    "ER_BAD_SLAVE",
+    "HY000",
     "The server is not configured as replica; fix in config file or with CHANGE "
-    "REPLICATION SOURCE TO")
+    "REPLICATION SOURCE TO",
+)
 ER_WRONG_ARGUMENTS: Final = _code(1210, "ER_WRONG_ARGUMENTS", "HY000", "Incorrect arguments to %s")
 ER_OPTION_PREVENTS_STATEMENT: Final = _code(
-    1290, "ER_OPTION_PREVENTS_STATEMENT", "HY000",
-    "The MySQL server is running with the %s option so it cannot execute this statement")
+    1290,
+    "ER_OPTION_PREVENTS_STATEMENT",
+    "HY000",
+    "The MySQL server is running with the %s option so it cannot execute this statement",
+)
 ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE: Final = _code(
-    1703, "ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE", "HY000",
+    1703,
+    "ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE",
+    "HY000",
     "The requested value for the heartbeat period is either negative or exceeds the "
-    "maximum allowed (4294967 seconds).")
+    "maximum allowed (4294967 seconds).",
+)
 ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE_MAX: Final = _code(
-    1704, "ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE_MAX", "HY000",
+    1704,
+    "ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE_MAX",
+    "HY000",
     "The requested value for the heartbeat period exceeds the value of "
     "`replica_net_timeout' seconds. A sensible value for the period should be less than "
-    "the timeout.")
+    "the timeout.",
+)
 ER_BAD_SLAVE_AUTO_POSITION: Final = _code(
-    1777, "ER_BAD_SLAVE_AUTO_POSITION", "HY000",
+    1777,
+    "ER_BAD_SLAVE_AUTO_POSITION",
+    "HY000",
     "Parameters SOURCE_LOG_FILE, SOURCE_LOG_POS, RELAY_LOG_FILE and RELAY_LOG_POS cannot "
-    "be set when SOURCE_AUTO_POSITION is active.")
+    "be set when SOURCE_AUTO_POSITION is active.",
+)
 ER_SLAVE_SQL_THREAD_MUST_STOP: Final = _code(
-    3017, "ER_SLAVE_SQL_THREAD_MUST_STOP", "HY000",
+    3017,
+    "ER_SLAVE_SQL_THREAD_MUST_STOP",
+    "HY000",
     "This operation cannot be performed with a running replica sql thread; run STOP "
-    "REPLICA SQL_THREAD first")
+    "REPLICA SQL_THREAD first",
+)
 ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP: Final = _code(
-    3021, "ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP", "HY000",
+    3021,
+    "ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP",
+    "HY000",
     "This operation cannot be performed with a running replica io thread; run STOP "
-    "REPLICA IO_THREAD FOR CHANNEL '%s' first.")
+    "REPLICA IO_THREAD FOR CHANNEL '%s' first.",
+)
 ER_SLAVE_CHANNEL_WAS_RUNNING: Final = _code(
-    3083, "ER_SLAVE_CHANNEL_WAS_RUNNING", "HY000",
-    "Replication thread(s) for channel '%s' are already runnning.")
+    3083,
+    "ER_SLAVE_CHANNEL_WAS_RUNNING",
+    "HY000",
+    "Replication thread(s) for channel '%s' are already runnning.",
+)
 ER_SLAVE_CHANNEL_WAS_NOT_RUNNING: Final = _code(
-    3084, "ER_SLAVE_CHANNEL_WAS_NOT_RUNNING", "HY000",
-    "Replication thread(s) for channel '%s' are already stopped.")
+    3084,
+    "ER_SLAVE_CHANNEL_WAS_NOT_RUNNING",
+    "HY000",
+    "Replication thread(s) for channel '%s' are already stopped.",
+)
 ER_SLAVE_CHANNEL_DOES_NOT_EXIST: Final = _code(
-    3074, "ER_SLAVE_CHANNEL_DOES_NOT_EXIST", "HY000",
-    "Replica channel '%s' does not exist.")
+    3074, "ER_SLAVE_CHANNEL_DOES_NOT_EXIST", "HY000", "Replica channel '%s' does not exist."
+)
 ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG: Final = _code(
-    13114, "ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG", "HY000",
-    "Got fatal error %d from source when reading data from binary log: '%s'")
+    13114,
+    "ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG",
+    "HY000",
+    "Got fatal error %d from source when reading data from binary log: '%s'",
+)
 ER_SLAVE_MASTER_COM_FAILURE: Final = _code(
-    13120, "ER_SLAVE_MASTER_COM_FAILURE", "HY000",
-    "Source command %s failed: %s (Errno: %d)")
+    13120, "ER_SLAVE_MASTER_COM_FAILURE", "HY000", "Source command %s failed: %s (Errno: %d)"
+)
 ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2: Final = _code(
-    1140, "ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2", "42000",
+    1140,
+    "ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2",
+    "42000",
     "In aggregated query without GROUP BY, expression #%s of SELECT list contains "
-    "nonaggregated column '%s'; this is incompatible with sql_mode=only_full_group_by")
+    "nonaggregated column '%s'; this is incompatible with sql_mode=only_full_group_by",
+)
 ER_MALFORMED_GTID_SET_SPECIFICATION: Final = _code(
-    1772, "ER_MALFORMED_GTID_SET_SPECIFICATION", "HY000",
-    "Malformed GTID set specification '%s'.")
+    1772, "ER_MALFORMED_GTID_SET_SPECIFICATION", "HY000", "Malformed GTID set specification '%s'."
+)
 ER_SLAVE_RELAY_LOG_READ_FAILURE: Final = _code(
-    1594, "ER_SLAVE_RELAY_LOG_READ_FAILURE", "HY000", "Relay log read failure: %s")
+    1594, "ER_SLAVE_RELAY_LOG_READ_FAILURE", "HY000", "Relay log read failure: %s"
+)
 ER_SLAVE_RELAY_LOG_WRITE_FAILURE: Final = _code(
-    13122, "ER_SLAVE_RELAY_LOG_WRITE_FAILURE", "HY000",
-    "Relay log write failure: %s")
+    13122, "ER_SLAVE_RELAY_LOG_WRITE_FAILURE", "HY000", "Relay log write failure: %s"
+)
 ER_SLAVE_INCIDENT: Final = _code(1590, "ER_SLAVE_INCIDENT", "HY000", "%s")

@@ -67,8 +67,14 @@ class Callback:
 
     __slots__ = ("plugin", "hook", "function", "positions", "takes_all")
 
-    def __init__(self, plugin: str, hook: str, function: Callable[..., object],
-                 positions: tuple[int, ...], takes_all: bool) -> None:
+    def __init__(
+        self,
+        plugin: str,
+        hook: str,
+        function: Callable[..., object],
+        positions: tuple[int, ...],
+        takes_all: bool,
+    ) -> None:
         self.plugin = plugin
         self.hook = hook
         self.function = function
@@ -79,14 +85,19 @@ class Callback:
         return f"Callback({self.plugin!r}, {self.hook!r})"
 
     @classmethod
-    def of(cls, plugin: str, hook: str, function: Callable[..., object],
-           argnames: Sequence[str], spec_argnames: Sequence[str]) -> Callback:
+    def of(
+        cls,
+        plugin: str,
+        hook: str,
+        function: Callable[..., object],
+        argnames: Sequence[str],
+        spec_argnames: Sequence[str],
+    ) -> Callback:
         """The callback of ``function``, which declares ``argnames`` of the hook's
         ``spec_argnames`` (validated: each is one of them).
         """
         positions = tuple(list(spec_argnames).index(name) for name in argnames)
-        return cls(plugin, hook, function, positions,
-                   positions == tuple(range(len(spec_argnames))))
+        return cls(plugin, hook, function, positions, positions == tuple(range(len(spec_argnames))))
 
     def __call__(self, args: tuple[object, ...]) -> object:
         """Call with the hook's arguments (``args``, in specification order) that the
@@ -102,8 +113,9 @@ class Generation:
 
     __slots__ = ("callbacks", "plugins", "selected")
 
-    def __init__(self, callbacks: Mapping[str, tuple[Callback, ...]],
-                 plugins: frozenset[str]) -> None:
+    def __init__(
+        self, callbacks: Mapping[str, tuple[Callback, ...]], plugins: frozenset[str]
+    ) -> None:
         self.callbacks = callbacks
         self.plugins = plugins
         self.selected: dict[tuple[str, frozenset[str]], tuple[Callback, ...]] = {}
@@ -177,18 +189,21 @@ class ObserverRegistry:
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise PluginLoadError(
                     f"Plugin '{name}': hook '{hook}' is not in the replication observer "
-                    f"interfaces{hint}")
+                    f"interfaces{hint}"
+                )
             if opts.get("wrapper") or opts.get("hookwrapper"):
                 raise PluginLoadError(
                     f"Plugin '{name}': hook '{hook}' is declared as a wrapper; observers "
-                    "are plain callbacks run in order")
+                    "are plain callbacks run in order"
+                )
             impl = pluggy.HookImpl(plugin, name, getattr(plugin, attr), opts)
             spec = getattr(self._pm.hook, hook).spec
             unknown = sorted(set(impl.argnames) - set(spec.argnames))
             if unknown:
                 raise PluginLoadError(
                     f"Plugin '{name}': hook '{hook}' takes argument(s) {', '.join(unknown)} "
-                    f"that the specification does not have ({', '.join(spec.argnames)})")
+                    f"that the specification does not have ({', '.join(spec.argnames)})"
+                )
             hooks.append(hook)
         return tuple(sorted(hooks, key=list(HOOKS).index))
 
@@ -254,9 +269,9 @@ class ObserverRegistry:
             if impls:
                 spec = getattr(self._pm.hook, hook).spec
                 callbacks[hook] = tuple(
-                    Callback.of(impl.plugin_name, hook, impl.function, impl.argnames,
-                                spec.argnames)
-                    for impl in impls)
+                    Callback.of(impl.plugin_name, hook, impl.function, impl.argnames, spec.argnames)
+                    for impl in impls
+                )
         names = frozenset(name for name, _ in self._pm.list_name_plugin())
         self.current = Generation(callbacks, names)  # one reference: calls see old or new
 

@@ -63,11 +63,16 @@ class PluginSource:
         try:
             loaded = self.entry_point.load()
         except Exception as exc:  # noqa: BLE001 - any import failure is reported
-            raise MySQLError.of(ER_CANT_OPEN_LIBRARY, self.entry_point.value, 0,
-                                f"{type(exc).__name__}: {exc}") from exc
+            raise MySQLError.of(
+                ER_CANT_OPEN_LIBRARY, self.entry_point.value, 0, f"{type(exc).__name__}: {exc}"
+            ) from exc
         if not (isinstance(loaded, type) and issubclass(loaded, ReplicationPlugin)):
-            raise MySQLError.of(ER_CANT_OPEN_LIBRARY, self.entry_point.value, 0,
-                                "not a subclass of rpl.observers.ReplicationPlugin")
+            raise MySQLError.of(
+                ER_CANT_OPEN_LIBRARY,
+                self.entry_point.value,
+                0,
+                "not a subclass of rpl.observers.ReplicationPlugin",
+            )
         return loaded
 
 
@@ -76,10 +81,15 @@ def discover() -> dict[str, PluginSource]:
     sources: dict[str, PluginSource] = {}
     for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = entry_point.dist
-        sources.setdefault(entry_point.name, PluginSource(
-            entry_point.name, entry_point,
-            dist.metadata["Name"] if dist is not None else "",
-            dist.version if dist is not None else ""))
+        sources.setdefault(
+            entry_point.name,
+            PluginSource(
+                entry_point.name,
+                entry_point,
+                dist.metadata["Name"] if dist is not None else "",
+                dist.version if dist is not None else "",
+            ),
+        )
     return sources
 
 
@@ -133,9 +143,14 @@ class InstalledPlugin:
 class Plugins:
     """The server's installed plugins."""
 
-    def __init__(self, registry: ObserverRegistry, system: SystemVariables,
-                 status: StatusVariables, threads: ThreadRegistry,
-                 sources: Callable[[], Mapping[str, PluginSource]] = discover) -> None:
+    def __init__(
+        self,
+        registry: ObserverRegistry,
+        system: SystemVariables,
+        status: StatusVariables,
+        threads: ThreadRegistry,
+        sources: Callable[[], Mapping[str, PluginSource]] = discover,
+    ) -> None:
         self._registry = registry
         self._system = system
         self._status = status
@@ -156,8 +171,12 @@ class Plugins:
                 raise MySQLError.of(ER_UDF_EXISTS, name)
             source = self._sources().get(name)
             if source is None:
-                raise MySQLError.of(ER_CANT_OPEN_LIBRARY, name, 2,
-                                    f"no entry point '{name}' in group '{ENTRY_POINT_GROUP}'")
+                raise MySQLError.of(
+                    ER_CANT_OPEN_LIBRARY,
+                    name,
+                    2,
+                    f"no entry point '{name}' in group '{ENTRY_POINT_GROUP}'",
+                )
             plugin_class = source.load()
             try:
                 self._registry.validate(plugin_class, name)
@@ -171,8 +190,12 @@ class Plugins:
                 raise MySQLError.of(ER_CANT_INITIALIZE_UDF, name, str(exc)) from exc
             installed = InstalledPlugin(source, instance, hooks)
             self._installed[name] = installed
-        errorlog.log(_log, logging.INFO, f"Plugin '{name}' installed "
-                     f"({source.distribution} {source.version})", subsystem="Server")
+        errorlog.log(
+            _log,
+            logging.INFO,
+            f"Plugin '{name}' installed ({source.distribution} {source.version})",
+            subsystem="Server",
+        )
         return installed
 
     def uninstall(self, name: str) -> None:
@@ -199,8 +222,12 @@ class Plugins:
             try:
                 self.install(name)
             except MySQLError as exc:
-                errorlog.log(_log, logging.ERROR, f"Couldn't load plugin named '{name}': "
-                             f"{exc.message}", subsystem="Server")
+                errorlog.log(
+                    _log,
+                    logging.ERROR,
+                    f"Couldn't load plugin named '{name}': {exc.message}",
+                    subsystem="Server",
+                )
                 errors.append(exc)
         return errors
 
@@ -211,14 +238,16 @@ class Plugins:
                 self._remove(installed)
 
     def _construct(self, name: str, plugin_class: type[ReplicationPlugin]) -> ReplicationPlugin:
-        services = PluginServices(name, PluginVariables(name, self._system, self._status),
-                                  self._threads, ErrorLog(name))
+        services = PluginServices(
+            name, PluginVariables(name, self._system, self._status), self._threads, ErrorLog(name)
+        )
         try:
             return plugin_class(services)
         except Exception as exc:  # noqa: BLE001 - any init failure fails INSTALL
             self._unregister_variables(name)
-            raise MySQLError.of(ER_CANT_INITIALIZE_UDF, name,
-                                f"Plugin initialization function failed: {exc}") from exc
+            raise MySQLError.of(
+                ER_CANT_INITIALIZE_UDF, name, f"Plugin initialization function failed: {exc}"
+            ) from exc
 
     def _remove(self, installed: InstalledPlugin) -> None:
         self._registry.unregister(installed.name)

@@ -39,8 +39,9 @@ class ThreadRow:
 class RegisteredThread:
     """A thread in the registry (implements ``rpl.observers.ThreadHandle``)."""
 
-    def __init__(self, registry: ThreadRegistry, thread_id: int, name: str,
-                 thread_type: ThreadType) -> None:
+    def __init__(
+        self, registry: ThreadRegistry, thread_id: int, name: str, thread_type: ThreadType
+    ) -> None:
         self._registry = registry
         self._thread_id = thread_id
         self._name = name
@@ -83,8 +84,9 @@ class ThreadRegistry:
         self._lock = threading.Lock()
         self._threads: dict[int, RegisteredThread] = {}
 
-    def register_thread(self, name: str,
-                        thread_type: ThreadType = ThreadType.BACKGROUND) -> RegisteredThread:
+    def register_thread(
+        self, name: str, thread_type: ThreadType = ThreadType.BACKGROUND
+    ) -> RegisteredThread:
         """Register the calling thread under ``name``."""
         with self._lock:
             handle = RegisteredThread(self, next(self._ids), name, thread_type)
@@ -100,6 +102,7 @@ class ThreadRegistry:
         """performance_schema.threads, ordered by THREAD_ID."""
         with self._lock:
             threads = sorted(self._threads.values(), key=lambda t: t.thread_id)
-        return [ThreadRow(t.thread_id, t.name, t.thread_type.value, t.state, t.command,
-                          t.os_id)
-                for t in threads]
+        return [
+            ThreadRow(t.thread_id, t.name, t.thread_type.value, t.state, t.command, t.os_id)
+            for t in threads
+        ]

@@ -104,8 +104,11 @@ def coerce(definition: SystemVariable, raw: object) -> tuple[SysVarValue, list[W
             for value in definition.enum_values:
                 if value.upper() == raw.upper():
                     return value, []
-        elif isinstance(raw, int) and not isinstance(raw, bool) and \
-                0 <= raw < len(definition.enum_values):
+        elif (
+            isinstance(raw, int)
+            and not isinstance(raw, bool)
+            and 0 <= raw < len(definition.enum_values)
+        ):
             return definition.enum_values[raw], []
         if isinstance(raw, float):
             raise MySQLError.of(ER_WRONG_TYPE_FOR_VAR, name)
@@ -117,8 +120,7 @@ def coerce(definition: SystemVariable, raw: object) -> tuple[SysVarValue, list[W
     return _coerce_number(definition, raw)
 
 
-def _coerce_number(definition: SystemVariable,
-                   raw: object) -> tuple[SysVarValue, list[Warning]]:
+def _coerce_number(definition: SystemVariable, raw: object) -> tuple[SysVarValue, list[Warning]]:
     integer = definition.type is VarType.INT
     if isinstance(raw, bool):
         raw = int(raw)
@@ -130,8 +132,11 @@ def _coerce_number(definition: SystemVariable,
     clamped = min(high, clamped) if high is not None else clamped
     if clamped == value:
         return value, []
-    warning = Warning("Warning", ER_TRUNCATED_WRONG_VALUE.errno,
-                      ER_TRUNCATED_WRONG_VALUE.format(definition.name, raw))
+    warning = Warning(
+        "Warning",
+        ER_TRUNCATED_WRONG_VALUE.errno,
+        ER_TRUNCATED_WRONG_VALUE.format(definition.name, raw),
+    )
     return (int(clamped) if integer else float(clamped)), [warning]
 
 
@@ -206,8 +211,9 @@ class SystemVariables:
         self._aliases[old_key] = key
         if old_key in self._options and key not in self._options:
             entry = self._entries[key]
-            entry._value, _ = coerce(entry.definition,
-                                     parse_option(entry.definition, self._options[old_key]))
+            entry._value, _ = coerce(
+                entry.definition, parse_option(entry.definition, self._options[old_key])
+            )
 
     def unregister_owner(self, owner: str) -> None:
         """Remove every variable ``owner`` registered."""
@@ -278,8 +284,9 @@ class SystemVariables:
                     definition.on_update(value)
                 except ObserverError as exc:
                     entry._value = previous
-                    raise MySQLError.of(ER_WRONG_VALUE_FOR_VAR, definition.name,
-                                        display(value)) from exc
+                    raise MySQLError.of(
+                        ER_WRONG_VALUE_FOR_VAR, definition.name, display(value)
+                    ) from exc
         return warnings
 
     def check_session_scope(self, name: str) -> SystemVariableEntry:
@@ -303,11 +310,13 @@ class SystemVariables:
             raise _wrong_value(definition.name, raw) from exc
 
 
-def _rows(items: Iterable[tuple[str, SysVarValue | StatusValue]],
-          pattern: str | None) -> list[tuple[str, str]]:
+def _rows(
+    items: Iterable[tuple[str, SysVarValue | StatusValue]], pattern: str | None
+) -> list[tuple[str, str]]:
     regex = like_pattern(pattern) if pattern is not None else None
-    return sorted((name, display(value)) for name, value in items
-                  if regex is None or regex.match(name))
+    return sorted(
+        (name, display(value)) for name, value in items if regex is None or regex.match(name)
+    )
 
 
 class StatusVariables:

@@ -38,10 +38,14 @@ _SERVICE_FIELDS = {"net", "user_vars", "mysql"}
 def _jsonable(value: Any) -> Any:
     """A JSON-friendly copy of a hook argument."""
     if attrs.has(type(value)):
-        return {field.name: (type(getattr(value, field.name)).__name__
-                             if field.name in _SERVICE_FIELDS
-                             else _jsonable(getattr(value, field.name)))
-                for field in attrs.fields(type(value))}
+        return {
+            field.name: (
+                type(getattr(value, field.name)).__name__
+                if field.name in _SERVICE_FIELDS
+                else _jsonable(getattr(value, field.name))
+            )
+            for field in attrs.fields(type(value))
+        }
     if isinstance(value, dict):
         return {key: _jsonable(item) for key, item in value.items()}
     if isinstance(value, bytes | bytearray | memoryview):
@@ -64,11 +68,18 @@ class AuditObserver(ReplicationPlugin):
         super().__init__(services)
         self._lock = threading.Lock()
         self._calls = 0
-        self._log_file = services.variables.register_system_variable(SystemVariable(
-            "audit_observer_log_file", VarType.STR, "audit_observer.jsonl",
-            "File the hook calls are appended to.", check=self._check_path))
-        services.variables.register_status_variable(StatusVariable(
-            "Audit_observer_calls", lambda: self._calls, reset=self._reset))
+        self._log_file = services.variables.register_system_variable(
+            SystemVariable(
+                "audit_observer_log_file",
+                VarType.STR,
+                "audit_observer.jsonl",
+                "File the hook calls are appended to.",
+                check=self._check_path,
+            )
+        )
+        services.variables.register_status_variable(
+            StatusVariable("Audit_observer_calls", lambda: self._calls, reset=self._reset)
+        )
 
     @staticmethod
     def _check_path(value: SysVarValue) -> None:
@@ -80,8 +91,14 @@ class AuditObserver(ReplicationPlugin):
             self._calls = 0
 
     def _record(self, hook: str, **args: Any) -> None:
-        line = json.dumps({"hook": hook, "plugin": self.services.plugin_name,
-                           "time": time.time(), "args": _jsonable(args)})
+        line = json.dumps(
+            {
+                "hook": hook,
+                "plugin": self.services.plugin_name,
+                "time": time.time(),
+                "args": _jsonable(args),
+            }
+        )
         with self._lock:
             self._calls += 1
             with open(str(self._log_file.value), "a", encoding="utf-8") as out:
@@ -136,16 +153,29 @@ class AuditObserver(ReplicationPlugin):
         self._record("reserve_header", param=param)
 
     @hookimpl
-    def before_send_event(self, param: TransmitParam, header: memoryview, event: bytes,
-                          log_file: str, log_pos: int) -> None:
-        self._record("before_send_event", param=param, header=header, event=event,
-                     log_file=log_file, log_pos=log_pos)
+    def before_send_event(
+        self, param: TransmitParam, header: memoryview, event: bytes, log_file: str, log_pos: int
+    ) -> None:
+        self._record(
+            "before_send_event",
+            param=param,
+            header=header,
+            event=event,
+            log_file=log_file,
+            log_pos=log_pos,
+        )
 
     @hookimpl
-    def after_send_event(self, param: TransmitParam, event: bytes,
-                         skipped_log_file: str | None, skipped_log_pos: int) -> None:
-        self._record("after_send_event", param=param, event=event,
-                     skipped_log_file=skipped_log_file, skipped_log_pos=skipped_log_pos)
+    def after_send_event(
+        self, param: TransmitParam, event: bytes, skipped_log_file: str | None, skipped_log_pos: int
+    ) -> None:
+        self._record(
+            "after_send_event",
+            param=param,
+            event=event,
+            skipped_log_file=skipped_log_file,
+            skipped_log_pos=skipped_log_pos,
+        )
 
     @hookimpl
     def after_reset_master(self, param: BinlogStorageParam) -> None:
@@ -177,8 +207,7 @@ class AuditObserver(ReplicationPlugin):
         self._record("after_read_event", param=param, packet=packet)
 
     @hookimpl
-    def after_queue_event(self, param: RelayIOParam, event: bytes,
-                          flags: BinlogRelayFlags) -> None:
+    def after_queue_event(self, param: RelayIOParam, event: bytes, flags: BinlogRelayFlags) -> None:
         self._record("after_queue_event", param=param, event=event, flags=flags)
 
     @hookimpl

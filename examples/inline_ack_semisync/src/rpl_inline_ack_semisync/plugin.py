@@ -50,14 +50,27 @@ COM_QUIT: Final = b"\x01"
 CLEAR_HEADER: Final = event_header(False)
 
 SYSTEM_VARIABLES: Final = (
-    SystemVariable("rpl_semi_sync_master_enabled", VarType.BOOL, False,
-                   "Enable semi-synchronous replication on the source."),
-    SystemVariable("rpl_semi_sync_master_timeout", VarType.INT, 10000,
-                   "Milliseconds a commit waits for an ACK before semisync switches off.",
-                   min_value=0, max_value=UINT32_MAX),
-    SystemVariable("rpl_semi_sync_master_wait_point", VarType.ENUM, "AFTER_SYNC",
-                   "Where a commit waits for the ACK: AFTER_SYNC only.",
-                   enum_values=("AFTER_SYNC",)),
+    SystemVariable(
+        "rpl_semi_sync_master_enabled",
+        VarType.BOOL,
+        False,
+        "Enable semi-synchronous replication on the source.",
+    ),
+    SystemVariable(
+        "rpl_semi_sync_master_timeout",
+        VarType.INT,
+        10000,
+        "Milliseconds a commit waits for an ACK before semisync switches off.",
+        min_value=0,
+        max_value=UINT32_MAX,
+    ),
+    SystemVariable(
+        "rpl_semi_sync_master_wait_point",
+        VarType.ENUM,
+        "AFTER_SYNC",
+        "Where a commit waits for the ACK: AFTER_SYNC only.",
+        enum_values=("AFTER_SYNC",),
+    ),
 )
 COUNTERS: Final = tuple(field.name for field in attrs.fields(Counters))
 
@@ -74,11 +87,12 @@ class InlineAckSemisyncMaster(ReplicationPlugin):
         for variable in SYSTEM_VARIABLES:
             if variable.name == "rpl_semi_sync_master_enabled":
                 variable = attrs.evolve(variable, on_update=self._enabled_changed)
-            self.variables[variable.name] = services.variables.register_system_variable(
-                variable)
-        self.state = InlineAckState(lambda: bool(self._value("enabled")),
-                                    lambda: int(self._value("timeout") or 0),
-                                    services.error_log)
+            self.variables[variable.name] = services.variables.register_system_variable(variable)
+        self.state = InlineAckState(
+            lambda: bool(self._value("enabled")),
+            lambda: int(self._value("timeout") or 0),
+            services.error_log,
+        )
         self._dumps: set[int] = set()
         """Thread ids of the semisync dumps."""
         self._flagged: dict[int, Position] = {}
@@ -95,17 +109,18 @@ class InlineAckSemisyncMaster(ReplicationPlugin):
         state = self.state
 
         def counter(name: str) -> StatusVariable:
-            return StatusVariable(f"Rpl_semi_sync_master_{name}",
-                                  lambda: int(getattr(state.counters, name)),
-                                  state.reset_counters)
+            return StatusVariable(
+                f"Rpl_semi_sync_master_{name}",
+                lambda: int(getattr(state.counters, name)),
+                state.reset_counters,
+            )
 
         def average(name: str, total: str, count: str) -> StatusVariable:
             def value() -> int:
                 waits = int(getattr(state.counters, count))
                 return int(getattr(state.counters, total)) // waits if waits else 0
 
-            return StatusVariable(f"Rpl_semi_sync_master_{name}", value,
-                                  state.reset_counters)
+            return StatusVariable(f"Rpl_semi_sync_master_{name}", value, state.reset_counters)
 
         return [
             StatusVariable("Rpl_semi_sync_master_status", lambda: state.status),
@@ -165,8 +180,10 @@ class InlineAckSemisyncMaster(ReplicationPlugin):
             return False
         self._dumps.add(param.thread_id)
         self.state.add_client((log_file, log_pos))
-        self.services.error_log.note(f"Start semi-sync binlog_dump to slave (server_id: "
-                                     f"{param.server_id}), pos({log_file}, {log_pos})")
+        self.services.error_log.note(
+            f"Start semi-sync binlog_dump to slave (server_id: "
+            f"{param.server_id}), pos({log_file}, {log_pos})"
+        )
         return True
 
     @hookimpl
@@ -177,8 +194,9 @@ class InlineAckSemisyncMaster(ReplicationPlugin):
         self._dumps.discard(param.thread_id)
         self._flagged.pop(param.thread_id, None)
         self.state.remove_client()
-        self.services.error_log.note(f"Stop semi-sync binlog_dump to slave (server_id: "
-                                     f"{param.server_id})")
+        self.services.error_log.note(
+            f"Stop semi-sync binlog_dump to slave (server_id: {param.server_id})"
+        )
 
     @hookimpl
     def reserve_header(self, param: TransmitParam) -> bytes:
@@ -186,8 +204,9 @@ class InlineAckSemisyncMaster(ReplicationPlugin):
         return CLEAR_HEADER
 
     @hookimpl
-    def before_send_event(self, param: TransmitParam, header: memoryview, event: bytes,
-                          log_file: str, log_pos: int) -> None:
+    def before_send_event(
+        self, param: TransmitParam, header: memoryview, event: bytes, log_file: str, log_pos: int
+    ) -> None:
         """Set the sync flag on an event the source waits for; remember it for
         ``after_send_event``.
         """
@@ -196,8 +215,9 @@ class InlineAckSemisyncMaster(ReplicationPlugin):
             self._flagged[param.thread_id] = (log_file, log_pos)
 
     @hookimpl
-    def after_send_event(self, param: TransmitParam, event: bytes,
-                         skipped_log_file: str | None, skipped_log_pos: int) -> None:
+    def after_send_event(
+        self, param: TransmitParam, event: bytes, skipped_log_file: str | None, skipped_log_pos: int
+    ) -> None:
         """After a flagged event: read ACKs on the dump connection until one reaches it
         or the timeout passes; report each.
         """
@@ -217,11 +237,13 @@ class InlineAckSemisyncMaster(ReplicationPlugin):
                     return
         except NetError as exc:
             what = "timed out" if exc.timed_out else f"failed: {exc}"
-            self.services.error_log.warning(f"Semi-sync: reading the ACK of replica "
-                                            f"server_id {param.server_id} {what}")
+            self.services.error_log.warning(
+                f"Semi-sync: reading the ACK of replica server_id {param.server_id} {what}"
+            )
         except MalformedPacket as exc:
-            self.services.error_log.error(f"Semi-sync: malformed ACK from replica "
-                                          f"server_id {param.server_id}: {exc}")
+            self.services.error_log.error(
+                f"Semi-sync: malformed ACK from replica server_id {param.server_id}: {exc}"
+            )
         finally:
             with self.state.changed:
                 self.state.counters.net_waits += 1

@@ -46,8 +46,9 @@ class Counters:
 class InlineAckState:
     """One source's semisync state."""
 
-    def __init__(self, enabled: Callable[[], bool], timeout_ms: Callable[[], int],
-                 error_log: ErrorLog) -> None:
+    def __init__(
+        self, enabled: Callable[[], bool], timeout_ms: Callable[[], int], error_log: ErrorLog
+    ) -> None:
         self.enabled = enabled
         self.timeout_ms = timeout_ms
         self.log = error_log
@@ -86,8 +87,7 @@ class InlineAckState:
         """Server shutdown: every waiter released, nothing waits any more."""
         with self.changed:
             if self.wait_sessions:
-                self.log.warning("SEMISYNC: Forced shutdown. Some updates might not be "
-                                 "replicated.")
+                self.log.warning("SEMISYNC: Forced shutdown. Some updates might not be replicated.")
             self.state_on = False
             self.awaited.clear()
             self.changed.notify_all()
@@ -183,9 +183,11 @@ class InlineAckState:
 
     def _timed_out(self, position: Position) -> None:
         reply = self.reply or ("", 0)
-        self.log.warning(f"Timeout waiting for reply of binlog (file: {position[0]}, pos: "
-                         f"{position[1]}), semi-sync up to file {reply[0]}, position "
-                         f"{reply[1]}.")
+        self.log.warning(
+            f"Timeout waiting for reply of binlog (file: {position[0]}, pos: "
+            f"{position[1]}), semi-sync up to file {reply[0]}, position "
+            f"{reply[1]}."
+        )
         self._switch_off(log=True)
 
     # --------------------------------------------------------------- ACK side
@@ -198,9 +200,13 @@ class InlineAckState:
                 return
             self.reply = position
             self.awaited = {end for end in self.awaited if end > position}
-            if not self.state_on and self.enabled() and (
-                    self.commit is None or position >= self.commit):
+            if (
+                not self.state_on
+                and self.enabled()
+                and (self.commit is None or position >= self.commit)
+            ):
                 self.state_on = True
-                self.log.note(f"Semi-sync replication switched ON at ({position[0]}, "
-                              f"{position[1]}).")
+                self.log.note(
+                    f"Semi-sync replication switched ON at ({position[0]}, {position[1]})."
+                )
             self.changed.notify_all()

@@ -25,8 +25,7 @@ class ObserverError(Exception):
     message. ``rpl.observers.hookspecs`` says per hook what a failure does.
     """
 
-    def __init__(self, message: str, *, errno: int | None = None,
-                 sqlstate: str = "HY000") -> None:
+    def __init__(self, message: str, *, errno: int | None = None, sqlstate: str = "HY000") -> None:
         super().__init__(message)
         self.message = message
         self.errno = errno

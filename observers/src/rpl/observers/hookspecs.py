@@ -208,8 +208,7 @@ class BinlogTransmitObserver:
     """``Binlog_transmit_observer``: a dump thread sending the binlog to a replica."""
 
     @hookspec
-    def transmit_start(self, param: TransmitParam, log_file: str,
-                       log_pos: int) -> bool | None:
+    def transmit_start(self, param: TransmitParam, log_file: str, log_pos: int) -> bool | None:
         """A dump thread starts.
 
         Called in the dump thread after the replica's COM_BINLOG_DUMP or
@@ -255,8 +254,9 @@ class BinlogTransmitObserver:
         """
 
     @hookspec
-    def before_send_event(self, param: TransmitParam, header: memoryview, event: bytes,
-                          log_file: str, log_pos: int) -> None:
+    def before_send_event(
+        self, param: TransmitParam, header: memoryview, event: bytes, log_file: str, log_pos: int
+    ) -> None:
         """An event packet is about to be sent.
 
         Called in the dump thread after the packet was built and before it is
@@ -275,8 +275,9 @@ class BinlogTransmitObserver:
         """
 
     @hookspec
-    def after_send_event(self, param: TransmitParam, event: bytes,
-                         skipped_log_file: str | None, skipped_log_pos: int) -> None:
+    def after_send_event(
+        self, param: TransmitParam, event: bytes, skipped_log_file: str | None, skipped_log_pos: int
+    ) -> None:
         """An event packet was sent (or an event skipped).
 
         Called in the dump thread after the packet was written and flushed to
@@ -386,8 +387,7 @@ class BinlogRelayIOObserver:
         """
 
     @hookspec
-    def after_queue_event(self, param: RelayIOParam, event: bytes,
-                          flags: BinlogRelayFlags) -> None:
+    def after_queue_event(self, param: RelayIOParam, event: bytes, flags: BinlogRelayFlags) -> None:
         """An event was written to the relay log.
 
         Called in the receiver thread after the event was written to the relay
@@ -483,8 +483,11 @@ INTERFACES: Final[dict[str, type]] = {
 
 def hook_names(interface: type) -> tuple[str, ...]:
     """The hooks of one interface class, in declaration order."""
-    return tuple(name for name, value in vars(interface).items()
-                 if callable(value) and not name.startswith("_"))
+    return tuple(
+        name
+        for name, value in vars(interface).items()
+        if callable(value) and not name.startswith("_")
+    )
 
 
 HOOKS: Final[dict[str, str]] = {

@@ -173,8 +173,9 @@ class ThreadHandle(Protocol):
 class ThreadRegistry(Protocol):
     """Registration of a plugin's own threads for observability."""
 
-    def register_thread(self, name: str,
-                        thread_type: ThreadType = ThreadType.BACKGROUND) -> ThreadHandle:
+    def register_thread(
+        self, name: str, thread_type: ThreadType = ThreadType.BACKGROUND
+    ) -> ThreadHandle:
         """Register the calling thread under ``name``; close the handle when it ends."""
         ...
 

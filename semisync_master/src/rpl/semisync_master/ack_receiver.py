@@ -78,8 +78,7 @@ class AckReceiver:
         if self.running:
             return
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="rpl-semisync-ack",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="rpl-semisync-ack", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -160,7 +159,8 @@ class AckReceiver:
 
     def _drop(self, thread_id: int, why: str, error: bool = True) -> None:
         log = self.services.error_log
-        (log.error if error else log.note)(f"Semi-sync ACK receiver: {why}; the replica is "
-                                           f"dropped from the ACK receiver's list")
+        (log.error if error else log.note)(
+            f"Semi-sync ACK receiver: {why}; the replica is dropped from the ACK receiver's list"
+        )
         with self._lock:
             self._replicas.pop(thread_id, None)

@@ -116,8 +116,7 @@ class SemisyncMaster:
         """Server shutdown: release every waiter; nothing waits from now on."""
         with self.lock:
             if self.wait_sessions:
-                self.log.warning("SEMISYNC: Forced shutdown. Some updates might not be "
-                                 "replicated.")
+                self.log.warning("SEMISYNC: Forced shutdown. Some updates might not be replicated.")
             self.state_on = False
             self.active.release_all()
 
@@ -141,8 +140,11 @@ class SemisyncMaster:
         """A semisync replica's dump ended."""
         with self.lock:
             self.clients -= 1
-            if (self.state_on and not self.settings.wait_no_slave()
-                    and self.clients < self.settings.wait_for_slave_count()):
+            if (
+                self.state_on
+                and not self.settings.wait_no_slave()
+                and self.clients < self.settings.wait_for_slave_count()
+            ):
                 self._switch_off_locked(log=True)
 
     # ------------------------------------------------------------- commit side
@@ -212,9 +214,11 @@ class SemisyncMaster:
 
     def _timed_out(self, position: Position) -> None:
         reply = self.reply or ("", 0)
-        self.log.warning(f"Timeout waiting for reply of binlog (file: {position[0]}, pos: "
-                         f"{position[1]}), semi-sync up to file {reply[0]}, position "
-                         f"{reply[1]}.")
+        self.log.warning(
+            f"Timeout waiting for reply of binlog (file: {position[0]}, pos: "
+            f"{position[1]}), semi-sync up to file {reply[0]}, position "
+            f"{reply[1]}."
+        )
         self._switch_off_locked(log=True)
 
     def _switch_off_locked(self, log: bool) -> None:
@@ -236,9 +240,11 @@ class SemisyncMaster:
             if reached is None or (self.reply is not None and reached <= self.reply):
                 return
             self.reply = reached
-            if not self.state_on and self.settings.enabled() and (
-                    self.commit is None or reached >= self.commit):
+            if (
+                not self.state_on
+                and self.settings.enabled()
+                and (self.commit is None or reached >= self.commit)
+            ):
                 self.state_on = True
-                self.log.note(f"Semi-sync replication switched ON at ({reached[0]}, "
-                              f"{reached[1]}).")
+                self.log.note(f"Semi-sync replication switched ON at ({reached[0]}, {reached[1]}).")
             self.active.release_up_to(reached)

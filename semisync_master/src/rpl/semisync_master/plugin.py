@@ -49,21 +49,49 @@ CLEAR_HEADER: Final = event_header(False)
 packet's copy of it)."""
 
 SYSTEM_VARIABLES: Final = (
-    SystemVariable("rpl_semi_sync_master_enabled", VarType.BOOL, False,
-                   "Enable semi-synchronous replication on the source."),
-    SystemVariable("rpl_semi_sync_master_timeout", VarType.INT, 10000,
-                   "Milliseconds a commit waits for an ACK before semisync switches off.",
-                   min_value=0, max_value=UINT32_MAX),
-    SystemVariable("rpl_semi_sync_master_trace_level", VarType.INT, 32,
-                   "Trace bits of the semisync source.", min_value=0, max_value=UINT32_MAX),
-    SystemVariable("rpl_semi_sync_master_wait_for_slave_count", VarType.INT, 1,
-                   "ACKs from this many distinct replicas release a commit.",
-                   min_value=1, max_value=65535),
-    SystemVariable("rpl_semi_sync_master_wait_no_slave", VarType.BOOL, True,
-                   "Keep waiting while fewer replicas than required are connected."),
-    SystemVariable("rpl_semi_sync_master_wait_point", VarType.ENUM, "AFTER_SYNC",
-                   "Where a commit waits for the ACK.",
-                   enum_values=("AFTER_SYNC", "AFTER_COMMIT")),
+    SystemVariable(
+        "rpl_semi_sync_master_enabled",
+        VarType.BOOL,
+        False,
+        "Enable semi-synchronous replication on the source.",
+    ),
+    SystemVariable(
+        "rpl_semi_sync_master_timeout",
+        VarType.INT,
+        10000,
+        "Milliseconds a commit waits for an ACK before semisync switches off.",
+        min_value=0,
+        max_value=UINT32_MAX,
+    ),
+    SystemVariable(
+        "rpl_semi_sync_master_trace_level",
+        VarType.INT,
+        32,
+        "Trace bits of the semisync source.",
+        min_value=0,
+        max_value=UINT32_MAX,
+    ),
+    SystemVariable(
+        "rpl_semi_sync_master_wait_for_slave_count",
+        VarType.INT,
+        1,
+        "ACKs from this many distinct replicas release a commit.",
+        min_value=1,
+        max_value=65535,
+    ),
+    SystemVariable(
+        "rpl_semi_sync_master_wait_no_slave",
+        VarType.BOOL,
+        True,
+        "Keep waiting while fewer replicas than required are connected.",
+    ),
+    SystemVariable(
+        "rpl_semi_sync_master_wait_point",
+        VarType.ENUM,
+        "AFTER_SYNC",
+        "Where a commit waits for the ACK.",
+        enum_values=("AFTER_SYNC", "AFTER_COMMIT"),
+    ),
 )
 
 
@@ -79,15 +107,17 @@ class SemisyncMasterPlugin(ReplicationPlugin):
         for variable in SYSTEM_VARIABLES:
             if variable.name == "rpl_semi_sync_master_enabled":
                 variable = attrs.evolve(variable, on_update=self._enabled_changed)
-            self.variables[variable.name] = services.variables.register_system_variable(
-                variable)
+            self.variables[variable.name] = services.variables.register_system_variable(variable)
         value = self._value
-        self.master = SemisyncMaster(Settings(
-            enabled=lambda: bool(value("enabled")),
-            timeout_ms=lambda: int(value("timeout")),  # type: ignore[arg-type]
-            wait_no_slave=lambda: bool(value("wait_no_slave")),
-            wait_for_slave_count=lambda: int(value("wait_for_slave_count"))),  # type: ignore[arg-type]
-            services.error_log)
+        self.master = SemisyncMaster(
+            Settings(
+                enabled=lambda: bool(value("enabled")),
+                timeout_ms=lambda: int(value("timeout")),  # type: ignore[arg-type]
+                wait_no_slave=lambda: bool(value("wait_no_slave")),
+                wait_for_slave_count=lambda: int(value("wait_for_slave_count")),  # type: ignore[arg-type]
+            ),
+            services.error_log,
+        )
         self.ack_in_dump_thread = hasattr(self, "after_send_event")
         self.receiver = AckReceiver(self.master, services)
         self._dumps: dict[int, int] = {}
@@ -107,22 +137,26 @@ class SemisyncMasterPlugin(ReplicationPlugin):
         reset = master.reset_counters
 
         def counter(name: str) -> StatusVariable:
-            return StatusVariable(f"Rpl_semi_sync_master_{name}",
-                                  lambda: getattr(master.counters, name), reset)
+            return StatusVariable(
+                f"Rpl_semi_sync_master_{name}", lambda: getattr(master.counters, name), reset
+            )
 
         return [
             StatusVariable("Rpl_semi_sync_master_clients", lambda: master.clients),
-            StatusVariable("Rpl_semi_sync_master_net_avg_wait_time", master.avg_net_wait_time,
-                           reset),
-            counter("net_wait_time"), counter("net_waits"), counter("no_times"),
+            StatusVariable(
+                "Rpl_semi_sync_master_net_avg_wait_time", master.avg_net_wait_time, reset
+            ),
+            counter("net_wait_time"),
+            counter("net_waits"),
+            counter("no_times"),
             counter("no_tx"),
             StatusVariable("Rpl_semi_sync_master_status", lambda: master.status),
             counter("timefunc_failures"),
-            StatusVariable("Rpl_semi_sync_master_tx_avg_wait_time", master.avg_wait_time,
-                           reset),
-            counter("tx_wait_time"), counter("tx_waits"), counter("wait_pos_backtraverse"),
-            StatusVariable("Rpl_semi_sync_master_wait_sessions",
-                           lambda: master.wait_sessions),
+            StatusVariable("Rpl_semi_sync_master_tx_avg_wait_time", master.avg_wait_time, reset),
+            counter("tx_wait_time"),
+            counter("tx_waits"),
+            counter("wait_pos_backtraverse"),
+            StatusVariable("Rpl_semi_sync_master_wait_sessions", lambda: master.wait_sessions),
             counter("yes_tx"),
         ]
 
@@ -192,8 +226,10 @@ class SemisyncMasterPlugin(ReplicationPlugin):
         self.master.report_ack(param.server_id, (log_file, log_pos))
         if not self.ack_in_dump_thread:
             self.receiver.add_replica(param.thread_id, param.server_id, param.net)
-        self.services.error_log.note(f"Start semi-sync binlog_dump to slave (server_id: "
-                                     f"{param.server_id}), pos({log_file}, {log_pos})")
+        self.services.error_log.note(
+            f"Start semi-sync binlog_dump to slave (server_id: "
+            f"{param.server_id}), pos({log_file}, {log_pos})"
+        )
         return True
 
     @hookimpl
@@ -204,8 +240,9 @@ class SemisyncMasterPlugin(ReplicationPlugin):
         self._flagged.discard(param.thread_id)
         self.receiver.remove_replica(param.thread_id)
         self.master.remove_client()
-        self.services.error_log.note(f"Stop semi-sync binlog_dump to slave (server_id: "
-                                     f"{param.server_id})")
+        self.services.error_log.note(
+            f"Stop semi-sync binlog_dump to slave (server_id: {param.server_id})"
+        )
 
     @hookimpl
     def reserve_header(self, param: TransmitParam) -> bytes:
@@ -213,8 +250,9 @@ class SemisyncMasterPlugin(ReplicationPlugin):
         return CLEAR_HEADER
 
     @hookimpl
-    def before_send_event(self, param: TransmitParam, header: memoryview, event: bytes,
-                          log_file: str, log_pos: int) -> None:
+    def before_send_event(
+        self, param: TransmitParam, header: memoryview, event: bytes, log_file: str, log_pos: int
+    ) -> None:
         """Set the sync flag on an event that ends an awaited transaction."""
         sync = bool(log_pos) and self.master.needs_ack((log_file, log_pos))
         if sync:
@@ -222,8 +260,9 @@ class SemisyncMasterPlugin(ReplicationPlugin):
         if self.ack_in_dump_thread:
             (self._flagged.add if sync else self._flagged.discard)(param.thread_id)
 
-    def _ack_in_dump_thread(self, param: TransmitParam, event: bytes,
-                            skipped_log_file: str | None, skipped_log_pos: int) -> None:
+    def _ack_in_dump_thread(
+        self, param: TransmitParam, event: bytes, skipped_log_file: str | None, skipped_log_pos: int
+    ) -> None:
         """Before WL#6630: after a flagged event, the dump thread reads the ACK itself."""
         if param.thread_id not in self._flagged:
             return
@@ -232,8 +271,9 @@ class SemisyncMasterPlugin(ReplicationPlugin):
         try:
             ack = decode_ack(param.net.read(timeout=self.master.settings.timeout_ms() / 1000))
         except (NetError, MalformedPacket) as exc:
-            self.services.error_log.error(f"Semi-sync: reading the ACK of replica server_id "
-                                          f"{param.server_id} failed: {exc}")
+            self.services.error_log.error(
+                f"Semi-sync: reading the ACK of replica server_id {param.server_id} failed: {exc}"
+            )
             return
         finally:
             counters = self.master.counters
@@ -242,8 +282,14 @@ class SemisyncMasterPlugin(ReplicationPlugin):
         self.master.report_ack(param.server_id, (ack.log_file, ack.log_pos))
 
     if os.environ.get(ACK_IN_DUMP_THREAD_ENV) == "1":  # observed only in that mode: a dump
-        @hookimpl                                       # with an observer flushes each event
-        def after_send_event(self, param: TransmitParam, event: bytes,
-                             skipped_log_file: str | None, skipped_log_pos: int) -> None:
+
+        @hookimpl  # with an observer flushes each event
+        def after_send_event(
+            self,
+            param: TransmitParam,
+            event: bytes,
+            skipped_log_file: str | None,
+            skipped_log_pos: int,
+        ) -> None:
             """Before WL#6630: the dump thread reads the ACK of a flagged event."""
             self._ack_in_dump_thread(param, event, skipped_log_file, skipped_log_pos)

@@ -40,10 +40,20 @@ ER_UNKNOWN_SYSTEM_VARIABLE: Final = 1193
 UINT32_MAX: Final = 4294967295
 
 SYSTEM_VARIABLES: Final = (
-    SystemVariable("rpl_semi_sync_slave_enabled", VarType.BOOL, False,
-                   "Enable semi-synchronous replication on the replica."),
-    SystemVariable("rpl_semi_sync_slave_trace_level", VarType.INT, 32,
-                   "Trace bits of the semisync replica.", min_value=0, max_value=UINT32_MAX),
+    SystemVariable(
+        "rpl_semi_sync_slave_enabled",
+        VarType.BOOL,
+        False,
+        "Enable semi-synchronous replication on the replica.",
+    ),
+    SystemVariable(
+        "rpl_semi_sync_slave_trace_level",
+        VarType.INT,
+        32,
+        "Trace bits of the semisync replica.",
+        min_value=0,
+        max_value=UINT32_MAX,
+    ),
 )
 
 
@@ -55,13 +65,16 @@ class SemisyncSlavePlugin(ReplicationPlugin):
 
     def __init__(self, services: ServerServices) -> None:
         super().__init__(services)
-        self.variables = {variable.name: services.variables.register_system_variable(variable)
-                          for variable in SYSTEM_VARIABLES}
+        self.variables = {
+            variable.name: services.variables.register_system_variable(variable)
+            for variable in SYSTEM_VARIABLES
+        }
         self.active = False
         """The receiver runs with a semisync source (Rpl_semi_sync_slave_status)."""
         self._need_reply = False
         services.variables.register_status_variable(
-            StatusVariable("Rpl_semi_sync_slave_status", lambda: self.active))
+            StatusVariable("Rpl_semi_sync_slave_status", lambda: self.active)
+        )
 
     @property
     def enabled(self) -> bool:
@@ -71,8 +84,7 @@ class SemisyncSlavePlugin(ReplicationPlugin):
     def check_uninstall(self) -> None:
         """Refused while semisync is active (MySQL's rule)."""
         if self.active:
-            raise ObserverError("Stop any active semisynchronous I/O threads on this slave "
-                                "first.")
+            raise ObserverError("Stop any active semisynchronous I/O threads on this slave first.")
 
     @hookimpl
     def before_request_transmit(self, param: RelayIOParam, flags: BinlogDumpFlags) -> None:
@@ -85,16 +97,19 @@ class SemisyncSlavePlugin(ReplicationPlugin):
         except QueryError as exc:
             if exc.errno != ER_UNKNOWN_SYSTEM_VARIABLE:
                 raise
-            self.services.error_log.warning("Master server does not support semi-sync, "
-                                            "fallback to asynchronous replication")
+            self.services.error_log.warning(
+                "Master server does not support semi-sync, fallback to asynchronous replication"
+            )
             return
         param.mysql.query("SET @rpl_semi_sync_slave = 1")
         self._need_reply = False
         self.active = True
-        self.services.error_log.note(f"Slave I/O thread: Start semi-sync replication to "
-                                     f"master '{param.user}@{param.host}:{param.port}' in "
-                                     f"log '{param.master_log_name}' at position "
-                                     f"{param.master_log_pos}")
+        self.services.error_log.note(
+            f"Slave I/O thread: Start semi-sync replication to "
+            f"master '{param.user}@{param.host}:{param.port}' in "
+            f"log '{param.master_log_name}' at position "
+            f"{param.master_log_pos}"
+        )
 
     @hookimpl
     def after_read_event(self, param: RelayIOParam, packet: bytes) -> bytes | None:
@@ -109,8 +124,7 @@ class SemisyncSlavePlugin(ReplicationPlugin):
         return event
 
     @hookimpl
-    def after_queue_event(self, param: RelayIOParam, event: bytes,
-                          flags: BinlogRelayFlags) -> None:
+    def after_queue_event(self, param: RelayIOParam, event: bytes, flags: BinlogRelayFlags) -> None:
         """The event is in the relay log: ACK it if the source asked."""
         if not (self.active and self._need_reply) or param.mysql is None:
             return

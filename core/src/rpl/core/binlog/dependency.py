@@ -37,8 +37,9 @@ class DependencyTracker:
         self._history.clear()
         self._history_start = 0
 
-    def next(self, write_set: Iterable[str] | None, mode: str,
-             history_size: int) -> tuple[int, int]:
+    def next(
+        self, write_set: Iterable[str] | None, mode: str, history_size: int
+    ) -> tuple[int, int]:
         """(last_committed, sequence_number) for the next transaction of the group."""
         self.sequence += 1
         sequence = self.sequence

@@ -42,7 +42,8 @@ _U64: Final = struct.Struct("<Q")
 _SID_HEADER: Final = struct.Struct("<16sQ")
 _INTERVAL: Final = struct.Struct("<qq")
 _UUID_TEXT: Final = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
 _GNO_TEXT: Final = re.compile(r"[0-9]+")
 
 
@@ -327,14 +328,16 @@ class GtidSet:
                 end = _parse_gno(end_text.strip(), element.strip()) if dash else start
                 if end < start:
                     raise ValueError(
-                        f"malformed GTID set: interval {part.strip()!r} ends before it starts")
+                        f"malformed GTID set: interval {part.strip()!r} ends before it starts"
+                    )
                 result.add_interval(sid, start, end)
         return result
 
     def __str__(self) -> str:
         return ",\n".join(
             f"{sid}:" + ":".join(str(s) if s == e else f"{s}-{e}" for s, e in self._sids[sid.int])
-            for sid in self.sids())
+            for sid in self.sids()
+        )
 
     def __repr__(self) -> str:
         return f"GtidSet.parse({str(self)!r})"
@@ -375,11 +378,9 @@ class GtidSet:
                 start, end = _INTERVAL.unpack_from(data, position)
                 position += _INTERVAL.size
                 if start <= previous_end or end <= start or end > GNO_MAX + 1:
-                    raise ValueError(
-                        f"encoded GTID set: bad interval [{start}, {end}) for {sid}")
+                    raise ValueError(f"encoded GTID set: bad interval [{start}, {end}) for {sid}")
                 result.add_interval(sid, start, end - 1)
                 previous_end = end
         if position != len(data):
-            raise ValueError(
-                f"encoded GTID set: {len(data) - position} bytes after the last SID")
+            raise ValueError(f"encoded GTID set: {len(data) - position} bytes after the last SID")
         return result

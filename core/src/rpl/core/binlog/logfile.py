@@ -75,12 +75,23 @@ _MAY_END_INSIDE: Final = b"CcRr \t\r\n"
 after blanks): any other statement inside one leaves it open (TransactionTracker)."""
 RESYNC_WINDOW: Final = 1 << 16
 """How far past a damaged event :func:`intact_event_after` looks for an intact one."""
-_LOGGED_TYPES: Final = frozenset((QUERY_EVENT, STOP_EVENT, ROTATE_EVENT, INTVAR_EVENT,
-                                  FORMAT_DESCRIPTION_EVENT, XID_EVENT, GTID_LOG_EVENT,
-                                  ANONYMOUS_GTID_LOG_EVENT, PREVIOUS_GTIDS_LOG_EVENT))
+_LOGGED_TYPES: Final = frozenset(
+    (
+        QUERY_EVENT,
+        STOP_EVENT,
+        ROTATE_EVENT,
+        INTVAR_EVENT,
+        FORMAT_DESCRIPTION_EVENT,
+        XID_EVENT,
+        GTID_LOG_EVENT,
+        ANONYMOUS_GTID_LOG_EVENT,
+        PREVIOUS_GTIDS_LOG_EVENT,
+    )
+)
 _NUMBER: Final = re.compile(r"\.([0-9]+)$")
 _FILE_EVENTS: Final = frozenset(
-    (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT, ROTATE_EVENT))
+    (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT, ROTATE_EVENT)
+)
 
 StrPath = str | os.PathLike[str]
 
@@ -211,8 +222,7 @@ class LogError(Exception):
 class LogTruncated(LogError):
     """The file ends inside an event (its header or its body): normal after a crash."""
 
-    def __init__(self, path: str, position: int,
-                 reason: str = "file ends inside an event") -> None:
+    def __init__(self, path: str, position: int, reason: str = "file ends inside an event") -> None:
         super().__init__(path, position, reason)
 
 
@@ -264,7 +274,7 @@ class ChunkReader:
             self._eof = len(data) < want
             self._buf = self._buf[offset:] + data
             self._start, offset = position, 0
-        return self._buf[offset:offset + length]
+        return self._buf[offset : offset + length]
 
 
 def _read_header(reader: ChunkReader, path: str, position: int) -> EventHeader | None:
@@ -276,19 +286,28 @@ def _read_header(reader: ChunkReader, path: str, position: int) -> EventHeader |
     return EventHeader.unpack(data)
 
 
-def _read_event(reader: ChunkReader, path: str, position: int, header: EventHeader, *,
-                checksum: bool, check_log_pos: bool) -> LogEntry:
+def _read_event(
+    reader: ChunkReader,
+    path: str,
+    position: int,
+    header: EventHeader,
+    *,
+    checksum: bool,
+    check_log_pos: bool,
+) -> LogEntry:
     has_crc = checksum or header.type_code == FORMAT_DESCRIPTION_EVENT
     size = header.event_size
     if not HEADER_LEN + (CHECKSUM_LEN if has_crc else 0) <= size <= MAX_EVENT_SIZE:
         raise LogCorrupt(path, position, f"impossible event size {size}")
     raw = reader.get(position, size)
     if len(raw) < size:
-        raise LogTruncated(path, position,
-                           f"file ends inside an event of {size} bytes ({len(raw)} present)")
+        raise LogTruncated(
+            path, position, f"file ends inside an event of {size} bytes ({len(raw)} present)"
+        )
     if check_log_pos and header.log_pos != position + size:
-        raise LogCorrupt(path, position,
-                         f"log_pos {header.log_pos} is not the next event's {position + size}")
+        raise LogCorrupt(
+            path, position, f"log_pos {header.log_pos} is not the next event's {position + size}"
+        )
     try:
         event = decode_with_header(header, raw, checksum=checksum)
     except EventError as exc:
@@ -296,10 +315,9 @@ def _read_event(reader: ChunkReader, path: str, position: int, header: EventHead
     return LogEntry(position, header, event, raw)
 
 
-def _read_format_description(reader: ChunkReader, path: str,
-                             check_log_pos: bool) -> LogEntry:
+def _read_format_description(reader: ChunkReader, path: str, check_log_pos: bool) -> LogEntry:
     magic = reader.get(0, len(BINLOG_MAGIC))
-    if magic != BINLOG_MAGIC[:len(magic)]:
+    if magic != BINLOG_MAGIC[: len(magic)]:
         raise LogCorrupt(path, 0, "not a binlog file (bad magic)")
     if len(magic) < len(BINLOG_MAGIC):
         raise LogTruncated(path, 0, "file ends inside the magic number")
@@ -308,19 +326,19 @@ def _read_format_description(reader: ChunkReader, path: str,
     if header is None:
         raise LogTruncated(path, position, "file ends before the FORMAT_DESCRIPTION event")
     if header.type_code != FORMAT_DESCRIPTION_EVENT:
-        raise LogCorrupt(path, position,
-                         f"first event is of type {header.type_code}, not FORMAT_DESCRIPTION")
-    entry = _read_event(reader, path, position, header, checksum=False,
-                        check_log_pos=check_log_pos)
+        raise LogCorrupt(
+            path, position, f"first event is of type {header.type_code}, not FORMAT_DESCRIPTION"
+        )
+    entry = _read_event(reader, path, position, header, checksum=False, check_log_pos=check_log_pos)
     assert isinstance(entry.event, FormatDescriptionEvent)
     if entry.event.checksum_alg not in (BINLOG_CHECKSUM_ALG_OFF, BINLOG_CHECKSUM_ALG_CRC32):
-        raise LogCorrupt(path, position,
-                         f"unknown checksum algorithm {entry.event.checksum_alg}")
+        raise LogCorrupt(path, position, f"unknown checksum algorithm {entry.event.checksum_alg}")
     return entry
 
 
-def read_events(path: StrPath, start: int = 4, *, stop_at: int | None = None,
-                check_log_pos: bool = True) -> Iterator[LogEntry]:
+def read_events(
+    path: StrPath, start: int = 4, *, stop_at: int | None = None, check_log_pos: bool = True
+) -> Iterator[LogEntry]:
     """The events of the binlog file ``path`` from offset ``start`` (an event boundary).
 
     The FORMAT_DESCRIPTION event at 4 is always read (it says whether events carry a CRC)
@@ -343,8 +361,9 @@ def read_events(path: StrPath, start: int = 4, *, stop_at: int | None = None,
             raise ValueError(f"start {start} is inside the FORMAT_DESCRIPTION event")
         position = start
         while (header := _read_header(reader, name, position)) is not None:
-            entry = _read_event(reader, name, position, header, checksum=checksum,
-                                check_log_pos=check_log_pos)
+            entry = _read_event(
+                reader, name, position, header, checksum=checksum, check_log_pos=check_log_pos
+            )
             yield entry
             position = entry.end
 
@@ -402,8 +421,9 @@ class TransactionTracker:
             return False
         if code == QUERY_EVENT:
             head = statement[:_STATEMENT_HEAD].lstrip()
-            return self._query((head.decode("latin-1") if isinstance(head, bytes)
-                                else head).upper())
+            return self._query(
+                (head.decode("latin-1") if isinstance(head, bytes) else head).upper()
+            )
         if code in (XID_EVENT, XA_PREPARE_LOG_EVENT):
             self.state = "outside"
             return True
@@ -428,9 +448,13 @@ whether the file may be cut after it. The FORMAT_DESCRIPTION event comes first (
 may be cut after it): it says whether the others carry a CRC."""
 
 
-def scan_valid_prefix(path: StrPath, *, check_log_pos: bool = True,
-                      visit: PrefixVisitor | None = None,
-                      wanted: Collection[int] = ()) -> ValidPrefix:
+def scan_valid_prefix(
+    path: StrPath,
+    *,
+    check_log_pos: bool = True,
+    visit: PrefixVisitor | None = None,
+    wanted: Collection[int] = (),
+) -> ValidPrefix:
     """Read the whole file and say where its intact part ends (see ValidPrefix).
 
     Only reads: the caller (crash recovery) decides what to truncate.
@@ -450,16 +474,23 @@ def scan_valid_prefix(path: StrPath, *, check_log_pos: bool = True,
     except LogError as exc:
         if exc.position >= len(BINLOG_MAGIC) and scan.end == 0:
             scan.end = scan.transaction_end = len(BINLOG_MAGIC)
-        return ValidPrefix(scan.end, scan.transaction_end, scan.events, scan.in_use,
-                           str(exc), isinstance(exc, LogTruncated))
+        return ValidPrefix(
+            scan.end,
+            scan.transaction_end,
+            scan.events,
+            scan.in_use,
+            str(exc),
+            isinstance(exc, LogTruncated),
+        )
     return ValidPrefix(scan.end, scan.transaction_end, scan.events, scan.in_use, None, False)
 
 
 class _PrefixScan:
     """The walk behind :func:`scan_valid_prefix`: its counters survive a LogError."""
 
-    def __init__(self, name: str, check_log_pos: bool, visit: PrefixVisitor | None,
-                 wanted: frozenset[int]) -> None:
+    def __init__(
+        self, name: str, check_log_pos: bool, visit: PrefixVisitor | None, wanted: frozenset[int]
+    ) -> None:
         self.name, self.check_log_pos = name, check_log_pos
         self.visit, self.wanted = visit, wanted
         self.end = self.transaction_end = self.events = 0
@@ -498,8 +529,12 @@ class _PrefixScan:
         counters live in locals while it runs (this loop is what recovery's speed is).
         """
         n, name, crc, tracker = len(data), self.name, zlib.crc32, self.tracker
-        feed, check_log_pos, visit, wanted = tracker.feed, self.check_log_pos, self.visit, \
-            self.wanted
+        feed, check_log_pos, visit, wanted = (
+            tracker.feed,
+            self.check_log_pos,
+            self.visit,
+            self.wanted,
+        )
         events, transaction_end = 0, self.transaction_end
         try:
             while p < n:
@@ -510,11 +545,12 @@ class _PrefixScan:
                 if not HEADER_LEN + CHECKSUM_LEN <= size <= MAX_EVENT_SIZE:
                     raise LogCorrupt(name, p, f"impossible event size {size}")
                 if q > n:
-                    raise LogTruncated(name, p, f"file ends inside an event of {size} bytes "
-                                                f"({n - p} present)")
+                    raise LogTruncated(
+                        name, p, f"file ends inside an event of {size} bytes ({n - p} present)"
+                    )
                 if check_log_pos and log_pos != q:
                     raise LogCorrupt(name, p, f"log_pos {log_pos} is not the next event's {q}")
-                if crc(data[p:q - CHECKSUM_LEN]) != _CRC.unpack_from(data, q - CHECKSUM_LEN)[0]:
+                if crc(data[p : q - CHECKSUM_LEN]) != _CRC.unpack_from(data, q - CHECKSUM_LEN)[0]:
                     raise LogCorrupt(name, p, f"CRC32 mismatch in event of type {code}")
                 if code != QUERY_EVENT:
                     ends = feed(code)
@@ -523,7 +559,7 @@ class _PrefixScan:
                     if tracker.state == "inside" and data[at] not in _MAY_END_INSIDE:
                         ends = False  # a statement of an open transaction, not its COMMIT
                     else:
-                        ends = feed(code, data[at:min(at + _STATEMENT_HEAD, q - CHECKSUM_LEN)])
+                        ends = feed(code, data[at : min(at + _STATEMENT_HEAD, q - CHECKSUM_LEN)])
                 events += 1
                 if ends:
                     transaction_end = q
@@ -541,11 +577,15 @@ def _statement_at(data: mmap.mmap, name: str, p: int, q: int) -> int:
     header, the status variables, the database name and its NUL).
     """
     body = p + HEADER_LEN
-    start = int(body + QUERY_POST_HEADER_LEN + data[body + QUERY_AT["db_len"]] + 1
-                + _U16.unpack_from(data, body + QUERY_AT["status_len"])[0])
+    start = int(
+        body
+        + QUERY_POST_HEADER_LEN
+        + data[body + QUERY_AT["db_len"]]
+        + 1
+        + _U16.unpack_from(data, body + QUERY_AT["status_len"])[0]
+    )
     if start > q - CHECKSUM_LEN:
-        raise LogCorrupt(name, p, "QUERY: status variables and database name overrun the "
-                                  "event")
+        raise LogCorrupt(name, p, "QUERY: status variables and database name overrun the event")
     return start
 
 
@@ -571,8 +611,11 @@ def intact_event_after(path: StrPath, position: int) -> int | None:
         checksum = fd.event.checksum_alg == BINLOG_CHECKSUM_ALG_CRC32
         size = os.fstat(f.fileno()).st_size
         header = reader.get(position, HEADER_LEN)
-        declared: list[int] = [position + int(EventHeader.unpack(header).event_size)] \
-            if len(header) == HEADER_LEN else []
+        declared: list[int] = (
+            [position + int(EventHeader.unpack(header).event_size)]
+            if len(header) == HEADER_LEN
+            else []
+        )
         resync = range(position + 1, min(size, position + RESYNC_WINDOW))
         for offset in itertools.chain(declared, resync):
             if offset > position and intact_at(reader, name, offset, size, checksum):
@@ -580,8 +623,7 @@ def intact_event_after(path: StrPath, position: int) -> int | None:
     return None
 
 
-def intact_at(reader: ChunkReader, name: str, offset: int, size: int,
-              checksum: bool) -> bool:
+def intact_at(reader: ChunkReader, name: str, offset: int, size: int, checksum: bool) -> bool:
     """Whether an intact event starts at ``offset`` of a file of ``size`` bytes (see
     :func:`intact_event_after`): how a reader that starts inside a file, or lost its way
     at damage, finds an event boundary again.
@@ -589,12 +631,16 @@ def intact_at(reader: ChunkReader, name: str, offset: int, size: int,
     entry = _decodes_at(reader, name, offset, size, checksum)
     if entry is None:
         return False
-    return checksum or entry.end == size or \
-        _decodes_at(reader, name, entry.end, size, checksum) is not None
+    return (
+        checksum
+        or entry.end == size
+        or _decodes_at(reader, name, entry.end, size, checksum) is not None
+    )
 
 
-def _decodes_at(reader: ChunkReader, name: str, offset: int, size: int,
-                checksum: bool) -> LogEntry | None:
+def _decodes_at(
+    reader: ChunkReader, name: str, offset: int, size: int, checksum: bool
+) -> LogEntry | None:
     data = reader.get(offset, HEADER_LEN)
     if len(data) < HEADER_LEN:
         return None
@@ -602,7 +648,6 @@ def _decodes_at(reader: ChunkReader, name: str, offset: int, size: int,
     if header.type_code not in _LOGGED_TYPES or offset + header.event_size > size:
         return None
     try:
-        return _read_event(reader, name, offset, header, checksum=checksum,
-                           check_log_pos=False)
+        return _read_event(reader, name, offset, header, checksum=checksum, check_log_pos=False)
     except LogError:
         return None

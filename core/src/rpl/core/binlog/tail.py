@@ -55,7 +55,7 @@ class LogTail:
                 data += os.pread(self._f.fileno(), offset + size - len(data), start + len(data))
                 if offset + size > len(data):
                     break
-            events.append((start + offset, data[offset:offset + size]))
+            events.append((start + offset, data[offset : offset + size]))
             offset += size
         self.position = start + offset
         return events

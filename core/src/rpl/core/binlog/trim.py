@@ -21,8 +21,14 @@ from rpl.core.binlog.writer import FLAGS_OFFSET
 _log = errorlog.logger("recovery")
 
 
-def truncate_tail(path: Path, kind: str = "binlog", *, relay: bool = False,
-                  visit: PrefixVisitor | None = None, wanted: Collection[int] = ()) -> None:
+def truncate_tail(
+    path: Path,
+    kind: str = "binlog",
+    *,
+    relay: bool = False,
+    visit: PrefixVisitor | None = None,
+    wanted: Collection[int] = (),
+) -> None:
     """Cut ``path`` after its last complete transaction, logging what was removed.
 
     ``relay``: a relay log (events carry the source's positions; never cut below the
@@ -34,16 +40,23 @@ def truncate_tail(path: Path, kind: str = "binlog", *, relay: bool = False,
     if relay and prefix.error and not prefix.truncated:
         following = intact_event_after(path, prefix.end)
         if following is not None:
-            raise LogCorrupt(str(path), prefix.end, f"damaged event ({prefix.error}) with "
-                             f"intact events after it, from position {following}")
+            raise LogCorrupt(
+                str(path),
+                prefix.end,
+                f"damaged event ({prefix.error}) with "
+                f"intact events after it, from position {following}",
+            )
     keep = max(prefix.transaction_end, 4) if relay else prefix.transaction_end
     size = path.stat().st_size
     if keep >= size:
         return
-    errorlog.log(_log, logging.WARNING,
-                 f"Truncating {kind} {path.name} to position {keep} (was {size} bytes: "
-                 f"{prefix.error or 'the last transaction is incomplete'})",
-                 code=10000 if relay else 11809)
+    errorlog.log(
+        _log,
+        logging.WARNING,
+        f"Truncating {kind} {path.name} to position {keep} (was {size} bytes: "
+        f"{prefix.error or 'the last transaction is incomplete'})",
+        code=10000 if relay else 11809,
+    )
     with path.open("r+b") as f:
         f.truncate(keep)
         os.fsync(f.fileno())

@@ -77,31 +77,42 @@ FLAGS_OFFSET = 4 + 17
 """File offset of the FD event's flags byte (cleared in place when the file is closed)."""
 
 
-def file_header(server_id: int, checksum: bool, previous_gtids: GtidSet,
-                created_at_start: bool) -> bytearray:
+def file_header(
+    server_id: int, checksum: bool, previous_gtids: GtidSet, created_at_start: bool
+) -> bytearray:
     """The start of a new binlog or relay log file: the magic, a FORMAT_DESCRIPTION
     event marked in use (cleared when the file is closed) and PREVIOUS_GTIDS.
     """
     now = int(time.time())
-    fd_event = FormatDescriptionEvent(created=now if created_at_start else 0,
-                                      checksum_alg=1 if checksum else 0)
+    fd_event = FormatDescriptionEvent(
+        created=now if created_at_start else 0, checksum_alg=1 if checksum else 0
+    )
     data = bytearray(b"\xfebin")
-    for event, flags in ((fd_event, LOG_EVENT_BINLOG_IN_USE_F),
-                         (PreviousGtidsEvent(previous_gtids), 0)):
-        raw = encode_event(event, server_id=server_id, timestamp=now, flags=flags,
-                           checksum=checksum or event is fd_event)
+    for event, flags in (
+        (fd_event, LOG_EVENT_BINLOG_IN_USE_F),
+        (PreviousGtidsEvent(previous_gtids), 0),
+    ):
+        raw = encode_event(
+            event,
+            server_id=server_id,
+            timestamp=now,
+            flags=flags,
+            checksum=checksum or event is fd_event,
+        )
         data += raw
         set_log_pos(data, len(data) - len(raw), len(data), checksum or event is fd_event)
     return data
 
 
-def end_file(fd: int, position: int, last_event: RotateEvent | StopEvent, server_id: int,
-             checksum: bool) -> int:
+def end_file(
+    fd: int, position: int, last_event: RotateEvent | StopEvent, server_id: int, checksum: bool
+) -> int:
     """Append ``last_event`` at ``position``, mark the file closed (FD flag cleared),
     fsync and close ``fd``; the file's final size.
     """
-    raw = bytearray(encode_event(last_event, server_id=server_id, timestamp=int(time.time()),
-                                 checksum=checksum))
+    raw = bytearray(
+        encode_event(last_event, server_id=server_id, timestamp=int(time.time()), checksum=checksum)
+    )
     set_log_pos(raw, 0, position + len(raw), checksum)
     os.write(fd, raw)
     os.pwrite(fd, b"\x00", FLAGS_OFFSET)
@@ -147,11 +158,18 @@ class CommitTicket:
     ``factory`` default keeps an interpreted ``__init__`` and generic attribute reads).
     """
 
-    def __init__(self, *, thread_id: int, events: list[bytearray],
-                 engine_commit: Callable[[], None], after_commit: Callable[[str, int], None],
-                 gtid: Gtid | None = None, server_id: int | None = None,
-                 original_commit_timestamp: int | None = None,
-                 write_set: frozenset[str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        thread_id: int,
+        events: list[bytearray],
+        engine_commit: Callable[[], None],
+        after_commit: Callable[[str, int], None],
+        gtid: Gtid | None = None,
+        server_id: int | None = None,
+        original_commit_timestamp: int | None = None,
+        write_set: frozenset[str] | None = None,
+    ) -> None:
         self.thread_id = thread_id
         self.events = events
         self.engine_commit = engine_commit
@@ -257,9 +275,16 @@ class PublishedEnd:
 class Binlog:
     """The server's binary log (the write-ahead log of every commit)."""
 
-    def __init__(self, directory: Path, basename: str, server_id: int, server_uuid: uuid.UUID,
-                 options: BinlogOptions, storage: BinlogStorageDelegate,
-                 crash: CrashPoints | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        basename: str,
+        server_id: int,
+        server_uuid: uuid.UUID,
+        options: BinlogOptions,
+        storage: BinlogStorageDelegate,
+        crash: CrashPoints | None = None,
+    ) -> None:
         self.directory = directory
         self.basename = basename
         self.server_id = server_id
@@ -331,8 +356,9 @@ class Binlog:
         name = binlog_file_name(self.basename, number)
         path = self.directory / name
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
-        data = file_header(self.server_id, self.options.checksum, self._gtids_logged,
-                           created_at_start)
+        data = file_header(
+            self.server_id, self.options.checksum, self._gtids_logged, created_at_start
+        )
         os.write(fd, data)
         os.fsync(fd)
         self.index.append(name)
@@ -341,8 +367,7 @@ class Binlog:
         self._publish(BinlogPosition(name, self._pos))
 
     def _close_current(self, last_event: RotateEvent | StopEvent) -> None:
-        self._pos = end_file(self._fd, self._pos, last_event, self.server_id,
-                             self.options.checksum)
+        self._pos = end_file(self._fd, self._pos, last_event, self.server_id, self.options.checksum)
         self.fsyncs += 1
         self._fd = -1
         self._publish(BinlogPosition(self._file, self._pos))
@@ -385,8 +410,7 @@ class Binlog:
     def files(self) -> list[tuple[str, int]]:
         """SHOW BINARY LOGS rows: (Log_name, File_size)."""
         with self._write_lock:
-            return [(name, (self.directory / name).stat().st_size)
-                    for name in self.index.names()]
+            return [(name, (self.directory / name).stat().st_size) for name in self.index.names()]
 
     # ------------------------------------------------------- end position
     def _publish(self, end: BinlogPosition) -> None:
@@ -457,8 +481,9 @@ class Binlog:
             self._parked.pop().release()  # the one idle the shortest time
         elif self._flushers < MAX_FLUSHERS:
             self._flushers += 1
-            threading.Thread(target=self._flush_thread, name="rpl-binlog-flush",
-                             daemon=True).start()
+            threading.Thread(
+                target=self._flush_thread, name="rpl-binlog-flush", daemon=True
+            ).start()
 
     def _flush_thread(self) -> None:
         """Lead every group queued by callers that do not wait, and the commit stage when
@@ -483,9 +508,13 @@ class Binlog:
                 else:
                     self._lead()
             except Exception as failure:  # noqa: BLE001 - keep flushing the next groups
-                errorlog.log(_log, logging.ERROR,
-                             f"Binary log group commit failed: {failure!r}", code=10000,
-                             exc_info=failure)
+                errorlog.log(
+                    _log,
+                    logging.ERROR,
+                    f"Binary log group commit failed: {failure!r}",
+                    code=10000,
+                    exc_info=failure,
+                )
 
     def _lead(self) -> None:
         """Lead a flush group (write lock: flush, sync, publish, join the commit queue),
@@ -508,8 +537,13 @@ class Binlog:
             except BaseException as exc:  # noqa: BLE001 - the group is answered below
                 failure = exc
                 for ticket in group:  # nothing of it is binlogged: it commits nowhere
-                    ticket.error = exc if isinstance(exc, MySQLError) else MySQLError.of(
-                        ER_UNKNOWN_ERROR, f"internal error in the flush stage: {exc!r}")
+                    ticket.error = (
+                        exc
+                        if isinstance(exc, MySQLError)
+                        else MySQLError.of(
+                            ER_UNKNOWN_ERROR, f"internal error in the flush stage: {exc!r}"
+                        )
+                    )
             finally:
                 with self._queue_lock:
                     self._flushing = False
@@ -540,9 +574,15 @@ class Binlog:
             except BaseException as failure:  # noqa: BLE001 - the queue must go on
                 for ticket in tickets:  # never an OK for what the commit stage did not finish
                     ticket.error = ticket.error or MySQLError.of(
-                        ER_UNKNOWN_ERROR, f"internal error in the commit stage: {failure!r}")
-                errorlog.log(_log, logging.ERROR, f"Binary log group commit failed: "
-                             f"{failure!r}", code=10000, exc_info=failure)
+                        ER_UNKNOWN_ERROR, f"internal error in the commit stage: {failure!r}"
+                    )
+                errorlog.log(
+                    _log,
+                    logging.ERROR,
+                    f"Binary log group commit failed: {failure!r}",
+                    code=10000,
+                    exc_info=failure,
+                )
             self._finish(tickets)
             if self.on_group is not None:
                 self.on_group(end)
@@ -628,19 +668,27 @@ class Binlog:
         mode = self.options.dependency_tracking()
         history = self.options.dependency_history_size()
         for ticket in group:
-            gtid = ticket.gtid or Gtid(self.server_uuid,
-                                       self._gtids_logged.next_gno(self.server_uuid))
+            gtid = ticket.gtid or Gtid(
+                self.server_uuid, self._gtids_logged.next_gno(self.server_uuid)
+            )
             ticket.gtid = gtid
             self._gtids_logged.add(gtid.sid, gtid.gno)
             last_committed, sequence = self._clock.next(ticket.write_set, mode, history)
             rest = sum(map(len, ticket.events))
             now_us = time.time_ns() // 1000
             original = ticket.original_commit_timestamp
-            raw = encode_gtid(gtid.sid, gtid.gno, last_committed=last_committed,
-                              sequence_number=sequence, immediate_commit_timestamp=now_us,
-                              original_commit_timestamp=original, rest_length=rest,
-                              server_id=ticket.server_id or self.server_id,
-                              timestamp=(original or now_us) // 1_000_000, checksum=checksum)
+            raw = encode_gtid(
+                gtid.sid,
+                gtid.gno,
+                last_committed=last_committed,
+                sequence_number=sequence,
+                immediate_commit_timestamp=now_us,
+                original_commit_timestamp=original,
+                rest_length=rest,
+                server_id=ticket.server_id or self.server_id,
+                timestamp=(original or now_us) // 1_000_000,
+                checksum=checksum,
+            )
             parts.append(raw)
             parts += ticket.events
             size += len(raw) + rest
@@ -650,18 +698,23 @@ class Binlog:
         relocate_events(data, start, checksum=checksum)
         return data
 
-    def _abort_server(self, group: list[CommitTicket], stage: str,
-                      failure: OSError) -> NoReturn:
+    def _abort_server(self, group: list[CommitTicket], stage: str, failure: OSError) -> NoReturn:
         """binlog_error_action = ABORT_SERVER (MySQL's default): a binlog that cannot be
         written or synced stops the server at once, without a clean shutdown, rather than
         commit what the binlog may lack. The group's clients get ER_BINLOG_LOGGING_IMPOSSIBLE
         first; the next start recovers from the binlog as after a crash (a partial
         group is cut off), so none of the group's transactions is committed.
         """
-        message = (f"An error occurred during {stage} stage of the commit. "
-                   "'binlog_error_action' is set to 'ABORT_SERVER'. Hence aborting the server.")
-        errorlog.log(_log, logging.ERROR, f"Binary logging not possible. Message: {message} "
-                     f"({self._file}: {failure})", code=10000)
+        message = (
+            f"An error occurred during {stage} stage of the commit. "
+            "'binlog_error_action' is set to 'ABORT_SERVER'. Hence aborting the server."
+        )
+        errorlog.log(
+            _log,
+            logging.ERROR,
+            f"Binary logging not possible. Message: {message} ({self._file}: {failure})",
+            code=10000,
+        )
         error = MySQLError.of(ER_BINLOG_LOGGING_IMPOSSIBLE, message)
         replies = ReplyBatch()
         for ticket in group:
@@ -676,7 +729,7 @@ class Binlog:
         if self.crash.fire_once("binlog_write_error"):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         if "half_binlogged_transaction" in self.crash.armed:
-            os.write(self._fd, data[:len(data) // 2 + 1])  # +1: never a transaction boundary
+            os.write(self._fd, data[: len(data) // 2 + 1])  # +1: never a transaction boundary
             self.crash.hit("half_binlogged_transaction")
         written = 0
         view = memoryview(data)
@@ -697,8 +750,7 @@ class Binlog:
             self.fsyncs += 1
             self._groups_since_sync = 0
 
-    def _commit_group(self, tickets: list[CommitTicket], end: BinlogPosition,
-                      groups: int) -> None:
+    def _commit_group(self, tickets: list[CommitTicket], end: BinlogPosition, groups: int) -> None:
         """One commit group (``groups`` flush groups, ``tickets`` in binlog order, ending
         at ``end``): ``after_sync`` once, the engine commits, ``after_commit`` each.
         """
@@ -734,8 +786,14 @@ class Binlog:
         with self._write_lock:
             names = self.index.names()
             stop = names.index(name)
-            limit = min(n for n in (stop, names.index(self._file),
-                                    names.index(keep_from) if keep_from in names else stop))
+            limit = min(
+                n
+                for n in (
+                    stop,
+                    names.index(self._file),
+                    names.index(keep_from) if keep_from in names else stop,
+                )
+            )
             doomed = names[:limit]
             self.index.rewrite(names[limit:])
             for old in doomed:

@@ -28,7 +28,8 @@ DESCRIPTION = (
     "replica promoted; then what the clients saw is checked against the new source, "
     "directly and with rpl validate. Ends with a verdict table and an HTML report. Exit "
     "code 0 when AFTER_SYNC lost nothing a client saw (and rpl validate agrees), 1 "
-    "otherwise, 130 when interrupted.")
+    "otherwise, 130 when interrupted."
+)
 
 
 def _say(text: str) -> None:
@@ -41,9 +42,11 @@ def _on_interrupt(interrupted: threading.Event) -> Callable[[int, FrameType | No
     goes astray when the signal lands in a finalizer (it is printed and dropped there);
     the demo then sees ``interrupted`` at its next check and stops all the same.
     """
+
     def handler(signum: int, frame: FrameType | None) -> None:
         interrupted.set()
         raise KeyboardInterrupt
+
     return handler
 
 
@@ -52,17 +55,19 @@ def _spark(enabled: bool) -> Any:
         return None
     try:
         from rpl.core.validate.job import spark_session
+
         return spark_session("local[2]")
     except ImportError:
-        _say("pyspark is not installed: the logs are not checked with rpl validate "
-             "(pip install 'rpl-core[spark]')")
+        _say(
+            "pyspark is not installed: the logs are not checked with rpl validate "
+            "(pip install 'rpl-core[spark]')"
+        )
         return None
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; the exit code."""
-    root = Path(args.dir).expanduser() if args.dir else \
-        Path(tempfile.mkdtemp(prefix="rpl-demo-"))
+    root = Path(args.dir).expanduser() if args.dir else Path(tempfile.mkdtemp(prefix="rpl-demo-"))
     if args.dir and root.exists():
         shutil.rmtree(root)
     duration = 3.0 if args.short else args.duration
@@ -76,12 +81,23 @@ def run(args: argparse.Namespace) -> int:
         for wait_point in WAIT_POINTS:
             if interrupted.is_set():
                 raise KeyboardInterrupt
-            _say(f"[{wait_point}] deploying a source and two semisync replicas "
-                 f"({wait_point.upper()})")
-            trials.append(run_trial(
-                root / wait_point, wait_point, duration=duration, writers=writers,
-                readers=readers, spark=spark, say=_say, interrupted=interrupted,
-                break_wait_point=args.break_after_sync and wait_point == "after_sync"))
+            _say(
+                f"[{wait_point}] deploying a source and two semisync replicas "
+                f"({wait_point.upper()})"
+            )
+            trials.append(
+                run_trial(
+                    root / wait_point,
+                    wait_point,
+                    duration=duration,
+                    writers=writers,
+                    readers=readers,
+                    spark=spark,
+                    say=_say,
+                    interrupted=interrupted,
+                    break_wait_point=args.break_after_sync and wait_point == "after_sync",
+                )
+            )
         if interrupted.is_set():
             raise KeyboardInterrupt
     except KeyboardInterrupt:
@@ -97,13 +113,18 @@ def run(args: argparse.Namespace) -> int:
     report = root / "report.html"
     write_html(trials, report)
     print(verdict_table(trials))
-    print(f"\n{time.time() - started:.0f} s. Report: {report}. Data directories, histories "
-          f"and validator reports: {root}/<wait point>/")
+    print(
+        f"\n{time.time() - started:.0f} s. Report: {report}. Data directories, histories "
+        f"and validator reports: {root}/<wait point>/"
+    )
     after_sync = trials[0]
     if not after_sync.lossless or after_sync.validate_exit not in (None, 0):
-        print("\nFAILED: AFTER_SYNC lost what a client saw: "
-              f"{len(after_sync.lost)} acknowledged writes, {len(after_sync.phantom)} rows "
-              f"read", file=sys.stderr)
+        print(
+            "\nFAILED: AFTER_SYNC lost what a client saw: "
+            f"{len(after_sync.lost)} acknowledged writes, {len(after_sync.phantom)} rows "
+            f"read",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -112,22 +133,39 @@ def add_parser(commands: Any) -> None:
     """The ``demo`` subcommand."""
     parser = commands.add_parser("demo", help="demonstrations on local sandboxes")
     demos = parser.add_subparsers(dest="demo", required=True)
-    failover = demos.add_parser("failover", help="lossless failover: AFTER_SYNC against "
-                                                 "AFTER_COMMIT", description=DESCRIPTION)
-    failover.add_argument("--dir", help="where the sandboxes go (default: a new temporary "
-                                        "directory; an existing one is replaced)")
-    failover.add_argument("--duration", type=float, default=8.0,
-                          help="seconds of load before the failure, about (default "
-                               "%(default)s)")
-    failover.add_argument("--writers", type=int, default=8,
-                          help="client threads inserting rows into the source, each "
-                               "acknowledged write recorded (default %(default)s)")
-    failover.add_argument("--readers", type=int, default=2,
-                          help="client threads reading the rows being inserted, each row "
-                               "read recorded (default %(default)s)")
+    failover = demos.add_parser(
+        "failover",
+        help="lossless failover: AFTER_SYNC against AFTER_COMMIT",
+        description=DESCRIPTION,
+    )
+    failover.add_argument(
+        "--dir",
+        help="where the sandboxes go (default: a new temporary "
+        "directory; an existing one is replaced)",
+    )
+    failover.add_argument(
+        "--duration",
+        type=float,
+        default=8.0,
+        help="seconds of load before the failure, about (default %(default)s)",
+    )
+    failover.add_argument(
+        "--writers",
+        type=int,
+        default=8,
+        help="client threads inserting rows into the source, each "
+        "acknowledged write recorded (default %(default)s)",
+    )
+    failover.add_argument(
+        "--readers",
+        type=int,
+        default=2,
+        help="client threads reading the rows being inserted, each row "
+        "read recorded (default %(default)s)",
+    )
     failover.add_argument("--short", action="store_true", help="3 s, 4 writers, 2 readers")
-    failover.add_argument("--no-validate", action="store_true",
-                          help="skip rpl validate (no Spark)")
-    failover.add_argument("--break-after-sync", action="store_true",
-                          help=argparse.SUPPRESS)  # tests: AFTER_SYNC that does not wait
+    failover.add_argument("--no-validate", action="store_true", help="skip rpl validate (no Spark)")
+    failover.add_argument(
+        "--break-after-sync", action="store_true", help=argparse.SUPPRESS
+    )  # tests: AFTER_SYNC that does not wait
     failover.set_defaults(run=run)

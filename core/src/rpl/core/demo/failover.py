@@ -99,14 +99,24 @@ def _route_through_proxies(sandbox: Sandbox, latency: float) -> list[TcpProxy]:
         replica = sandbox.server(spec)
         replica.query("STOP SLAVE")
         replicate(replica, source, master_port=proxy.port)
-    wait_for(lambda: status(source, "Rpl_semi_sync_master_clients") == str(len(proxies)), 30,
-             "the replicas to reconnect")
+    wait_for(
+        lambda: status(source, "Rpl_semi_sync_master_clients") == str(len(proxies)),
+        30,
+        "the replicas to reconnect",
+    )
     return proxies
 
 
-def _run_load(trial: Trial, sandbox: Sandbox, proxies: list[TcpProxy], duration: float,
-              writers: int, readers: int, say: Callable[[str], None],
-              interrupted: threading.Event) -> Recorder:
+def _run_load(
+    trial: Trial,
+    sandbox: Sandbox,
+    proxies: list[TcpProxy],
+    duration: float,
+    writers: int,
+    readers: int,
+    say: Callable[[str], None],
+    interrupted: threading.Event,
+) -> Recorder:
     source = sandbox.server(sandbox.source)
     source.query("CREATE DATABASE d")
     source.query(f"CREATE TABLE {TABLE} (id BIGINT PRIMARY KEY, v VARCHAR(20))")
@@ -138,19 +148,23 @@ def _run_load(trial: Trial, sandbox: Sandbox, proxies: list[TcpProxy], duration:
 
 def _progress(trial: Trial, recorder: Recorder, origin: float) -> None:
     if sys.stderr.isatty():
-        print(f"\r[{trial.wait_point}] {time.time() - origin:5.1f} s  acknowledged writes "
-              f"{recorder.acknowledged():>6}  rows read {recorder.reads():>6}", end="",
-              file=sys.stderr, flush=True)
+        print(
+            f"\r[{trial.wait_point}] {time.time() - origin:5.1f} s  acknowledged writes "
+            f"{recorder.acknowledged():>6}  rows read {recorder.reads():>6}",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
-def _promote(trial: Trial, sandbox: Sandbox, origin: float,
-             say: Callable[[str], None]) -> ServerProcess:
+def _promote(
+    trial: Trial, sandbox: Sandbox, origin: float, say: Callable[[str], None]
+) -> ServerProcess:
     """Promote the replica that applied the most; repoint the others; the new source."""
     replicas = [s for s in sandbox.nodes if s.role != SOURCE]
     for spec in replicas:
         drain(sandbox.server(spec))
-    executed = {s.name: GtidSet.parse(gtid_executed(sandbox.server(s))).count()
-                for s in replicas}
+    executed = {s.name: GtidSet.parse(gtid_executed(sandbox.server(s))).count() for s in replicas}
     chosen = max(replicas, key=lambda s: executed[s.name])
     new_source = sandbox.server(chosen)
     new_source.query("STOP SLAVE")
@@ -175,20 +189,30 @@ def _verdict(trial: Trial, recorder: Recorder, new_source: ServerProcess) -> Non
     trial.acknowledged = sum(1 for o in ops if o.op == WRITE and o.outcome == "ok")
     trial.unknown = sum(1 for o in ops if o.op == WRITE and o.outcome == "unknown")
     trial.reads = sum(1 for o in ops if o.op == READ)
-    trial.lost = sorted({o.key for o in ops if o.op == WRITE and o.outcome == "ok"
-                         and held.get(o.key) != o.value})
+    trial.lost = sorted(
+        {o.key for o in ops if o.op == WRITE and o.outcome == "ok" and held.get(o.key) != o.value}
+    )
     trial.phantom = sorted({o.key for o in ops if o.op == READ and held.get(o.key) != o.value})
-    trial.lost_reads = [(o.end - recorder.origin, o.client, o.key) for o in ops
-                        if o.op == READ and held.get(o.key) != o.value]
+    trial.lost_reads = [
+        (o.end - recorder.origin, o.client, o.key)
+        for o in ops
+        if o.op == READ and held.get(o.key) != o.value
+    ]
 
 
-def _validate(trial: Trial, sandbox: Sandbox, recorder: Recorder, spark: Any,
-              say: Callable[[str], None]) -> None:
+def _validate(
+    trial: Trial, sandbox: Sandbox, recorder: Recorder, spark: Any, say: Callable[[str], None]
+) -> None:
     history = trial.directory / "history.jsonl"
     from rpl.core.validate.checks import validate
-    report = validate([str(sandbox.directory / n.name) for n in sandbox.nodes],
-                      history=str(history), expect_on=trial.promoted, spark=spark,
-                      progress=lambda text: say(f"[{trial.wait_point}] rpl validate: {text}"))
+
+    report = validate(
+        [str(sandbox.directory / n.name) for n in sandbox.nodes],
+        history=str(history),
+        expect_on=trial.promoted,
+        spark=spark,
+        progress=lambda text: say(f"[{trial.wait_point}] rpl validate: {text}"),
+    )
     report.write_json(trial.directory / "validate.json")
     trial.validate_exit = report.exit_code
     trial.validate_violations = len(report.violations)
@@ -196,10 +220,19 @@ def _validate(trial: Trial, sandbox: Sandbox, recorder: Recorder, spark: Any,
     (trial.directory / "validate.txt").write_text(report.summary() + "\n")
 
 
-def run_trial(directory: Path, wait_point: str, *, duration: float, writers: int, readers: int,
-              spark: Any, latency: float = LATENCY, break_wait_point: bool = False,
-              interrupted: threading.Event,
-              say: Callable[[str], None] = print) -> Trial:
+def run_trial(
+    directory: Path,
+    wait_point: str,
+    *,
+    duration: float,
+    writers: int,
+    readers: int,
+    spark: Any,
+    latency: float = LATENCY,
+    break_wait_point: bool = False,
+    interrupted: threading.Event,
+    say: Callable[[str], None] = print,
+) -> Trial:
     """One wait point's run (see the module docstring). ``interrupted`` set (Ctrl-C) ends
     the load with KeyboardInterrupt within 0.2 s, the servers stopped on the way out.
     """
@@ -208,11 +241,9 @@ def run_trial(directory: Path, wait_point: str, *, duration: float, writers: int
     proxies: list[TcpProxy] = []
     try:
         if break_wait_point:  # the deliberately broken variant: acknowledge without waiting
-            sandbox.server(sandbox.source).query(
-                "SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+            sandbox.server(sandbox.source).query("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
         proxies = _route_through_proxies(sandbox, latency)
-        recorder = _run_load(trial, sandbox, proxies, duration, writers, readers, say,
-                             interrupted)
+        recorder = _run_load(trial, sandbox, proxies, duration, writers, readers, say, interrupted)
         new_source = _promote(trial, sandbox, recorder.origin, say)
         _verdict(trial, recorder, new_source)
         write_history(trial.directory / "history.jsonl", recorder.operations)

@@ -21,10 +21,20 @@ from rpl.core.demo.failover import Trial
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-COLUMNS: Final = ("wait point", "writes acknowledged", "of them lost", "rows read",
-                  "of them lost", "lost reads", "rpl validate", "verdict")
-NOTE: Final = ("lost reads: reads of a row the new source lacks, one per reader that "
-               "read it; rpl validate lists each as a violation.")
+COLUMNS: Final = (
+    "wait point",
+    "writes acknowledged",
+    "of them lost",
+    "rows read",
+    "of them lost",
+    "lost reads",
+    "rpl validate",
+    "verdict",
+)
+NOTE: Final = (
+    "lost reads: reads of a row the new source lacks, one per reader that "
+    "read it; rpl validate lists each as a violation."
+)
 _LISTED: Final = 20
 
 
@@ -45,16 +55,25 @@ def verdict(trial: Trial) -> str:
     if trial.lost:
         parts.append(f"{len(trial.lost)} acknowledged writes lost")
     if trial.phantom:
-        parts.append(f"{len(trial.phantom)} rows that clients read lost with the source "
-                     f"({len(trial.lost_reads)} reads)")
+        parts.append(
+            f"{len(trial.phantom)} rows that clients read lost with the source "
+            f"({len(trial.lost_reads)} reads)"
+        )
     return "; ".join(parts)
 
 
 def row(trial: Trial) -> tuple[str, ...]:
     """The trial's cells, in :data:`COLUMNS` order."""
-    return (trial.wait_point.upper(), str(trial.acknowledged), str(len(trial.lost)),
-            str(trial.reads), str(len(trial.phantom)), str(len(trial.lost_reads)),
-            validated(trial), verdict(trial))
+    return (
+        trial.wait_point.upper(),
+        str(trial.acknowledged),
+        str(len(trial.lost)),
+        str(trial.reads),
+        str(len(trial.phantom)),
+        str(len(trial.lost_reads)),
+        validated(trial),
+        verdict(trial),
+    )
 
 
 def verdict_table(trials: list[Trial]) -> str:
@@ -66,6 +85,7 @@ def verdict_table(trials: list[Trial]) -> str:
         first = cells[0].ljust(widths[0])
         numbers = "  ".join(c.rjust(w) for c, w in zip(cells[1:-2], widths[1:-1], strict=True))
         return f"{first}  {numbers}  {cells[-2].ljust(widths[-1])}  {cells[-1]}"
+
     header = line(COLUMNS)
     return "\n".join([header, "-" * len(header), *(line(r) for r in rows[1:]), "", NOTE])
 
@@ -76,9 +96,11 @@ def figure(trial: Trial) -> Figure:
     legend below the plot.
     """
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+
     drawn, axis = plt.subplots(figsize=(8, 4.2))
     times = [s[0] for s in trial.samples]
     reads = [s[2] for s in trial.samples]
@@ -86,20 +108,29 @@ def figure(trial: Trial) -> Figure:
     axis.plot(times, reads, label="rows read")
     if trial.lost_reads:
         returned = [r[0] for r in trial.lost_reads]
-        axis.scatter(returned, np.interp(returned, times, reads) if times else
-                     [0] * len(returned),
-                     marker="x", s=60, color="red", zorder=3,
-                     label=f"lost reads ({len(trial.lost_reads)}): the row is not on the "
-                           f"new source")
+        axis.scatter(
+            returned,
+            np.interp(returned, times, reads) if times else [0] * len(returned),
+            marker="x",
+            s=60,
+            color="red",
+            zorder=3,
+            label=f"lost reads ({len(trial.lost_reads)}): the row is not on the new source",
+        )
     styles = ["dotted", "dashed", "dashdot", (0, (1, 4)), (0, (5, 2, 1, 2))]
     for number, (at, what) in enumerate(trial.timeline):
-        axis.axvline(at, color="gray", linestyle=styles[number % len(styles)],
-                     label=f"{at:.1f} s  {what}")
+        axis.axvline(
+            at, color="gray", linestyle=styles[number % len(styles)], label=f"{at:.1f} s  {what}"
+        )
     axis.set_xlabel("seconds")
-    axis.set_title(f"{trial.wait_point.upper()}: {len(trial.lost)} acknowledged writes lost, "
-                   f"{len(trial.lost_reads)} lost reads", fontsize=10)
-    drawn.legend(*axis.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8,
-                 frameon=False)
+    axis.set_title(
+        f"{trial.wait_point.upper()}: {len(trial.lost)} acknowledged writes lost, "
+        f"{len(trial.lost_reads)} lost reads",
+        fontsize=10,
+    )
+    drawn.legend(
+        *axis.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, frameon=False
+    )
     drawn.tight_layout(rect=(0, 0.24, 1, 1))
     return drawn
 
@@ -107,6 +138,7 @@ def figure(trial: Trial) -> Figure:
 def _plot(trial: Trial) -> str:
     """The trial's timeline as a base64 PNG."""
     import matplotlib.pyplot as plt
+
     drawn = figure(trial)
     buffer = io.BytesIO()
     drawn.savefig(buffer, format="png", dpi=100)
@@ -123,10 +155,13 @@ def _listed(keys: list[str]) -> str:
 
 def _table_html(trials: list[Trial]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row(t)) + "</tr>"
-                   for t in trials)
-    return (f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-            f"<p class='note'>{html.escape(NOTE)}</p>")
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row(t)) + "</tr>" for t in trials
+    )
+    return (
+        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        f"<p class='note'>{html.escape(NOTE)}</p>"
+    )
 
 
 _STYLE: Final = (
@@ -135,7 +170,8 @@ _STYLE: Final = (
     "table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.3em .5em;"
     "text-align:right;vertical-align:top}th:first-child,td:first-child,th:last-child,"
     "td:last-child,td:nth-last-child(2){text-align:left}.note{font-size:90%}"
-    "img{max-width:100%}</style>")
+    "img{max-width:100%}</style>"
+)
 
 
 def write_html(trials: list[Trial], path: Path) -> None:
@@ -143,25 +179,38 @@ def write_html(trials: list[Trial], path: Path) -> None:
     what the new source lacks and the validator's summary. Nothing in it is wider than
     the page: long lines wrap.
     """
-    parts = ["<!doctype html><meta charset='utf-8'><title>rpl demo failover</title>", _STYLE,
-             "<h1>rpl demo failover</h1>",
-             "<p>A source and two semisync replicas; writers and readers on the source; the "
-             "network to the replicas cut and the source SIGKILLed mid-run; the most "
-             "advanced replica promoted. What did the clients see that the new source "
-             "lacks?</p>", _table_html(trials)]
+    parts = [
+        "<!doctype html><meta charset='utf-8'><title>rpl demo failover</title>",
+        _STYLE,
+        "<h1>rpl demo failover</h1>",
+        "<p>A source and two semisync replicas; writers and readers on the source; the "
+        "network to the replicas cut and the source SIGKILLed mid-run; the most "
+        "advanced replica promoted. What did the clients see that the new source "
+        "lacks?</p>",
+        _table_html(trials),
+    ]
     for t in trials:
-        parts += [f"<h2>{t.wait_point.upper()}</h2>",
-                  f"<img alt='{t.wait_point.upper()} timeline' "
-                  f"src='data:image/png;base64,{_plot(t)}'>",
-                  "<pre>" + html.escape("\n".join(f"{at:6.2f} s  {what}"
-                                                  for at, what in t.timeline)) + "</pre>",
-                  "<p>Missing on the new source: acknowledged writes "
-                  f"{html.escape(_listed(t.lost))}; rows read "
-                  f"{html.escape(_listed(t.phantom))}.</p>"]
+        parts += [
+            f"<h2>{t.wait_point.upper()}</h2>",
+            f"<img alt='{t.wait_point.upper()} timeline' src='data:image/png;base64,{_plot(t)}'>",
+            "<pre>"
+            + html.escape("\n".join(f"{at:6.2f} s  {what}" for at, what in t.timeline))
+            + "</pre>",
+            "<p>Missing on the new source: acknowledged writes "
+            f"{html.escape(_listed(t.lost))}; rows read "
+            f"{html.escape(_listed(t.phantom))}.</p>",
+        ]
         if t.lost_reads:
-            parts.append("<p>Lost reads: " + html.escape("; ".join(
-                f"{reader} read {key} at {at:.2f} s" for at, reader, key in
-                t.lost_reads[:_LISTED])) + "</p>")
+            parts.append(
+                "<p>Lost reads: "
+                + html.escape(
+                    "; ".join(
+                        f"{reader} read {key} at {at:.2f} s"
+                        for at, reader, key in t.lost_reads[:_LISTED]
+                    )
+                )
+                + "</p>"
+            )
         if t.validate_summary:
             parts.append(f"<h3>rpl validate</h3><pre>{html.escape(t.validate_summary)}</pre>")
     path.write_text("\n".join(parts) + "\n", encoding="utf-8")

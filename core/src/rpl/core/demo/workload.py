@@ -71,8 +71,9 @@ def writer(connect: Callable[[], Any], number: int, recorder: Recorder) -> None:
                 outcome = "unknown"
             except pymysql.MySQLError:
                 outcome = "fail"
-            recorder.record(Operation(client, WRITE, TABLE, str(key), value, started,
-                                      time.time(), outcome))
+            recorder.record(
+                Operation(client, WRITE, TABLE, str(key), value, started, time.time(), outcome)
+            )
             if outcome == "unknown":
                 return
 
@@ -96,8 +97,9 @@ def reader(connect: Callable[[], Any], number: int, recorder: Recorder) -> None:
                 continue
             started = time.time()
             try:
-                cursor.execute(f"SELECT id, v FROM {TABLE} WHERE id IN "
-                               f"({','.join(map(str, probe))})")
+                cursor.execute(
+                    f"SELECT id, v FROM {TABLE} WHERE id IN ({','.join(map(str, probe))})"
+                )
                 rows = cursor.fetchall()
             except pymysql.MySQLError:
                 return
@@ -105,17 +107,23 @@ def reader(connect: Callable[[], Any], number: int, recorder: Recorder) -> None:
             for key, value in rows:
                 if (key, value) not in seen:
                     seen.add((key, value))
-                    recorder.record(Operation(client, READ, TABLE, str(key), str(value),
-                                              started, ended, "ok"))
+                    recorder.record(
+                        Operation(client, READ, TABLE, str(key), str(value), started, ended, "ok")
+                    )
 
 
-def start_clients(connect: Callable[[], Any], writers: int, readers: int,
-                  recorder: Recorder) -> list[threading.Thread]:
+def start_clients(
+    connect: Callable[[], Any], writers: int, readers: int, recorder: Recorder
+) -> list[threading.Thread]:
     """The client threads, started."""
-    threads = [threading.Thread(target=writer, args=(connect, n, recorder), daemon=True)
-               for n in range(1, writers + 1)]
-    threads += [threading.Thread(target=reader, args=(connect, n, recorder), daemon=True)
-                for n in range(1, readers + 1)]
+    threads = [
+        threading.Thread(target=writer, args=(connect, n, recorder), daemon=True)
+        for n in range(1, writers + 1)
+    ]
+    threads += [
+        threading.Thread(target=reader, args=(connect, n, recorder), daemon=True)
+        for n in range(1, readers + 1)
+    ]
     for thread in threads:
         thread.start()
     return threads

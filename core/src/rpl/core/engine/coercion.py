@@ -61,17 +61,38 @@ class ColumnLike(Protocol):
     def scale(self) -> int | None: ...
 
 
-_INT_BITS: Final = {"TINYINT": 8, "BOOL": 8, "BOOLEAN": 8, "SMALLINT": 16, "MEDIUMINT": 24,
-                    "INT": 32, "INTEGER": 32, "BIGINT": 64}
-_TEXT_BYTES: Final = {"TINYTEXT": 255, "TEXT": 65535, "MEDIUMTEXT": 16777215,
-                      "LONGTEXT": 4294967295}
-_BLOB_BYTES: Final = {"TINYBLOB": 255, "BLOB": 65535, "MEDIUMBLOB": 16777215,
-                      "LONGBLOB": 4294967295}
-_FLOAT_MAX: Final = {"FLOAT": 3.402823466e38, "DOUBLE": 1.7976931348623157e308,
-                     "REAL": 1.7976931348623157e308, "DOUBLE PRECISION": 1.7976931348623157e308}
+_INT_BITS: Final = {
+    "TINYINT": 8,
+    "BOOL": 8,
+    "BOOLEAN": 8,
+    "SMALLINT": 16,
+    "MEDIUMINT": 24,
+    "INT": 32,
+    "INTEGER": 32,
+    "BIGINT": 64,
+}
+_TEXT_BYTES: Final = {
+    "TINYTEXT": 255,
+    "TEXT": 65535,
+    "MEDIUMTEXT": 16777215,
+    "LONGTEXT": 4294967295,
+}
+_BLOB_BYTES: Final = {
+    "TINYBLOB": 255,
+    "BLOB": 65535,
+    "MEDIUMBLOB": 16777215,
+    "LONGBLOB": 4294967295,
+}
+_FLOAT_MAX: Final = {
+    "FLOAT": 3.402823466e38,
+    "DOUBLE": 1.7976931348623157e308,
+    "REAL": 1.7976931348623157e308,
+    "DOUBLE PRECISION": 1.7976931348623157e308,
+}
 _NUMBER: Final = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*\Z")
 _DATETIME: Final = re.compile(
-    r"\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,6}))?)?\s*\Z")
+    r"\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,6}))?)?\s*\Z"
+)
 _DATETIME_DIGITS: Final = re.compile(r"\s*(\d{4})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2}))?\s*\Z")
 _TIME: Final = re.compile(r"\s*(-?)(\d{1,3}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6}))?)?\s*\Z")
 _DEC_CONTEXT: Final = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP)
@@ -80,8 +101,7 @@ _TS_MAX: Final = datetime.datetime(2038, 1, 19, 3, 14, 7, 999999)
 
 
 def _wrong_value(kind: str, value: object, column: ColumnLike, row: int) -> MySQLError:
-    return MySQLError.of(ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, kind, _shown(value), column.name,
-                         row)
+    return MySQLError.of(ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, kind, _shown(value), column.name, row)
 
 
 def _wrong_temporal(kind: str, value: object, column: ColumnLike, row: int) -> MySQLError:
@@ -102,8 +122,9 @@ def _shown(value: object) -> str:
 
 
 def _round_half_away(value: decimal.Decimal) -> int:
-    return int(value.quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP,
-                              context=_DEC_CONTEXT))
+    return int(
+        value.quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP, context=_DEC_CONTEXT)
+    )
 
 
 def _coerce_int(column: ColumnLike, value: object, row: int) -> Value:
@@ -169,8 +190,9 @@ def _coerce_char(column: ColumnLike, value: object, row: int) -> Value:
 
 
 def _coerce_varchar(column: ColumnLike, value: object, row: int) -> Value:
-    return _fit_chars(column, _as_text(column, value, row),
-                      65535 if column.length is None else column.length, row)
+    return _fit_chars(
+        column, _as_text(column, value, row), 65535 if column.length is None else column.length, row
+    )
 
 
 def _coerce_text(column: ColumnLike, value: object, row: int) -> Value:
@@ -257,9 +279,14 @@ def _parse_datetime(text: str) -> datetime.datetime | None:
     fraction = parts[6] if len(parts) > 6 else None
     try:
         return datetime.datetime(
-            int(parts[0]), int(parts[1]), int(parts[2]), int(parts[3] or 0),
-            int(parts[4] or 0), int(parts[5] or 0),
-            int((fraction or "0").ljust(6, "0")))
+            int(parts[0]),
+            int(parts[1]),
+            int(parts[2]),
+            int(parts[3] or 0),
+            int(parts[4] or 0),
+            int(parts[5] or 0),
+            int((fraction or "0").ljust(6, "0")),
+        )
     except ValueError:
         return None
 
@@ -346,13 +373,15 @@ def _coerce_any(column: ColumnLike, value: object, row: int) -> Value:
 _Coercer: TypeAlias = Callable[[ColumnLike, object, int], Value]
 _COERCERS: Final[dict[str, _Coercer]] = {
     **dict.fromkeys(_INT_BITS, _coerce_int),
-    "CHAR": _coerce_char, "VARCHAR": _coerce_varchar,
+    "CHAR": _coerce_char,
+    "VARCHAR": _coerce_varchar,
     **dict.fromkeys((*_TEXT_BYTES, "ENUM", "SET", "JSON"), _coerce_text),
     **dict.fromkeys(("BINARY", "VARBINARY", *_BLOB_BYTES), _coerce_binary),
     **dict.fromkeys(_FLOAT_MAX, _coerce_float),
     **dict.fromkeys(("DECIMAL", "NUMERIC", "DEC", "FIXED"), _coerce_decimal),
     **dict.fromkeys(("DATE", "DATETIME", "TIMESTAMP"), _coerce_temporal),
-    "TIME": _coerce_time, "YEAR": _coerce_year,
+    "TIME": _coerce_time,
+    "YEAR": _coerce_year,
 }
 
 
@@ -375,8 +404,9 @@ def coerce(column: ColumnLike, value: object, row_number: int = 1) -> Value:
     return _COERCERS.get(column.type_name, _coerce_any)(column, value, row_number)
 
 
-def coerce_leniently(column: ColumnLike, value: object,
-                     row_number: int = 1) -> tuple[Value, MySQLError | None]:
+def coerce_leniently(
+    column: ColumnLike, value: object, row_number: int = 1
+) -> tuple[Value, MySQLError | None]:
     """``value`` for ``column`` as INSERT IGNORE stores it: what strict mode refuses is
     adjusted, and the error comes back to be shown as a warning. A number out of range is
     clamped to the type's nearest bound (1264); a value that is not a number becomes 0
@@ -408,7 +438,7 @@ def _lenient_value(column: ColumnLike, value: object, error: MySQLError) -> obje
     if error.errno == ER_WARN_DATA_OUT_OF_RANGE.errno and numeric:
         return _nearest_bound(column, value)
     if error.errno == ER_DATA_TOO_LONG.errno and isinstance(value, str | bytes):
-        return value[:column.length] if column.length is not None else _NO_ADJUSTMENT
+        return value[: column.length] if column.length is not None else _NO_ADJUSTMENT
     return _NO_ADJUSTMENT
 
 

@@ -93,13 +93,11 @@ class TableSchema:
     primary_key: tuple[str, ...]
     indexes: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict, hash=False)
     auto_increment_column: str | None = None
-    positions: Mapping[str, int] = attrs.field(
-        init=False, eq=False, hash=False, repr=False)
+    positions: Mapping[str, int] = attrs.field(init=False, eq=False, hash=False, repr=False)
     """Column name -> index in the row."""
     pk_positions: tuple[int, ...] = attrs.field(init=False, eq=False, hash=False, repr=False)
     """Row indexes of the primary key columns, in key order."""
-    auto_increment_position: int | None = attrs.field(
-        init=False, eq=False, hash=False, repr=False)
+    auto_increment_position: int | None = attrs.field(init=False, eq=False, hash=False, repr=False)
     default_row: Row = attrs.field(init=False, eq=False, hash=False, repr=False)
     """The defaults, coerced (``None`` also where a column has no default)."""
     key_of: Callable[[Row], object] = attrs.field(init=False, eq=False, hash=False, repr=False)
@@ -124,8 +122,10 @@ class TableSchema:
         if any(name.upper() == "PRIMARY" for name in self.indexes):
             raise MySQLError.of(ER_WRONG_NAME_FOR_INDEX, "PRIMARY")
         pk = set(self.primary_key)
-        columns = tuple(attrs.evolve(c, nullable=False) if c.name in pk and c.nullable else c
-                        for c in self.columns)
+        columns = tuple(
+            attrs.evolve(c, nullable=False) if c.name in pk and c.nullable else c
+            for c in self.columns
+        )
         flagged = [c.name for c in columns if c.auto_increment]
         auto = self.auto_increment_column
         if auto is None and flagged:
@@ -180,9 +180,14 @@ class TableSchema:
 
     def __getstate__(self) -> dict[str, object]:
         # Only the declared fields: the derived ones are rebuilt by __setstate__.
-        return {"db": self.db, "name": self.name, "columns": self.columns,
-                "primary_key": self.primary_key, "indexes": dict(self.indexes),
-                "auto_increment_column": self.auto_increment_column}
+        return {
+            "db": self.db,
+            "name": self.name,
+            "columns": self.columns,
+            "primary_key": self.primary_key,
+            "indexes": dict(self.indexes),
+            "auto_increment_column": self.auto_increment_column,
+        }
 
     def __setstate__(self, state: dict[str, object]) -> None:
         for key, value in state.items():

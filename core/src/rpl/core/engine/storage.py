@@ -83,8 +83,13 @@ class RowChange:
 
     __slots__ = ("kind", "table", "before", "after")
 
-    def __init__(self, kind: Literal["insert", "update", "delete"], table: TableSchema,
-                 before: Row | None, after: Row | None) -> None:
+    def __init__(
+        self,
+        kind: Literal["insert", "update", "delete"],
+        table: TableSchema,
+        before: Row | None,
+        after: Row | None,
+    ) -> None:
         self.kind: Final = kind
         self.table: Final = table
         self.before: Final = before
@@ -93,15 +98,21 @@ class RowChange:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RowChange):
             return NotImplemented
-        return (self.kind == other.kind and self.table == other.table
-                and self.before == other.before and self.after == other.after)
+        return (
+            self.kind == other.kind
+            and self.table == other.table
+            and self.before == other.before
+            and self.after == other.after
+        )
 
     def __hash__(self) -> int:
         return hash((self.kind, self.table, self.before, self.after))
 
     def __repr__(self) -> str:
-        return (f"RowChange(kind={self.kind!r}, table={self.table!r}, before={self.before!r}, "
-                f"after={self.after!r})")
+        return (
+            f"RowChange(kind={self.kind!r}, table={self.table!r}, before={self.before!r}, "
+            f"after={self.after!r})"
+        )
 
 
 class TransactionStateError(Exception):
@@ -125,8 +136,14 @@ class Table:
     STATUS and SHOW CREATE TABLE report it.
     """
 
-    def __init__(self, table_id: int, schema: TableSchema, commit_lock: threading.Lock,
-                 rows: Iterable[tuple[Key, Row]] = (), auto_increment: int = 1) -> None:
+    def __init__(
+        self,
+        table_id: int,
+        schema: TableSchema,
+        commit_lock: threading.Lock,
+        rows: Iterable[tuple[Key, Row]] = (),
+        auto_increment: int = 1,
+    ) -> None:
         self.id = table_id
         self.schema = schema
         self.rows: Any = SortedDict(rows)
@@ -169,8 +186,14 @@ class Table:
         """ALTER TABLE ... AUTO_INCREMENT = ``value``: never below the largest key + 1."""
         auto_pos = self.schema.auto_increment_position
         with self._commit_lock:
-            largest = max((row[auto_pos] for row in self.rows.values()
-                           if auto_pos is not None and row[auto_pos] is not None), default=0)
+            largest = max(
+                (
+                    row[auto_pos]
+                    for row in self.rows.values()
+                    if auto_pos is not None and row[auto_pos] is not None
+                ),
+                default=0,
+            )
         with self._ai_lock:
             self.auto_increment = max(value, int(largest) + 1, 1)
 
@@ -214,8 +237,9 @@ def _encode_row(row: Row) -> bytes:
 
 def _key_text(schema: TableSchema, pk: Key) -> str:
     values = pk if len(schema.pk_positions) > 1 else (pk,)
-    return "-".join(v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
-                    for v in values)
+    return "-".join(
+        v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in values
+    )
 
 
 def _duplicate(schema: TableSchema, pk: Key) -> MySQLError:
@@ -230,9 +254,19 @@ class Transaction(LockOwner):
     roll back on cleanup), and :meth:`changes`.
     """
 
-    __slots__ = ("thread_id", "rolled_back_by_deadlock", "auto_increment_increment",
-                 "auto_increment_offset", "_engine", "_locks", "_held", "_writes", "_changes",
-                 "_undo", "_state")
+    __slots__ = (
+        "thread_id",
+        "rolled_back_by_deadlock",
+        "auto_increment_increment",
+        "auto_increment_offset",
+        "_engine",
+        "_locks",
+        "_held",
+        "_writes",
+        "_changes",
+        "_undo",
+        "_state",
+    )
 
     def __init__(self, engine: Engine, trx_id: int, thread_id: int) -> None:
         super().__init__(trx_id)
@@ -278,9 +312,16 @@ class Transaction(LockOwner):
             self._check_active()
         return self._current(table, pk)
 
-    def scan(self, table: Table, lo: Key = None, hi: Key = None, *, reverse: bool = False,
-             inclusive: tuple[bool, bool] = (True, True),
-             limit: int | None = None) -> list[tuple[Key, Row]]:
+    def scan(
+        self,
+        table: Table,
+        lo: Key = None,
+        hi: Key = None,
+        *,
+        reverse: bool = False,
+        inclusive: tuple[bool, bool] = (True, True),
+        limit: int | None = None,
+    ) -> list[tuple[Key, Row]]:
         """The ``(pk, row)`` pairs with ``lo <= pk <= hi`` in key order, as this transaction
         sees them.
 
@@ -310,8 +351,9 @@ class Transaction(LockOwner):
             return committed
         merged: dict[Key, Row | None] = dict(committed)
         merged.update(own)
-        result = [(pk, row) for pk, row in sorted(merged.items(), reverse=reverse)
-                  if row is not None]
+        result = [
+            (pk, row) for pk, row in sorted(merged.items(), reverse=reverse) if row is not None
+        ]
         return result if limit is None else result[:limit]
 
     # --- writes ------------------------------------------------------------------------------
@@ -346,26 +388,37 @@ class Transaction(LockOwner):
         if change is not None:
             self._changes.append(change)
 
-    def _auto_value(self, table: Table, column: ColumnSchema, value: object,
-                    row_number: int) -> tuple[Value, bool]:
+    def _auto_value(
+        self, table: Table, column: ColumnSchema, value: object, row_number: int
+    ) -> tuple[Value, bool]:
         """The AUTO_INCREMENT column's value: NULL or 0 takes the next one (generated)."""
         if value is not None:
             value = coerce(column, value, row_number)
         if value is None or value == 0:
-            return coerce(column, table.next_auto_increment(
-                self.auto_increment_increment, self.auto_increment_offset), row_number), True
+            return coerce(
+                column,
+                table.next_auto_increment(
+                    self.auto_increment_increment, self.auto_increment_offset
+                ),
+                row_number,
+            ), True
         return value, False
 
-    def _build_row(self, table: Table, schema: TableSchema,
-                   values: Mapping[str, object] | Sequence[object],
-                   row_number: int) -> tuple[Row, bool]:
+    def _build_row(
+        self,
+        table: Table,
+        schema: TableSchema,
+        values: Mapping[str, object] | Sequence[object],
+        row_number: int,
+    ) -> tuple[Row, bool]:
         columns = schema.columns
         auto_pos = schema.auto_increment_position
         generated = False
         out: list[Value] = []
         # a dict first: isinstance against the Mapping ABC runs interpreted code
-        if isinstance(values, dict) or (not isinstance(values, list | tuple)
-                                        and isinstance(values, Mapping)):
+        if isinstance(values, dict) or (
+            not isinstance(values, list | tuple) and isinstance(values, Mapping)
+        ):
             defaults = schema.default_row
             used = 0
             for i, column in enumerate(columns):
@@ -399,8 +452,9 @@ class Transaction(LockOwner):
                     out.append(coerce(column, value, row_number))
         return tuple(out), generated
 
-    def insert(self, table: Table, values: Mapping[str, object] | Sequence[object], *,
-               row_number: int = 1) -> Key:
+    def insert(
+        self, table: Table, values: Mapping[str, object] | Sequence[object], *, row_number: int = 1
+    ) -> Key:
         """Insert a row; returns its primary key value.
 
         ``values`` is a mapping of column name to value (missing columns take their
@@ -425,8 +479,9 @@ class Transaction(LockOwner):
         self._write(table, pk, row, RowChange("insert", schema, None, row))
         return pk
 
-    def update(self, table: Table, pk: Key, changes: Mapping[str, object], *,
-               row_number: int = 1) -> RowChange | None:
+    def update(
+        self, table: Table, pk: Key, changes: Mapping[str, object], *, row_number: int = 1
+    ) -> RowChange | None:
         """Set the columns in ``changes`` on the row ``pk``; ``None`` if there is no row.
 
         The row is locked first and the change applied to its latest committed (or own)
@@ -512,7 +567,7 @@ class Transaction(LockOwner):
             raise ValueError(f"savepoint {savepoint} is not valid (undo log has {len(undo)})")
         if savepoint == len(undo):
             return
-        del self._changes[undo[savepoint][3]:]
+        del self._changes[undo[savepoint][3] :]
         for overlay, pk, previous, _ in reversed(undo[savepoint:]):
             if previous is _ABSENT:
                 del overlay[pk]
@@ -700,15 +755,20 @@ class Engine:
         [(pk, row), ...]), ...]})``.
         """
         with self._ddl_lock, self._commit_lock:
-            state = {db: [(t.schema, t.auto_increment, list(t.rows.items()))
-                          for _, t in sorted(tables.items())]
-                     for db, tables in sorted(self._databases.items())}
+            state = {
+                db: [
+                    (t.schema, t.auto_increment, list(t.rows.items()))
+                    for _, t in sorted(tables.items())
+                ]
+                for db, tables in sorted(self._databases.items())
+            }
         fp.write(SNAPSHOT_MAGIC)
         pickle.dump((SNAPSHOT_VERSION, state), fp, protocol=pickle.HIGHEST_PROTOCOL)
 
     @classmethod
-    def restore(cls, fp: IO[bytes],
-                lock_wait_timeout: Callable[[], float] = lambda: 50.0) -> Engine:
+    def restore(
+        cls, fp: IO[bytes], lock_wait_timeout: Callable[[], float] = lambda: 50.0
+    ) -> Engine:
         """An engine holding the state :meth:`snapshot` wrote to ``fp`` (a trusted file:
         it is unpickled). ``ValueError`` if ``fp`` is not a snapshot of this version.
         """
@@ -720,7 +780,9 @@ class Engine:
         engine = cls(lock_wait_timeout)
         for db, tables in state.items():
             engine._databases[db] = {
-                schema.name: Table(next(engine._table_ids), schema, engine._commit_lock, rows,
-                                   auto_increment)
-                for schema, auto_increment, rows in tables}
+                schema.name: Table(
+                    next(engine._table_ids), schema, engine._commit_lock, rows, auto_increment
+                )
+                for schema, auto_increment, rows in tables
+            }
         return engine

@@ -42,8 +42,11 @@ def run_set(session: Session, stmt: ast.Set) -> Result:
     for item in stmt.items:
         if isinstance(item, ast.SetNames):
             charset = item.charset or "utf8mb4"
-            for name in ("character_set_client", "character_set_connection",
-                         "character_set_results"):
+            for name in (
+                "character_set_client",
+                "character_set_connection",
+                "character_set_results",
+            ):
                 session.session_vars[name] = charset
         elif isinstance(item, ast.SetCharset):
             session.session_vars["character_set_client"] = item.charset or "utf8mb4"
@@ -139,23 +142,34 @@ def _show_tables(session: Session, stmt: ast.Show) -> Result:
 def _show_binary_logs(session: Session, stmt: ast.Show) -> Result:
     session.require("SUPER", "REPLICATION CLIENT")
     rows = [[name, size, "No"] for name, size in session.server.binlog.files()]
-    return Rows([text_column("Log_name"), int_column("File_size"), text_column("Encrypted")],
-                rows)
+    return Rows([text_column("Log_name"), int_column("File_size"), text_column("Encrypted")], rows)
 
 
 def _show_master_status(session: Session, stmt: ast.Show) -> Result:
     session.require("SUPER", "REPLICATION CLIENT")
     binlog = session.server.binlog
     end = binlog.end
-    return Rows([text_column("File"), int_column("Position"), text_column("Binlog_Do_DB"),
-                 text_column("Binlog_Ignore_DB"), text_column("Executed_Gtid_Set")],
-                [[end.file, end.pos, "", "", str(binlog.gtid_executed)]])
+    return Rows(
+        [
+            text_column("File"),
+            int_column("Position"),
+            text_column("Binlog_Do_DB"),
+            text_column("Binlog_Ignore_DB"),
+            text_column("Executed_Gtid_Set"),
+        ],
+        [[end.file, end.pos, "", "", str(binlog.gtid_executed)]],
+    )
 
 
 _EVENT_NAMES = {
-    ev.QUERY_EVENT: "Query", ev.STOP_EVENT: "Stop", ev.ROTATE_EVENT: "Rotate",
-    ev.INTVAR_EVENT: "Intvar", ev.FORMAT_DESCRIPTION_EVENT: "Format_desc", ev.XID_EVENT: "Xid",
-    ev.GTID_LOG_EVENT: "Gtid", ev.ANONYMOUS_GTID_LOG_EVENT: "Anonymous_Gtid",
+    ev.QUERY_EVENT: "Query",
+    ev.STOP_EVENT: "Stop",
+    ev.ROTATE_EVENT: "Rotate",
+    ev.INTVAR_EVENT: "Intvar",
+    ev.FORMAT_DESCRIPTION_EVENT: "Format_desc",
+    ev.XID_EVENT: "Xid",
+    ev.GTID_LOG_EVENT: "Gtid",
+    ev.ANONYMOUS_GTID_LOG_EVENT: "Anonymous_Gtid",
     ev.PREVIOUS_GTIDS_LOG_EVENT: "Previous_gtids",
 }
 
@@ -183,25 +197,44 @@ def _show_binlog_events(session: Session, stmt: ast.Show) -> Result:
     names = binlog.index.names()
     name = stmt.file or (names[0] if names else "")
     if name not in names:
-        raise MySQLError.of(ER_ERROR_WHEN_EXECUTING_COMMAND, "SHOW BINLOG EVENTS",
-                            "Could not find target log")
+        raise MySQLError.of(
+            ER_ERROR_WHEN_EXECUTING_COMMAND, "SHOW BINLOG EVENTS", "Could not find target log"
+        )
     end = binlog.end
     stop = end.pos if name == end.file else None
     rows = []
     for entry in read_events(binlog.directory / name, stmt.pos or 4, stop_at=stop):
         header = entry.header
-        rows.append([name, entry.position, _EVENT_NAMES.get(header.type_code,
-                                                            f"Unknown({header.type_code})"),
-                     header.server_id, header.log_pos, event_info(entry.event)])
+        rows.append(
+            [
+                name,
+                entry.position,
+                _EVENT_NAMES.get(header.type_code, f"Unknown({header.type_code})"),
+                header.server_id,
+                header.log_pos,
+                event_info(entry.event),
+            ]
+        )
     start = stmt.offset or 0
-    rows = rows[start:start + stmt.limit] if stmt.limit is not None else rows[start:]
-    return Rows([text_column("Log_name"), int_column("Pos"), text_column("Event_type"),
-                 int_column("Server_id"), int_column("End_log_pos"), text_column("Info")], rows)
+    rows = rows[start : start + stmt.limit] if stmt.limit is not None else rows[start:]
+    return Rows(
+        [
+            text_column("Log_name"),
+            int_column("Pos"),
+            text_column("Event_type"),
+            int_column("Server_id"),
+            int_column("End_log_pos"),
+            text_column("Info"),
+        ],
+        rows,
+    )
 
 
 def _show_plugins(session: Session, stmt: ast.Show) -> Result:
-    rows = [[p.name, "ACTIVE", "REPLICATION", p.source.entry_point.value, "GPL"]
-            for p in session.server.plugins.installed()]
+    rows = [
+        [p.name, "ACTIVE", "REPLICATION", p.source.entry_point.value, "GPL"]
+        for p in session.server.plugins.installed()
+    ]
     return Rows(_texts("Name", "Status", "Type", "Library", "License"), rows)
 
 
@@ -233,8 +266,10 @@ def _show_create_table(session: Session, stmt: ast.Show) -> Result:
         cols = ",".join(ast.quote_identifier(c) for c in columns)
         lines.append(f"  KEY {ast.quote_identifier(name)} ({cols})")
     body = ",\n".join(lines)
-    text = (f"CREATE TABLE {ast.quote_identifier(schema.name)} (\n{body}\n) ENGINE=InnoDB "
-            "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
+    text = (
+        f"CREATE TABLE {ast.quote_identifier(schema.name)} (\n{body}\n) ENGINE=InnoDB "
+        "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
+    )
     return Rows(_texts("Table", "Create Table"), [[schema.name, text]])
 
 
@@ -244,25 +279,66 @@ def _show_columns(session: Session, stmt: ast.Show) -> Result:
     rows = []
     for column in schema.columns:
         kind = column.type_name.lower() + (f"({column.length})" if column.length else "")
-        key = "PRI" if column.name in schema.primary_key else \
-            "MUL" if any(c[0] == column.name for c in schema.indexes.values()) else ""
+        key = (
+            "PRI"
+            if column.name in schema.primary_key
+            else "MUL"
+            if any(c[0] == column.name for c in schema.indexes.values())
+            else ""
+        )
         default = None if column.default is NO_DEFAULT else column.default
-        rows.append([column.name, kind, "YES" if column.nullable else "NO", key, default,
-                     "auto_increment" if column.auto_increment else ""])
+        rows.append(
+            [
+                column.name,
+                kind,
+                "YES" if column.nullable else "NO",
+                key,
+                default,
+                "auto_increment" if column.auto_increment else "",
+            ]
+        )
     return Rows(_texts("Field", "Type", "Null", "Key", "Default", "Extra"), rows)
 
 
 def _show_processlist(session: Session, stmt: ast.Show) -> Result:
-    rows = [[s.thread_id, s.user, s.host, s.db, s.command, int(time.monotonic() - s.started),
-             s.state, s.info] for s in session.server.sessions()]
-    return Rows([int_column("Id"), *_texts("User", "Host", "db", "Command"), int_column("Time"),
-                 *_texts("State", "Info")], rows)
+    rows = [
+        [
+            s.thread_id,
+            s.user,
+            s.host,
+            s.db,
+            s.command,
+            int(time.monotonic() - s.started),
+            s.state,
+            s.info,
+        ]
+        for s in session.server.sessions()
+    ]
+    return Rows(
+        [
+            int_column("Id"),
+            *_texts("User", "Host", "db", "Command"),
+            int_column("Time"),
+            *_texts("State", "Info"),
+        ],
+        rows,
+    )
 
 
 def _show_engines(session: Session, stmt: ast.Show) -> Result:
-    return Rows(_texts("Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"),
-                [["InnoDB", "DEFAULT", "rpl's in-memory engine, recovered from the binlog",
-                  "YES", "NO", "YES"]])
+    return Rows(
+        _texts("Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"),
+        [
+            [
+                "InnoDB",
+                "DEFAULT",
+                "rpl's in-memory engine, recovered from the binlog",
+                "YES",
+                "NO",
+                "YES",
+            ]
+        ],
+    )
 
 
 def _show_grants(session: Session, stmt: ast.Show) -> Result:
@@ -277,18 +353,31 @@ def _show_grants(session: Session, stmt: ast.Show) -> Result:
         return Rows(_texts("Grants"), [])
     # MySQL 8.0 prints the grantee with backticks: TO `user`@`host`
     grantee = f"`{account.user}`@`{account.host}`"
-    return Rows(_texts(f"Grants for {account.user}@{account.host}"),
-                [[line.replace(f" TO {account.name}", f" TO {grantee}")]
-                 for line in accounts.grants_of(account)])
+    return Rows(
+        _texts(f"Grants for {account.user}@{account.host}"),
+        [
+            [line.replace(f" TO {account.name}", f" TO {grantee}")]
+            for line in accounts.grants_of(account)
+        ],
+    )
 
 
 SHOW_KINDS: dict[ast.ShowKind, Callable[[Session, ast.Show], Result]] = {
-    "VARIABLES": _show_variables, "STATUS": _show_status, "DATABASES": _show_databases,
-    "TABLES": _show_tables, "BINARY LOGS": _show_binary_logs,
-    "MASTER STATUS": _show_master_status, "BINLOG EVENTS": _show_binlog_events,
-    "PLUGINS": _show_plugins, "WARNINGS": _show_warnings, "ERRORS": _show_warnings,
-    "CREATE TABLE": _show_create_table, "COLUMNS": _show_columns,
-    "PROCESSLIST": _show_processlist, "ENGINES": _show_engines, "GRANTS": _show_grants,
+    "VARIABLES": _show_variables,
+    "STATUS": _show_status,
+    "DATABASES": _show_databases,
+    "TABLES": _show_tables,
+    "BINARY LOGS": _show_binary_logs,
+    "MASTER STATUS": _show_master_status,
+    "BINLOG EVENTS": _show_binlog_events,
+    "PLUGINS": _show_plugins,
+    "WARNINGS": _show_warnings,
+    "ERRORS": _show_warnings,
+    "CREATE TABLE": _show_create_table,
+    "COLUMNS": _show_columns,
+    "PROCESSLIST": _show_processlist,
+    "ENGINES": _show_engines,
+    "GRANTS": _show_grants,
 }
 """The SHOW kinds this layer runs (replication registers SLAVE STATUS and SLAVE HOSTS)."""
 
@@ -302,8 +391,16 @@ def run_flush(session: Session, stmt: ast.Flush) -> Result:
             session.server.binlog.rotate()
         elif target == "STATUS":
             session.server.status.flush()
-        elif target not in ("PRIVILEGES", "TABLES", "ENGINE LOGS", "ERROR LOGS",
-                            "GENERAL LOGS", "SLOW LOGS", "RELAY LOGS", "HOSTS"):
+        elif target not in (
+            "PRIVILEGES",
+            "TABLES",
+            "ENGINE LOGS",
+            "ERROR LOGS",
+            "GENERAL LOGS",
+            "SLOW LOGS",
+            "RELAY LOGS",
+            "HOSTS",
+        ):
             raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"FLUSH {target}")
     return Ok()
 
@@ -328,7 +425,8 @@ def run_reset_master(session: Session, stmt: ast.ResetMaster) -> Result:
     session.server.reset_master()
     server = session.server
     server.delegates.binlog_transmit.after_reset_master(
-        BinlogStorageParam(server.server_id, server.server_uuid_text, session.thread_id))
+        BinlogStorageParam(server.server_id, server.server_uuid_text, session.thread_id)
+    )
     return Ok()
 
 

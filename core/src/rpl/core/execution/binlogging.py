@@ -27,8 +27,10 @@ def _table(schema: TableSchema) -> str:
 
 
 def _where_pk(schema: TableSchema, row: Row) -> str:
-    return " AND ".join(f"{quote_identifier(schema.columns[i].name)}={quote_literal(row[i])}"
-                        for i in schema.pk_positions)
+    return " AND ".join(
+        f"{quote_identifier(schema.columns[i].name)}={quote_literal(row[i])}"
+        for i in schema.pk_positions
+    )
 
 
 def _make_insert_head(schema: TableSchema, _: None) -> str:
@@ -67,16 +69,27 @@ def change_statements(changes: Iterable[RowChange]) -> list[tuple[str, str]]:
         flush_inserts()
         pending_schema = None
         if change.kind == "update" and change.before is not None and change.after is not None:
-            sets = ",".join(f"{quote_identifier(c.name)}={quote_literal(change.after[i])}"
-                            for i, c in enumerate(schema.columns)
-                            if change.after[i] != change.before[i]
-                            or type(change.after[i]) is not type(change.before[i]))
+            sets = ",".join(
+                f"{quote_identifier(c.name)}={quote_literal(change.after[i])}"
+                for i, c in enumerate(schema.columns)
+                if change.after[i] != change.before[i]
+                or type(change.after[i]) is not type(change.before[i])
+            )
             if sets:
-                out.append((schema.db, f"UPDATE {_table(schema)} SET {sets} "
-                                       f"WHERE {_where_pk(schema, change.before)}"))
+                out.append(
+                    (
+                        schema.db,
+                        f"UPDATE {_table(schema)} SET {sets} "
+                        f"WHERE {_where_pk(schema, change.before)}",
+                    )
+                )
         elif change.kind == "delete" and change.before is not None:
-            out.append((schema.db,
-                        f"DELETE FROM {_table(schema)} WHERE {_where_pk(schema, change.before)}"))
+            out.append(
+                (
+                    schema.db,
+                    f"DELETE FROM {_table(schema)} WHERE {_where_pk(schema, change.before)}",
+                )
+            )
     flush_inserts()
     return out
 
@@ -99,12 +112,18 @@ class EventEncoder:
         """thread id -> (server id, timestamp, QUERY "BEGIN"): the last BEGIN of each
         thread, the same bytes for every transaction it starts within that second."""
 
-    def query(self, thread_id: int, db: str, text: str,
-              origin: Origin | None = None) -> bytearray:
+    def query(self, thread_id: int, db: str, text: str, origin: Origin | None = None) -> bytearray:
         """A QUERY event (``origin``: a replicated transaction's server id and time)."""
         server_id, timestamp = self._stamp(origin)
-        return encode_query(thread_id, db, text, status_vars=self._status_vars,
-                            server_id=server_id, timestamp=timestamp, checksum=self.checksum)
+        return encode_query(
+            thread_id,
+            db,
+            text,
+            status_vars=self._status_vars,
+            server_id=server_id,
+            timestamp=timestamp,
+            checksum=self.checksum,
+        )
 
     def begin(self, thread_id: int, origin: Origin | None = None) -> bytearray:
         """QUERY "BEGIN", which starts every transaction's events."""

@@ -46,12 +46,16 @@ CommandHandler = Callable[["Connection", bytes], bool]
 """Handles one command payload; returns False when the connection must close."""
 
 
-
 class Connection:
     """A client connection and its session."""
 
-    def __init__(self, server: ServerContext, sock: socket.socket, address: tuple[str, int],
-                 commands: Mapping[int, CommandHandler]) -> None:
+    def __init__(
+        self,
+        server: ServerContext,
+        sock: socket.socket,
+        address: tuple[str, int],
+        commands: Mapping[int, CommandHandler],
+    ) -> None:
         """``commands``: the protocol commands beyond the client ones, which features
         registered at start (replication's COM_REGISTER_SLAVE and COM_BINLOG_DUMP...).
         """
@@ -70,23 +74,32 @@ class Connection:
     def authenticate(self) -> Session | None:
         """Handshake and login; the session, or None after an ERR was sent."""
         scramble = hs.new_scramble()
-        self.channel.write(hs.handshake_v10(self.server.version, self.thread_id, scramble,
-                                            rsp.SERVER_STATUS_AUTOCOMMIT))
+        self.channel.write(
+            hs.handshake_v10(
+                self.server.version, self.thread_id, scramble, rsp.SERVER_STATUS_AUTOCOMMIT
+            )
+        )
         response = hs.parse_handshake_response(self.channel.read())
         self.capabilities = response.capabilities & hs.SERVER_CAPABILITIES
         self.channel.max_payload = self.server.max_allowed_packet()
         token = response.auth_response
-        if response.auth_plugin != hs.NATIVE_PASSWORD or (
-                len(token) not in (0, 20)):
+        if response.auth_plugin != hs.NATIVE_PASSWORD or (len(token) not in (0, 20)):
             self.channel.write(hs.auth_switch_request(scramble))
             token = self.channel.read()
         account = self.server.accounts.match(response.user, self.host)
         if account is None or not hs.check_token(account.password_hash, scramble, token):
-            errorlog.log(_log, logging.INFO,
-                         f"Access denied for user '{response.user}'@'{self.host}'",
-                         code=10926, subsystem="Server")
-            self._error(MySQLError.of(ER_ACCESS_DENIED_ERROR, response.user, self.host,
-                                      "YES" if token else "NO"))
+            errorlog.log(
+                _log,
+                logging.INFO,
+                f"Access denied for user '{response.user}'@'{self.host}'",
+                code=10926,
+                subsystem="Server",
+            )
+            self._error(
+                MySQLError.of(
+                    ER_ACCESS_DENIED_ERROR, response.user, self.host, "YES" if token else "NO"
+                )
+            )
             return None
         session = Session(self.server, account, self.host, self.thread_id)
         session.found_rows = bool(self.capabilities & hs.CLIENT_FOUND_ROWS)
@@ -139,8 +152,13 @@ class Connection:
             pass
         except ProtocolError as protocol_error:
             self._error(MySQLError.of(ER_NET_READ_ERROR), quiet=True)
-            errorlog.log(_log, logging.INFO, f"Aborted connection {self.thread_id} to db: "
-                         f"'unconnected' host: '{self.host}' ({protocol_error})", code=10354)
+            errorlog.log(
+                _log,
+                logging.INFO,
+                f"Aborted connection {self.thread_id} to db: "
+                f"'unconnected' host: '{self.host}' ({protocol_error})",
+                code=10354,
+            )
         except MySQLError as exc:
             self._error(exc, quiet=True)
         except BaseException:
@@ -178,16 +196,19 @@ class Connection:
         elif command == COM_PING:
             self.channel.write(rsp.ok_packet(status=self.status(session)))
         elif command == COM_INIT_DB:
-            self._query(session, "USE `" +
-                        payload[1:].decode("utf-8", "replace").replace("`", "``") + "`")
+            self._query(
+                session, "USE `" + payload[1:].decode("utf-8", "replace").replace("`", "``") + "`"
+            )
         elif command == COM_FIELD_LIST:
             self.channel.write(rsp.eof_packet(status=self.status(session)))
         elif command == COM_STATISTICS:
             self.channel.write(self.server.statistics().encode())
         elif command in (COM_SET_OPTION, COM_RESET_CONNECTION):
-            self.channel.write(rsp.eof_packet(status=self.status(session))
-                               if command == COM_SET_OPTION else
-                               rsp.ok_packet(status=self.status(session)))
+            self.channel.write(
+                rsp.eof_packet(status=self.status(session))
+                if command == COM_SET_OPTION
+                else rsp.ok_packet(status=self.status(session))
+            )
         elif command == COM_PROCESS_KILL and len(payload) >= 5:
             self._query(session, f"KILL {int.from_bytes(payload[1:5], 'little')}")
         elif command in self.commands:
@@ -206,8 +227,13 @@ class Connection:
                 self._error(exc)
             return
         except Exception as bug:  # noqa: BLE001 - a server bug must not kill the server
-            errorlog.log(_log, logging.ERROR, f"Statement failed: {sql[:200]!r}: {bug!r}",
-                         code=10000, exc_info=bug)
+            errorlog.log(
+                _log,
+                logging.ERROR,
+                f"Statement failed: {sql[:200]!r}: {bug!r}",
+                code=10000,
+                exc_info=bug,
+            )
             if not session.replied:
                 self._error(MySQLError.of(ER_UNKNOWN_ERROR, f"internal error: {bug!r}"))
                 session.rollback()
@@ -223,13 +249,18 @@ class Connection:
         status after the commit (no transaction open), or the commit's error.
         """
         sequence = self.channel.sequence
-        ok = rsp.ok_packet(result.affected_rows, result.last_insert_id,
-                           rsp.SERVER_STATUS_AUTOCOMMIT if session.autocommit else 0,
-                           len(session.warnings), result.info)
+        ok = rsp.ok_packet(
+            result.affected_rows,
+            result.last_insert_id,
+            rsp.SERVER_STATUS_AUTOCOMMIT if session.autocommit else 0,
+            len(session.warnings),
+            result.info,
+        )
 
         def send(error: MySQLError | None, batch: ReplyBatch) -> None:
-            payload = ok if error is None else rsp.err_packet(error.errno, error.sqlstate,
-                                                              error.message)
+            payload = (
+                ok if error is None else rsp.err_packet(error.errno, error.sqlstate, error.message)
+            )
             self.channel.reply_later(batch, sequence, payload)
 
         return send
@@ -244,11 +275,17 @@ class Connection:
         """Send an OK or a text result set."""
         warnings = len(session.warnings)
         if isinstance(result, Ok):
-            self.channel.write(rsp.ok_packet(result.affected_rows, result.last_insert_id,
-                                             self.status(session), warnings, result.info))
+            self.channel.write(
+                rsp.ok_packet(
+                    result.affected_rows,
+                    result.last_insert_id,
+                    self.status(session),
+                    warnings,
+                    result.info,
+                )
+            )
             return
-        for payload in rsp.result_set(result.columns, result.rows, self.status(session),
-                                      warnings):
+        for payload in rsp.result_set(result.columns, result.rows, self.status(session), warnings):
             self.channel.queue(payload)
         self.channel.flush()
 

@@ -48,11 +48,19 @@ def _column(definition: ast.ColumnDef, session: Session) -> ColumnSchema:
         default = definition.default.value
     elif definition.default is not None:
         default = NO_DEFAULT
-    nullable = definition.nullable if definition.nullable is not None else \
-        not definition.primary_key
-    return ColumnSchema(definition.name, definition.type_name, definition.length,
-                        definition.unsigned, nullable, default, definition.auto_increment,
-                        definition.scale)
+    nullable = (
+        definition.nullable if definition.nullable is not None else not definition.primary_key
+    )
+    return ColumnSchema(
+        definition.name,
+        definition.type_name,
+        definition.length,
+        definition.unsigned,
+        nullable,
+        default,
+        definition.auto_increment,
+        definition.scale,
+    )
 
 
 def create_table(session: Session, stmt: ast.CreateTable, text: str) -> Result:
@@ -117,8 +125,9 @@ def create_index(session: Session, stmt: ast.CreateIndex, text: str) -> Result:
     if stmt.unique:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, "UNIQUE secondary indexes")
     session.commit()
-    session.server.engine.add_index(_database(session, stmt.table), stmt.table.name,
-                                    stmt.name, stmt.columns)
+    session.server.engine.add_index(
+        _database(session, stmt.table), stmt.table.name, stmt.name, stmt.columns
+    )
     session.log_ddl(text)
     return Ok()
 
@@ -197,8 +206,9 @@ def grant(session: Session, stmt: ast.Grant, text: str) -> Result:
     session.commit()
     database = _grant_database(stmt.level)
     for user in stmt.users:
-        session.server.accounts.grant(user.user, user.host, stmt.privileges, database,
-                                      stmt.grant_option)
+        session.server.accounts.grant(
+            user.user, user.host, stmt.privileges, database, stmt.grant_option
+        )
     session.log_ddl(text)
     return Ok()
 

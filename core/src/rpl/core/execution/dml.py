@@ -64,8 +64,9 @@ def resolve_table(session: Session, name: ast.TableName) -> Table:
     return session.server.engine.table(db, name.name)
 
 
-def _pk_keys(schema: TableSchema, where: ast.Expression | None,
-             compiler: Compiler) -> list[object] | tuple[object, object] | None:
+def _pk_keys(
+    schema: TableSchema, where: ast.Expression | None, compiler: Compiler
+) -> list[object] | tuple[object, object] | None:
     """Keys or a key range the WHERE clause pins, or None for a full scan."""
     if where is None or len(schema.primary_key) != 1:
         return None
@@ -78,24 +79,33 @@ def _pk_keys(schema: TableSchema, where: ast.Expression | None,
 
     if isinstance(where, ast.Binary):
         if where.op == "AND":
-            return _pk_keys(schema, where.left, compiler) or \
-                _pk_keys(schema, where.right, compiler)
+            return _pk_keys(schema, where.left, compiler) or _pk_keys(schema, where.right, compiler)
         if where.op == "=" and is_pk(where.left) and _is_constant(where.right):
             return [constant(where.right)]
         if where.op == "=" and is_pk(where.right) and _is_constant(where.left):
             return [constant(where.left)]
-    if isinstance(where, ast.InList) and not where.negated and is_pk(where.operand) and \
-            all(_is_constant(i) for i in where.items):
+    if (
+        isinstance(where, ast.InList)
+        and not where.negated
+        and is_pk(where.operand)
+        and all(_is_constant(i) for i in where.items)
+    ):
         return [constant(i) for i in where.items]
-    if isinstance(where, ast.Between) and not where.negated and is_pk(where.operand) and \
-            _is_constant(where.low) and _is_constant(where.high):
+    if (
+        isinstance(where, ast.Between)
+        and not where.negated
+        and is_pk(where.operand)
+        and _is_constant(where.low)
+        and _is_constant(where.high)
+    ):
         return (constant(where.low), constant(where.high))
     return None
 
 
 def _is_constant(expr: ast.Expression) -> bool:
     return isinstance(expr, ast.Literal | ast.UserVar) or (
-        isinstance(expr, ast.Unary) and isinstance(expr.operand, ast.Literal))
+        isinstance(expr, ast.Unary) and isinstance(expr.operand, ast.Literal)
+    )
 
 
 def _key_for(schema: TableSchema, value: object) -> object:
@@ -106,8 +116,9 @@ def _key_for(schema: TableSchema, value: object) -> object:
     return int(number) if number == int(number) else None
 
 
-def candidate_rows(trx: Transaction, table: Table, where: ast.Expression | None,
-                   compiler: Compiler) -> Iterator[tuple[object, Row]]:
+def candidate_rows(
+    trx: Transaction, table: Table, where: ast.Expression | None, compiler: Compiler
+) -> Iterator[tuple[object, Row]]:
     """(key, row) pairs that may match ``where`` (narrowed by the primary key)."""
     keys = _pk_keys(table.schema, where, compiler)
     if isinstance(keys, list):
@@ -125,8 +136,9 @@ def candidate_rows(trx: Transaction, table: Table, where: ast.Expression | None,
         yield from trx.scan(table)
 
 
-def matching(trx: Transaction, table: Table, where: ast.Expression | None,
-             compiler: Compiler) -> Iterator[tuple[object, Row]]:
+def matching(
+    trx: Transaction, table: Table, where: ast.Expression | None, compiler: Compiler
+) -> Iterator[tuple[object, Row]]:
     """(key, row) pairs satisfying ``where``."""
     test = compiler.compile_in(WHERE, where) if where is not None else None
     for key, row in candidate_rows(trx, table, where, compiler):
@@ -142,13 +154,13 @@ def run_select(session: Session, stmt: ast.Select) -> Result:
     if stmt.table is None:
         compiler = Compiler((), "", session.context)
         values = [_item_function(compiler, item)(()) for item in stmt.items]
-        columns = [column_for_value(_name(i), v)
-                   for i, v in zip(stmt.items, values, strict=True)]
+        columns = [column_for_value(_name(i), v) for i, v in zip(stmt.items, values, strict=True)]
         return Rows(columns, [] if stmt.limit == 0 else [values])
     table = resolve_table(session, stmt.table)
 
     def body(trx: Transaction) -> Result:
         return _select_from(session, trx, table, stmt)
+
     return session.run_statement(body)
 
 
@@ -167,8 +179,7 @@ def _item_function(compiler: Compiler, item: ast.SelectItem) -> Compiled:
     return compiler.compile_in(FIELDS, item.expr)
 
 
-def _select_from(session: Session, trx: Transaction, table: Table,
-                 stmt: ast.Select) -> Result:
+def _select_from(session: Session, trx: Transaction, table: Table, stmt: ast.Select) -> Result:
     schema = table.schema
     compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
     rows: list[Row] = []
@@ -205,8 +216,11 @@ def _check_full_group_by(session: Session, stmt: ast.Select, schema: TableSchema
     for number, item in enumerate(stmt.items, 1):
         column = _bare_column(item.expr)
         if column is not None:
-            raise MySQLError.of(ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2, number,
-                                f"{schema.db}.{schema.name}.{column.name}")
+            raise MySQLError.of(
+                ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2,
+                number,
+                f"{schema.db}.{schema.name}.{column.name}",
+            )
 
 
 def _bare_column(expr: object) -> ast.Column | None:
@@ -231,15 +245,22 @@ def _aggregate(stmt: ast.Select, rows: list[Row], compiler: Compiler) -> Result:
     for item in stmt.items:
         expr = item.expr
         if not isinstance(expr, ast.FuncCall) or expr.name not in AGGREGATES:
-            first = compiler.compile_in(FIELDS, expr)(rows[0]) if rows and \
-                not isinstance(expr, ast.Star) else None
+            first = (
+                compiler.compile_in(FIELDS, expr)(rows[0])
+                if rows and not isinstance(expr, ast.Star)
+                else None
+            )
             values.append(first)
             continue
         arg = compiler.compile_in(FIELDS, expr.args[0]) if expr.args else None
         column = [arg(r) if arg else 1 for r in rows]
         values.append(aggregate(expr.name, column, expr.star, expr.distinct))
-    columns = [column_for_value(_name(i), v) if v is not None or not _is_aggregate(i)
-               else column_for_value(_name(i), 0) for i, v in zip(stmt.items, values, strict=True)]
+    columns = [
+        column_for_value(_name(i), v)
+        if v is not None or not _is_aggregate(i)
+        else column_for_value(_name(i), 0)
+        for i, v in zip(stmt.items, values, strict=True)
+    ]
     return Rows(columns, _limited([values], stmt.limit, stmt.offset))
 
 
@@ -252,6 +273,7 @@ def _ordered(rows: list[Row], order: Sequence[ast.OrderItem], compiler: Compiler
             if value is None:
                 return (0, 0)
             return (1, value if isinstance(value, str | bytes) else to_number(value))
+
         rows = sorted(rows, key=sort_key, reverse=item.descending)
     return rows
 
@@ -259,12 +281,13 @@ def _ordered(rows: list[Row], order: Sequence[ast.OrderItem], compiler: Compiler
 def _limited(rows: list[list[object]], limit: object, offset: object) -> list[list[object]]:
     start = offset if isinstance(offset, int) else 0
     if isinstance(limit, int):
-        return rows[start:start + limit]
+        return rows[start : start + limit]
     return rows[start:]
 
 
-def _projection(items: Sequence[ast.SelectItem], schema: TableSchema,
-                compiler: Compiler) -> tuple[list[Column], list[Compiled]]:
+def _projection(
+    items: Sequence[ast.SelectItem], schema: TableSchema, compiler: Compiler
+) -> tuple[list[Column], list[Compiled]]:
     columns: list[Column] = []
     getters: list[Compiled] = []
     for item in items:
@@ -291,18 +314,28 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
     schema = table.schema
     plan = _plans.get(schema, tuple(stmt.columns))
     compiler = Compiler((), "", session.context)
-    rows = [_insert_row(schema, plan, [compiler.evaluate(e) if not isinstance(
-        e, ast.Default) else _DEFAULT for e in values], number)
-        for number, values in enumerate(stmt.rows, 1)]
+    rows = [
+        _insert_row(
+            schema,
+            plan,
+            [compiler.evaluate(e) if not isinstance(e, ast.Default) else _DEFAULT for e in values],
+            number,
+        )
+        for number, values in enumerate(stmt.rows, 1)
+    ]
     if stmt.ignore:
-        rows = [_lenient_row(session, schema, plan.positions, row, number)
-                for number, row in enumerate(rows, 1)]
+        rows = [
+            _lenient_row(session, schema, plan.positions, row, number)
+            for number, row in enumerate(rows, 1)
+        ]
 
     def body(trx: Transaction) -> Result:
         affected, first_id = 0, 0
         for number, row in enumerate(rows, 1):
-            generated = schema.auto_increment_position is not None and \
-                not row[schema.auto_increment_position]
+            generated = (
+                schema.auto_increment_position is not None
+                and not row[schema.auto_increment_position]
+            )
             try:
                 key = trx.insert(table, row, row_number=number)
             except MySQLError as exc:
@@ -317,13 +350,20 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
                 affected += 1
             affected += 1
             if generated and not first_id:
-                first_id = int(key) if isinstance(key, int) else \
-                    int(key[schema.primary_key.index(schema.auto_increment_column)])
+                first_id = (
+                    int(key)
+                    if isinstance(key, int)
+                    else int(key[schema.primary_key.index(schema.auto_increment_column)])
+                )
         if first_id:
             session.last_insert_id = first_id
-        info = f"Records: {len(rows)}  Duplicates: 0  Warnings: {len(session.warnings)}" \
-            if len(rows) > 1 else ""
+        info = (
+            f"Records: {len(rows)}  Duplicates: 0  Warnings: {len(session.warnings)}"
+            if len(rows) > 1
+            else ""
+        )
         return Ok(affected, first_id, info)
+
     return session.run_statement(body)
 
 
@@ -346,8 +386,13 @@ class _InsertPlan:
         self.in_order = self.positions == list(range(len(schema.columns)))
         given = set(self.positions)
         self.missing: str | None = next(
-            (column.name for i, column in enumerate(schema.columns)
-             if i not in given and _needs_value(column)), None)
+            (
+                column.name
+                for i, column in enumerate(schema.columns)
+                if i not in given and _needs_value(column)
+            ),
+            None,
+        )
 
 
 _plans: SchemaMemo[tuple[str, ...], _InsertPlan] = SchemaMemo(_InsertPlan)
@@ -374,8 +419,13 @@ def _insert_positions(schema: TableSchema, columns: Sequence[str]) -> list[int]:
     return positions
 
 
-def _lenient_row(session: Session, schema: TableSchema, positions: list[int],
-                 row: tuple[object, ...], number: int) -> tuple[object, ...]:
+def _lenient_row(
+    session: Session,
+    schema: TableSchema,
+    positions: list[int],
+    row: tuple[object, ...],
+    number: int,
+) -> tuple[object, ...]:
     """INSERT IGNORE: the given values adjusted as MySQL does outside strict mode, each
     adjustment a warning (see :func:`coerce_leniently`).
     """
@@ -390,8 +440,9 @@ def _lenient_row(session: Session, schema: TableSchema, positions: list[int],
     return tuple(out)
 
 
-def _insert_row(schema: TableSchema, plan: _InsertPlan, values: list[object],
-                number: int) -> tuple[object, ...]:
+def _insert_row(
+    schema: TableSchema, plan: _InsertPlan, values: list[object], number: int
+) -> tuple[object, ...]:
     positions = plan.positions
     if len(values) != len(positions):
         raise MySQLError.of(ER_WRONG_VALUE_COUNT_ON_ROW, number)
@@ -413,9 +464,15 @@ def _insert_row(schema: TableSchema, plan: _InsertPlan, values: list[object],
 
 
 # ---------------------------------------------------------- UPDATE / DELETE
-def _write_targets(session: Session, trx: Transaction, table: Table,
-                   where: ast.Expression | None, order_by: Sequence[ast.OrderItem],
-                   limit: object, compiler: Compiler) -> Iterator[tuple[object, Row]]:
+def _write_targets(
+    session: Session,
+    trx: Transaction,
+    table: Table,
+    where: ast.Expression | None,
+    order_by: Sequence[ast.OrderItem],
+    limit: object,
+    compiler: Compiler,
+) -> Iterator[tuple[object, Row]]:
     """Rows to change, each locked and re-checked against its latest version."""
     test = compiler.compile_in(WHERE, where) if where is not None else None
     candidates = list(candidate_rows(trx, table, where, compiler))
@@ -443,15 +500,19 @@ def run_update(session: Session, stmt: ast.Update) -> Result:
     for assignment in stmt.assignments:
         compiler.clause = FIELDS
         position = compiler.column_position(assignment.column)
-        value = None if isinstance(assignment.value, ast.Default) else \
-            compiler.compile(assignment.value)
+        value = (
+            None
+            if isinstance(assignment.value, ast.Default)
+            else compiler.compile(assignment.value)
+        )
         compiler.clause = None
         setters.append((position, value))
 
     def body(trx: Transaction) -> Result:
         matched = changed = 0
-        targets = list(_write_targets(session, trx, table, stmt.where, stmt.order_by,
-                                      stmt.limit, compiler))
+        targets = list(
+            _write_targets(session, trx, table, stmt.where, stmt.order_by, stmt.limit, compiler)
+        )
         for number, (key, row) in enumerate(targets, 1):
             matched += 1
             new = list(row)
@@ -463,6 +524,7 @@ def run_update(session: Session, stmt: ast.Update) -> Result:
                 changed += 1
         info = f"Rows matched: {matched}  Changed: {changed}  Warnings: 0"
         return Ok(matched if session.found_rows else changed, 0, info)
+
     return session.run_statement(body)
 
 
@@ -474,11 +536,13 @@ def run_delete(session: Session, stmt: ast.Delete) -> Result:
 
     def body(trx: Transaction) -> Result:
         deleted = 0
-        for key, _ in list(_write_targets(session, trx, table, stmt.where, stmt.order_by,
-                                          stmt.limit, compiler)):
+        for key, _ in list(
+            _write_targets(session, trx, table, stmt.where, stmt.order_by, stmt.limit, compiler)
+        ):
             trx.delete(table, key)
             deleted += 1
         return Ok(deleted)
+
     return session.run_statement(body)
 
 

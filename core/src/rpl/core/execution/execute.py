@@ -77,9 +77,18 @@ class SessionContext(Context):
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"function {name}")
 
 
-CATALOG_STATEMENTS = (ast.CreateTable, ast.DropTable, ast.CreateDatabase, ast.DropDatabase,
-                      ast.CreateIndex, ast.CreateUser, ast.AlterUser, ast.DropUser, ast.Grant,
-                      ast.Revoke)
+CATALOG_STATEMENTS = (
+    ast.CreateTable,
+    ast.DropTable,
+    ast.CreateDatabase,
+    ast.DropDatabase,
+    ast.CreateIndex,
+    ast.CreateUser,
+    ast.AlterUser,
+    ast.DropUser,
+    ast.Grant,
+    ast.Revoke,
+)
 """Statements that change the catalogue or the accounts before they are binlogged."""
 
 WRITE_STATEMENTS = (ast.Insert, ast.Update, ast.Delete, *CATALOG_STATEMENTS)
@@ -98,7 +107,8 @@ def check_read_only(session: Session) -> None:
     if variables.get_global("super_read_only"):
         raise MySQLError.of(ER_OPTION_PREVENTS_STATEMENT, "--super-read-only")
     if variables.get_global("read_only") and not any(
-            session.server.accounts.allowed(account, p) for p in ("SUPER", "CONNECTION_ADMIN")):
+        session.server.accounts.allowed(account, p) for p in ("SUPER", "CONNECTION_ADMIN")
+    ):
         raise MySQLError.of(ER_OPTION_PREVENTS_STATEMENT, "--read-only")
 
 

@@ -61,11 +61,13 @@ def _comparable(left: object, right: object) -> tuple[object, object]:
 
 def compare(op: Callable[[Any, Any], Any]) -> Callable[[object, object], object]:
     """A SQL comparison: NULL if either side is NULL, else 1 or 0."""
+
     def run(left: object, right: object) -> object:
         if left is None or right is None:
             return None
         a, b = _comparable(left, right)
         return 1 if op(a, b) else 0
+
     return run
 
 
@@ -81,6 +83,7 @@ def _arith(op: Callable[[object, object], object]) -> Callable[[object, object],
         if left is None or right is None:
             return None
         return op(to_number(left), to_number(right))
+
     return run
 
 
@@ -93,8 +96,9 @@ def _divide(left: object, right: object) -> object:
     return _quotient(a, b)
 
 
-def _quotient(a: int | float | decimal.Decimal,
-              b: int | float | decimal.Decimal) -> float | decimal.Decimal:
+def _quotient(
+    a: int | float | decimal.Decimal, b: int | float | decimal.Decimal
+) -> float | decimal.Decimal:
     """``a / b``: exact (DECIMAL) unless a float is involved, as MySQL's ``/``."""
     if isinstance(a, float) or isinstance(b, float):
         return float(a) / float(b)
@@ -123,11 +127,19 @@ def _modulo(left: object, right: object) -> object:
 
 
 BINARY_OPERATORS: Mapping[str, Callable[[object, object], object]] = {
-    "=": compare(operator.eq), "<>": compare(operator.ne), "<": compare(operator.lt),
-    "<=": compare(operator.le), ">": compare(operator.gt), ">=": compare(operator.ge),
+    "=": compare(operator.eq),
+    "<>": compare(operator.ne),
+    "<": compare(operator.lt),
+    "<=": compare(operator.le),
+    ">": compare(operator.gt),
+    ">=": compare(operator.ge),
     "<=>": _null_safe_equal,
-    "+": _arith(operator.add), "-": _arith(operator.sub), "*": _arith(operator.mul),
-    "/": _divide, "DIV": _int_div, "%": _modulo,
+    "+": _arith(operator.add),
+    "-": _arith(operator.sub),
+    "*": _arith(operator.mul),
+    "/": _divide,
+    "DIV": _int_div,
+    "%": _modulo,
 }
 
 
@@ -156,6 +168,7 @@ class Context:
 
 def _logic(op: str, left: Compiled, right: Compiled) -> Compiled:
     if op == "AND":
+
         def run_and(row: Row) -> object:
             a = truth(left(row))
             if a is False:
@@ -164,8 +177,10 @@ def _logic(op: str, left: Compiled, right: Compiled) -> Compiled:
             if b is False:
                 return 0
             return None if a is None or b is None else 1
+
         return run_and
     if op == "OR":
+
         def run_or(row: Row) -> object:
             a = truth(left(row))
             if a:
@@ -174,11 +189,13 @@ def _logic(op: str, left: Compiled, right: Compiled) -> Compiled:
             if b:
                 return 1
             return None if a is None or b is None else 0
+
         return run_or
 
     def run_xor(row: Row) -> object:
         a, b = truth(left(row)), truth(right(row))
         return None if a is None or b is None else int(a != b)
+
     return run_xor
 
 
@@ -254,14 +271,18 @@ class Compiler:
     def _unary(self, expr: ast.Unary) -> Compiled:
         operand = self.compile(expr.operand)
         if expr.op == "NOT":
+
             def run_not(row: Row) -> object:
                 value = truth(operand(row))
                 return None if value is None else int(not value)
+
             return run_not
         if expr.op == "-":
+
             def negate(row: Row) -> object:
                 value = operand(row)
                 return None if value is None else -to_number(value)
+
             return negate
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"operator {expr.op}")
 
@@ -279,6 +300,7 @@ class Compiler:
             if a is False or b is False:
                 return int(negated)
             return None if a is None or b is None else int(not negated)
+
         return run
 
     def _inlist(self, expr: ast.InList) -> Compiled:
@@ -295,17 +317,22 @@ class Compiler:
                     return int(not negated)
                 seen_null |= result is None
             return None if seen_null else int(negated)
+
         return run
 
     def _like(self, expr: ast.Like) -> Compiled:
-        operand, pattern, negated = self.compile(expr.operand), self.compile(expr.pattern), \
-            expr.negated
+        operand, pattern, negated = (
+            self.compile(expr.operand),
+            self.compile(expr.pattern),
+            expr.negated,
+        )
 
         def run(row: Row) -> object:
             value, text = operand(row), pattern(row)
             if value is None or text is None:
                 return None
             return int(bool(like_pattern(str(text)).match(str(value))) != negated)
+
         return run
 
     def _funccall(self, expr: ast.FuncCall) -> Compiled:
@@ -398,7 +425,8 @@ def aggregate(name: str, values: list[object], star: bool, distinct: bool) -> ob
     # MySQL: an exact AVG has the argument's scale plus div_precision_increment (4) digits
     scale = max(_scale(n) for n in numbers) + DIV_PRECISION_INCREMENT
     return (decimal.Decimal(total) / len(numbers)).quantize(
-        decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+        decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP
+    )
 
 
 DIV_PRECISION_INCREMENT = 4

@@ -34,8 +34,10 @@ class Ok:
         return hash(self._fields())
 
     def __repr__(self) -> str:
-        return (f"Ok(affected_rows={self.affected_rows}, last_insert_id={self.last_insert_id}, "
-                f"info={self.info!r})")
+        return (
+            f"Ok(affected_rows={self.affected_rows}, last_insert_id={self.last_insert_id}, "
+            f"info={self.info!r})"
+        )
 
 
 @attrs.frozen

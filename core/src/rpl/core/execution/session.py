@@ -154,6 +154,7 @@ class ServerContext(Protocol):
     def shutdown(self) -> None:
         """Stop cleanly."""
 
+
 R = TypeVar("R")
 
 MAX_TABLE_INFO_SETS: Final = 64
@@ -171,8 +172,14 @@ def statement_timeouts() -> float:
 class Session:
     """One connection's state (also used, without a client, by recovery replay)."""
 
-    def __init__(self, server: ServerContext, account: Account | None, host: str,
-                 thread_id: int | None = None, binlogging: bool = True) -> None:
+    def __init__(
+        self,
+        server: ServerContext,
+        account: Account | None,
+        host: str,
+        thread_id: int | None = None,
+        binlogging: bool = True,
+    ) -> None:
         self.server = server
         self.account = account
         self.user = account.user if account else "system user"
@@ -253,7 +260,8 @@ class Session:
         """
         account = self.account
         if account is not None and not any(
-                self.server.accounts.allowed(account, p) for p in privileges):
+            self.server.accounts.allowed(account, p) for p in privileges
+        ):
             raise MySQLError.of(ER_SPECIFIC_ACCESS_DENIED_ERROR, " or ".join(privileges))
 
     def warn(self, error: MySQLError, level: str = "Warning") -> None:
@@ -275,8 +283,7 @@ class Session:
             self._hook("begin")
         return self.trx
 
-    def _hook(self, name: str, log_file: str = "", log_pos: int = 0,
-              **extra: object) -> None:
+    def _hook(self, name: str, log_file: str = "", log_pos: int = 0, **extra: object) -> None:
         """Run transaction hook ``name``; the parameter is built only when someone observes
         the hook (a commit with no observer costs no TransParam).
         """
@@ -285,11 +292,21 @@ class Session:
             getattr(delegate, name)(self._param(log_file, log_pos, **extra))
 
     def _param(self, log_file: str = "", log_pos: int = 0, **extra: object) -> TransParam:
-        flags = TransFlags.NONE if self.autocommit and not self.explicit \
+        flags = (
+            TransFlags.NONE
+            if self.autocommit and not self.explicit
             else TransFlags.TRANS_IS_REAL_TRANS
-        return TransParam(self.server.server_id, self.server.server_uuid_text, self.thread_id,
-                          flags, log_file, log_pos, tables=self._table_info(),
-                          **extra)  # type: ignore
+        )
+        return TransParam(
+            self.server.server_id,
+            self.server.server_uuid_text,
+            self.thread_id,
+            flags,
+            log_file,
+            log_pos,
+            tables=self._table_info(),
+            **extra,  # type: ignore[arg-type]
+        )
 
     def _table_info(self) -> tuple[TableInfo, ...]:
         names = tuple(self.tables)
@@ -297,8 +314,9 @@ class Session:
         if infos is None:
             if len(self._table_infos) >= MAX_TABLE_INFO_SETS:
                 self._table_infos.clear()
-            infos = self._table_infos[names] = tuple(TableInfo(db, name, True)
-                                                     for db, name in names)
+            infos = self._table_infos[names] = tuple(
+                TableInfo(db, name, True) for db, name in names
+            )
         return infos
 
     def run_statement(self, body: Callable[[Transaction], R]) -> R:
@@ -338,8 +356,12 @@ class Session:
             self.events.append(encoder.query(self.thread_id, db, text, self.origin))
 
     def _end_if_autocommit(self) -> None:
-        if not self.explicit and self.autocommit and self.trx is not None and \
-                not self.trx.changes():
+        if (
+            not self.explicit
+            and self.autocommit
+            and self.trx is not None
+            and not self.trx.changes()
+        ):
             self.rollback()
 
     def _rolled_back(self) -> None:
@@ -406,21 +428,27 @@ class Session:
         GTID (GTID, BEGIN, COMMIT), as MySQL logs it, so gtid_executed stays whole.
         """
         encoder = self.server.encoder
-        events = [encoder.begin(self.thread_id, self.origin),
-                  encoder.query(self.thread_id, "", "COMMIT", self.origin)]
+        events = [
+            encoder.begin(self.thread_id, self.origin),
+            encoder.query(self.thread_id, "", "COMMIT", self.origin),
+        ]
         self._commit_events(trx, events)
 
-    def _commit_events(self, trx: Transaction | None, events: list[bytearray],
-                       reply: Reply | None = None) -> None:
+    def _commit_events(
+        self, trx: Transaction | None, events: list[bytearray], reply: Reply | None = None
+    ) -> None:
         """before_commit, then group commit of ``events`` with ``trx``'s engine commit
         (``reply``: the leader replies, see :meth:`_leader_reply`).
         """
         write_set = self._write_set(trx) if trx is not None else None
         try:
             if not self.server.delegates.transaction.is_empty("before_commit"):
-                self.server.delegates.transaction.before_commit(self._param(
-                    trx_cache=_trx_cache(events, self.server.encoder.checksum),
-                    write_set=write_set or frozenset()))
+                self.server.delegates.transaction.before_commit(
+                    self._param(
+                        trx_cache=_trx_cache(events, self.server.encoder.checksum),
+                        write_set=write_set or frozenset(),
+                    )
+                )
         except HookError:
             if trx is not None:
                 self.trx = trx
@@ -430,11 +458,15 @@ class Session:
         self.events = []
         gtid, self.gtid_next = self.gtid_next, None
         ticket = CommitTicket(
-            thread_id=self.thread_id, events=events, gtid=gtid,
+            thread_id=self.thread_id,
+            events=events,
+            gtid=gtid,
             server_id=self.origin[0] if self.origin else None,
-            original_commit_timestamp=self.original_commit_timestamp, write_set=write_set,
+            original_commit_timestamp=self.original_commit_timestamp,
+            write_set=write_set,
             engine_commit=trx.commit if trx is not None else _nothing,
-            after_commit=lambda f, p: self._hook("after_commit", f, p))
+            after_commit=lambda f, p: self._hook("after_commit", f, p),
+        )
         if self.deferred is not None:
             self.deferred.append((ticket, trx))
             return
@@ -445,8 +477,12 @@ class Session:
             try:
                 self.server.binlog.commit(ticket)
             except Exception as exc:  # noqa: BLE001 - the reply already carried the error
-                errorlog.log(_log, logging.ERROR, f"Commit of thread {self.thread_id} failed "
-                             f"after its reply was sent: {exc!r}", code=10000)
+                errorlog.log(
+                    _log,
+                    logging.ERROR,
+                    f"Commit of thread {self.thread_id} failed after its reply was sent: {exc!r}",
+                    code=10000,
+                )
             return
         try:
             self.server.binlog.commit(ticket)

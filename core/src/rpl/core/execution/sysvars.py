@@ -15,20 +15,30 @@ VERSION_COMMENT = "rpl - MySQL replication plugin architecture in Python"
 U32 = 4294967295
 
 
-def _ro(name: str, type_: VarType, default: object, description: str = "",
-        scope: Scope = Scope.GLOBAL) -> SystemVariable:
-    return SystemVariable(name, type_, default, description,  # type: ignore[arg-type]
-                          scope=scope, dynamic=False)
+def _ro(
+    name: str, type_: VarType, default: object, description: str = "", scope: Scope = Scope.GLOBAL
+) -> SystemVariable:
+    return SystemVariable(
+        name,
+        type_,
+        default,  # type: ignore[arg-type]
+        description,
+        scope=scope,
+        dynamic=False,
+    )
 
 
-def _int(name: str, default: int, low: int, high: int, scope: Scope = Scope.GLOBAL,
-         description: str = "") -> SystemVariable:
-    return SystemVariable(name, VarType.INT, default, description, scope=scope,
-                          min_value=low, max_value=high)
+def _int(
+    name: str, default: int, low: int, high: int, scope: Scope = Scope.GLOBAL, description: str = ""
+) -> SystemVariable:
+    return SystemVariable(
+        name, VarType.INT, default, description, scope=scope, min_value=low, max_value=high
+    )
 
 
-def _bool(name: str, default: bool, scope: Scope = Scope.GLOBAL,
-          description: str = "") -> SystemVariable:
+def _bool(
+    name: str, default: bool, scope: Scope = Scope.GLOBAL, description: str = ""
+) -> SystemVariable:
     return SystemVariable(name, VarType.BOOL, default, description, scope=scope)
 
 
@@ -36,9 +46,16 @@ def _str(name: str, default: str, scope: Scope = Scope.BOTH) -> SystemVariable:
     return SystemVariable(name, VarType.STR, default, scope=scope)
 
 
-def server_variables(datadir: str, port: int, bind_address: str, server_id: int,
-                     server_uuid: str, log_bin_basename: str, hostname: str,
-                     checksum: str) -> list[SystemVariable]:
+def server_variables(
+    datadir: str,
+    port: int,
+    bind_address: str,
+    server_id: int,
+    server_uuid: str,
+    log_bin_basename: str,
+    hostname: str,
+    checksum: str,
+) -> list[SystemVariable]:
     """Every system variable the server core declares."""
     both = Scope.BOTH
     return [
@@ -57,29 +74,69 @@ def server_variables(datadir: str, port: int, bind_address: str, server_id: int,
         _ro("log_error", VarType.STR, datadir + "/error.log"),
         _ro("log_replica_updates", VarType.BOOL, True),
         _ro("log_slave_updates", VarType.BOOL, True),
-        SystemVariable("binlog_format", VarType.ENUM, "STATEMENT",
-                       "rpl logs each row change as a deterministic statement",
-                       dynamic=False, enum_values=("ROW", "STATEMENT", "MIXED")),
-        SystemVariable("binlog_checksum", VarType.ENUM, checksum, dynamic=False,
-                       enum_values=("NONE", "CRC32")),
-        SystemVariable("binlog_error_action", VarType.ENUM, "ABORT_SERVER",
-                       "a binlog write or sync that fails stops the server (MySQL's "
-                       "default; IGNORE_ERROR, logging off and going on, is not offered)",
-                       dynamic=False, enum_values=("ABORT_SERVER",)),
-        _int("sync_binlog", 1, 0, U32,
-             description="fsync the binlog every N commit groups (0: never)"),
-        _int("max_binlog_size", 1073741824, 4096, 1073741824,
-             description="rotate the binlog once a file reaches this size"),
-        _int("binlog_group_commit_sync_delay", 0, 0, 1000000,
-             description="microseconds a group leader waits for more commits before syncing"),
-        _int("binlog_group_commit_sync_no_delay_count", 0, 0, 100000,
-             description="stop waiting once this many transactions are queued"),
-        SystemVariable("binlog_transaction_dependency_tracking", VarType.ENUM, "WRITESET",
-                       "how last_committed is computed: the commit group, or the latest "
-                       "earlier transaction that changed the same rows",
-                       enum_values=("COMMIT_ORDER", "WRITESET")),
-        _int("binlog_transaction_dependency_history_size", 25000, 1, 1000000,
-             description="row hashes WRITESET remembers before it starts afresh"),
+        SystemVariable(
+            "binlog_format",
+            VarType.ENUM,
+            "STATEMENT",
+            "rpl logs each row change as a deterministic statement",
+            dynamic=False,
+            enum_values=("ROW", "STATEMENT", "MIXED"),
+        ),
+        SystemVariable(
+            "binlog_checksum", VarType.ENUM, checksum, dynamic=False, enum_values=("NONE", "CRC32")
+        ),
+        SystemVariable(
+            "binlog_error_action",
+            VarType.ENUM,
+            "ABORT_SERVER",
+            "a binlog write or sync that fails stops the server (MySQL's "
+            "default; IGNORE_ERROR, logging off and going on, is not offered)",
+            dynamic=False,
+            enum_values=("ABORT_SERVER",),
+        ),
+        _int(
+            "sync_binlog",
+            1,
+            0,
+            U32,
+            description="fsync the binlog every N commit groups (0: never)",
+        ),
+        _int(
+            "max_binlog_size",
+            1073741824,
+            4096,
+            1073741824,
+            description="rotate the binlog once a file reaches this size",
+        ),
+        _int(
+            "binlog_group_commit_sync_delay",
+            0,
+            0,
+            1000000,
+            description="microseconds a group leader waits for more commits before syncing",
+        ),
+        _int(
+            "binlog_group_commit_sync_no_delay_count",
+            0,
+            0,
+            100000,
+            description="stop waiting once this many transactions are queued",
+        ),
+        SystemVariable(
+            "binlog_transaction_dependency_tracking",
+            VarType.ENUM,
+            "WRITESET",
+            "how last_committed is computed: the commit group, or the latest "
+            "earlier transaction that changed the same rows",
+            enum_values=("COMMIT_ORDER", "WRITESET"),
+        ),
+        _int(
+            "binlog_transaction_dependency_history_size",
+            25000,
+            1,
+            1000000,
+            description="row hashes WRITESET remembers before it starts afresh",
+        ),
         _ro("gtid_mode", VarType.STR, "ON"),
         _ro("enforce_gtid_consistency", VarType.STR, "ON"),
         _ro("gtid_executed", VarType.STR, ""),
@@ -99,15 +156,26 @@ def server_variables(datadir: str, port: int, bind_address: str, server_id: int,
         _bool("autocommit", True, both),
         _bool("read_only", False),
         _bool("super_read_only", False),
-        _bool("sql_require_primary_key", True, both,
-              "rpl's engine requires a primary key on every table"),
+        _bool(
+            "sql_require_primary_key",
+            True,
+            both,
+            "rpl's engine requires a primary key on every table",
+        ),
         _bool("sql_log_bin", True, Scope.SESSION),
-        _str("sql_mode", "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
-                         "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
-        SystemVariable("transaction_isolation", VarType.ENUM, "READ-COMMITTED",
-                       "rpl's engine runs READ COMMITTED", scope=both,
-                       enum_values=("READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ",
-                                    "SERIALIZABLE")),
+        _str(
+            "sql_mode",
+            "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+            "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
+        ),
+        SystemVariable(
+            "transaction_isolation",
+            VarType.ENUM,
+            "READ-COMMITTED",
+            "rpl's engine runs READ COMMITTED",
+            scope=both,
+            enum_values=("READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ", "SERIALIZABLE"),
+        ),
         _bool("transaction_read_only", False, both),
         _str("character_set_client", "utf8mb4"),
         _str("character_set_connection", "utf8mb4"),
@@ -139,19 +207,44 @@ def thread_pool_variables() -> list[SystemVariable]:
     thread_pool_size: one, as one interpreter lock runs one thread at a time).
     """
     return [
-        SystemVariable("thread_handling", VarType.ENUM, ONE_THREAD_PER_CONNECTION,
-                       "one thread per connection, or a pool of threads serving them all",
-                       dynamic=False, enum_values=(ONE_THREAD_PER_CONNECTION, POOL_OF_THREADS)),
-        _int("thread_pool_size", 1, 1, 100000,
-             description="pool workers that may run commands at once (not counting "
-                         "workers blocked in a wait)"),
-        _int("thread_pool_max_threads", 65536, 1, 65536,
-             description="pool worker threads at most, waiting ones included"),
-        _int("thread_pool_stall_limit", 500, 1, U32,
-             description="milliseconds after which a running command no longer keeps "
-                         "other commands waiting"),
-        _int("thread_pool_idle_timeout", 60, 1, U32,
-             description="seconds an idle pool worker waits before it ends"),
+        SystemVariable(
+            "thread_handling",
+            VarType.ENUM,
+            ONE_THREAD_PER_CONNECTION,
+            "one thread per connection, or a pool of threads serving them all",
+            dynamic=False,
+            enum_values=(ONE_THREAD_PER_CONNECTION, POOL_OF_THREADS),
+        ),
+        _int(
+            "thread_pool_size",
+            1,
+            1,
+            100000,
+            description="pool workers that may run commands at once (not counting "
+            "workers blocked in a wait)",
+        ),
+        _int(
+            "thread_pool_max_threads",
+            65536,
+            1,
+            65536,
+            description="pool worker threads at most, waiting ones included",
+        ),
+        _int(
+            "thread_pool_stall_limit",
+            500,
+            1,
+            U32,
+            description="milliseconds after which a running command no longer keeps "
+            "other commands waiting",
+        ),
+        _int(
+            "thread_pool_idle_timeout",
+            60,
+            1,
+            U32,
+            description="seconds an idle pool worker waits before it ends",
+        ),
     ]
 
 
@@ -167,33 +260,76 @@ ALIASES = {
 def replication_variables(datadir: str, port: int) -> list[SystemVariable]:
     """The replica's variables (receiver, relay log, applier)."""
     return [
-        _int("replica_net_timeout", 60, 1, 31536000,
-             description="seconds without data from the source before the receiver reconnects"),
-        _int("sync_relay_log", 10000, 0, U32,
-             description="fsync the relay log every N events (0: never)"),
-        _int("sync_source_info", 10000, 0, U32,
-             description="write master.info every N transactions received"),
-        _int("sync_relay_log_info", 10000, 0, U32,
-             description="write relay-log.info every N transactions applied"),
+        _int(
+            "replica_net_timeout",
+            60,
+            1,
+            31536000,
+            description="seconds without data from the source before the receiver reconnects",
+        ),
+        _int(
+            "sync_relay_log",
+            10000,
+            0,
+            U32,
+            description="fsync the relay log every N events (0: never)",
+        ),
+        _int(
+            "sync_source_info",
+            10000,
+            0,
+            U32,
+            description="write master.info every N transactions received",
+        ),
+        _int(
+            "sync_relay_log_info",
+            10000,
+            0,
+            U32,
+            description="write relay-log.info every N transactions applied",
+        ),
         _ro("relay_log", VarType.STR, "relay-bin"),
         _ro("relay_log_basename", VarType.STR, datadir + "/relay-bin"),
         _ro("relay_log_index", VarType.STR, datadir + "/relay-bin.index"),
-        _bool("relay_log_purge", True,
-              description="delete each relay log file once the applier is done with it"),
+        _bool(
+            "relay_log_purge",
+            True,
+            description="delete each relay log file once the applier is done with it",
+        ),
         _ro("relay_log_recovery", VarType.BOOL, False),
-        _int("max_relay_log_size", 0, 0, 1073741824,
-             description="rotate the relay log at this size (0: max_binlog_size)"),
+        _int(
+            "max_relay_log_size",
+            0,
+            0,
+            1073741824,
+            description="rotate the relay log at this size (0: max_binlog_size)",
+        ),
         _ro("skip_replica_start", VarType.BOOL, False),
-        _int("replica_transaction_retries", 10, 0, U32,
-             description="times the applier retries a transaction after a lock wait "
-                         "timeout or deadlock"),
-        _int("rpl_checkpoint_binlog_bytes", 128 << 20, 0, 1 << 62,
-             description="binlog bytes written after which the engine is checkpointed "
-                         "again between rotations (0: only at rotation, start and "
-                         "shutdown): bounds what the next start replays"),
-        _int("rpl_applier_batch_size", 64, 1, 1024,
-             description="independent replicated transactions (same logical-clock window "
-                         "on the source) the applier commits as one binlog group"),
+        _int(
+            "replica_transaction_retries",
+            10,
+            0,
+            U32,
+            description="times the applier retries a transaction after a lock wait "
+            "timeout or deadlock",
+        ),
+        _int(
+            "rpl_checkpoint_binlog_bytes",
+            128 << 20,
+            0,
+            1 << 62,
+            description="binlog bytes written after which the engine is checkpointed "
+            "again between rotations (0: only at rotation, start and "
+            "shutdown): bounds what the next start replays",
+        ),
+        _int(
+            "rpl_applier_batch_size",
+            64,
+            1,
+            1024,
+            description="independent replicated transactions (same logical-clock window "
+            "on the source) the applier commits as one binlog group",
+        ),
         _ro("report_host", VarType.STR, ""),
         _ro("report_port", VarType.INT, port),
     ]

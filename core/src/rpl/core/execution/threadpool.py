@@ -65,6 +65,7 @@ class Pooled(Protocol):
     def end(self) -> None:
         """End the connection (close its session and socket)."""
 
+
 _log = errorlog.logger("threadpool")
 
 ONE_THREAD_PER_CONNECTION = "one-thread-per-connection"
@@ -97,8 +98,13 @@ class ThreadPool:
     (the variables are dynamic).
     """
 
-    def __init__(self, size: Callable[[], int], max_threads: Callable[[], int],
-                 stall_limit_ms: Callable[[], int], idle_timeout: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        size: Callable[[], int],
+        max_threads: Callable[[], int],
+        stall_limit_ms: Callable[[], int],
+        idle_timeout: Callable[[], int],
+    ) -> None:
         self._size = size
         self._max_threads = max_threads
         self._stall_limit_ms = stall_limit_ms
@@ -132,8 +138,7 @@ class ThreadPool:
         """Start the first worker and the stall check."""
         with self._lock:
             self._spawn()
-        threading.Thread(target=self._stall_check, name="rpl-threadpool-timer",
-                         daemon=True).start()
+        threading.Thread(target=self._stall_check, name="rpl-threadpool-timer", daemon=True).start()
 
     def stop(self) -> None:
         """Let every worker end (after the server closed the connections)."""
@@ -157,8 +162,9 @@ class ThreadPool:
         """Start a worker (lock held)."""
         self._threads += 1
         self._starting += 1
-        threading.Thread(target=self._work, args=(_Worker(self),),
-                         name="rpl-threadpool-worker", daemon=True).start()
+        threading.Thread(
+            target=self._work, args=(_Worker(self),), name="rpl-threadpool-worker", daemon=True
+        ).start()
 
     def _dispatch(self) -> None:
         """Wake or start a worker if there is work or no listener, and room for one more
@@ -243,8 +249,12 @@ class ThreadPool:
         try:
             nogil.epoll_modify(self._epoll, fd, _ARMED)
         except OSError as lost:  # the socket went away under us (a KILL): forget it
-            errorlog.log(_log, logging.INFO, f"Connection {connection.thread_id} left the "
-                         f"thread pool: {lost}", code=10000)
+            errorlog.log(
+                _log,
+                logging.INFO,
+                f"Connection {connection.thread_id} left the thread pool: {lost}",
+                code=10000,
+            )
             connection.end()
             self._forget(fd, connection)
 

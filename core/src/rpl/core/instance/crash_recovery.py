@@ -33,8 +33,9 @@ class RecoveryError(Exception):
     """The binlog cannot be recovered without losing transactions."""
 
 
-def recover(binlog: Binlog, replayer: Replayer, start_file: str, start_pos: int,
-            gtids: GtidSet) -> int:
+def recover(
+    binlog: Binlog, replayer: Replayer, start_file: str, start_pos: int, gtids: GtidSet
+) -> int:
     """Replay ``binlog`` from (start_file, start_pos) through ``replayer``; returns the
     transactions applied.
     """

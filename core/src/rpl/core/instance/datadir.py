@@ -48,8 +48,10 @@ LOCK_FILE = "rpl.lock"
 class DataDirectoryInUse(OSError):
     """Another live process holds the data directory's lock."""
 
-    hint = ("Check that you do not already have another rpl server process using the same "
-            "data directory.")
+    hint = (
+        "Check that you do not already have another rpl server process using the same "
+        "data directory."
+    )
     """What the error log and the console add to the error (MySQL's MY-012575)."""
 
 
@@ -71,8 +73,9 @@ class DataDirectory:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
             os.close(fd)
-            raise DataDirectoryInUse(exc.errno, f"Unable to lock ./{LOCK_FILE} error: "
-                                                f"{exc.errno}") from exc
+            raise DataDirectoryInUse(
+                exc.errno, f"Unable to lock ./{LOCK_FILE} error: {exc.errno}"
+            ) from exc
         self._lock_fd = fd
 
     def unlock(self) -> None:
@@ -124,6 +127,9 @@ class DataDirectory:
         """Replace the checkpoint atomically and durably."""
         buffer = io.BytesIO()
         buffer.write(CHECKPOINT_MAGIC)
-        pickle.dump((CHECKPOINT_VERSION, attrs.asdict(checkpoint, recurse=False)), buffer,
-                    protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(
+            (CHECKPOINT_VERSION, attrs.asdict(checkpoint, recurse=False)),
+            buffer,
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
         write_durably(self.path / "checkpoint", buffer.getvalue())

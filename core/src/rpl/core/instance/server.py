@@ -129,8 +129,12 @@ class Server:
         config = self.config
         config.datadir.mkdir(parents=True, exist_ok=True)
         self._log_handler = errorlog.open_error_log(config.datadir / "error.log")
-        errorlog.log(_log, logging.INFO, f"{SERVER_VERSION} starting as process "
-                     f"{__import__('os').getpid()}", code=10116)
+        errorlog.log(
+            _log,
+            logging.INFO,
+            f"{SERVER_VERSION} starting as process {__import__('os').getpid()}",
+            code=10116,
+        )
         self._lock_datadir()
         first_start = not self.datadir.initialized
         if first_start:
@@ -142,8 +146,7 @@ class Server:
         self._init_variables()
         self.delegates = Delegates.create()
         self.threads = ThreadRegistry()
-        self.plugins = Plugins(self.delegates.registry, self.variables, self.status,
-                               self.threads)
+        self.plugins = Plugins(self.delegates.registry, self.variables, self.status, self.threads)
         self.accounts = Accounts()
         self.encoder = EventEncoder(self.server_id, self._checksum())
         self._load_plugins()
@@ -157,18 +160,25 @@ class Server:
         self.binlog = self._make_binlog()
         gtids = GtidSet.parse(checkpoint.gtid_executed) if checkpoint else GtidSet()
         replayer = crash_recovery.Replayer(Session(self, None, "localhost", binlogging=False))
-        applied = crash_recovery.recover(self.binlog, replayer,
-                                         checkpoint.binlog_file if checkpoint else "",
-                                         checkpoint.binlog_pos if checkpoint else 4, gtids)
+        applied = crash_recovery.recover(
+            self.binlog,
+            replayer,
+            checkpoint.binlog_file if checkpoint else "",
+            checkpoint.binlog_pos if checkpoint else 4,
+            gtids,
+        )
         if applied:
-            errorlog.log(_log, logging.INFO, f"Crash recovery finished: {applied} "
-                         f"transaction(s) replayed from the binary log", code=13030)
+            errorlog.log(
+                _log,
+                logging.INFO,
+                f"Crash recovery finished: {applied} transaction(s) replayed from the binary log",
+                code=13030,
+            )
         self.binlog.open(gtids)
         self.binlog.on_rotate = self.checkpoint
         self.binlog.on_group = self._binlog_grew
         self.checkpoint()
-        threading.Thread(target=self._checkpointer, name="rpl-checkpointer",
-                         daemon=True).start()
+        threading.Thread(target=self._checkpointer, name="rpl-checkpointer", daemon=True).start()
         self.delegates.server_state.after_recovery(param)
         self.replica_hosts = ReplicaHosts()
         self.replica = ReplicaChannel(self, config.datadir.resolve())  # relay log recovery
@@ -199,21 +209,36 @@ class Server:
         self.variables = SystemVariables(config.options)
         self.status = StatusVariables()
         basename = str(config.datadir.resolve() / config.log_bin)
-        coupled = {"read_only": self._read_only_changed,
-                   "super_read_only": self._super_read_only_changed}
+        coupled = {
+            "read_only": self._read_only_changed,
+            "super_read_only": self._super_read_only_changed,
+        }
         for definition in server_variables(
-                str(config.datadir.resolve()), config.port, config.bind_address,
-                config.server_id, self.server_uuid_text, basename, socket.gethostname(),
-                "CRC32"):
+            str(config.datadir.resolve()),
+            config.port,
+            config.bind_address,
+            config.server_id,
+            self.server_uuid_text,
+            basename,
+            socket.gethostname(),
+            "CRC32",
+        ):
             if definition.name in coupled:
                 definition = attrs.evolve(definition, on_update=coupled[definition.name])
             self.variables.register(definition, "server")
         self._super_read_only_changed(self.variables.get_global("super_read_only"))
         for old_name, name in ALIASES.items():
             self.variables.alias(old_name, name)
-        self.variables.register(SystemVariable(
-            "debug", VarType.STR, config.debug, "armed crash points (DBUG syntax)",
-            on_update=lambda v: self.crash.apply(str(v or ""))), "server")
+        self.variables.register(
+            SystemVariable(
+                "debug",
+                VarType.STR,
+                config.debug,
+                "armed crash points (DBUG syntax)",
+                on_update=lambda v: self.crash.apply(str(v or "")),
+            ),
+            "server",
+        )
         for name, getter in self._status_getters().items():
             self.status.register(StatusVariable(name, getter), "server")
 
@@ -236,15 +261,23 @@ class Server:
             "Binlog_group_commits": lambda: self.binlog.binlog_group_commits,
             "Rpl_binlog_fsyncs": lambda: self.binlog.fsyncs,
             "Threadpool_threads": lambda: self.thread_pool.threads if self.thread_pool else 0,
-            "Threadpool_idle_threads": lambda: (self.thread_pool.idle_threads
-                                                if self.thread_pool else 0),
+            "Threadpool_idle_threads": lambda: (
+                self.thread_pool.idle_threads if self.thread_pool else 0
+            ),
             "Slave_received_heartbeats": lambda: self.replica.heartbeats,
-            "Slave_running": lambda: "ON" if self.replica.io_running and
-            self.replica.sql_running else "OFF",
+            "Slave_running": lambda: (
+                "ON" if self.replica.io_running and self.replica.sql_running else "OFF"
+            ),
         }
-        for name in ("Innodb_row_lock_current_waits", "Innodb_row_lock_time",
-                     "Innodb_row_lock_time_avg", "Innodb_row_lock_time_max",
-                     "Innodb_row_lock_waits", "Innodb_row_lock_timeouts", "Innodb_deadlocks"):
+        for name in (
+            "Innodb_row_lock_current_waits",
+            "Innodb_row_lock_time",
+            "Innodb_row_lock_time_avg",
+            "Innodb_row_lock_time_max",
+            "Innodb_row_lock_waits",
+            "Innodb_row_lock_timeouts",
+            "Innodb_deadlocks",
+        ):
             getters[name] = lambda name=name: self.engine.status()[name]  # type: ignore[misc]
         return getters
 
@@ -256,8 +289,7 @@ class Server:
         return engine
 
     def _initialize_accounts(self) -> None:
-        self.accounts.create("root", "localhost", password_hash(self.config.root_password),
-                             False)
+        self.accounts.create("root", "localhost", password_hash(self.config.root_password), False)
         self.accounts.grant("root", "localhost", STATIC_PRIVILEGES, None, grant_option=True)
 
     def _make_binlog(self) -> Binlog:
@@ -267,13 +299,23 @@ class Server:
             max_binlog_size=variables.int_reader("max_binlog_size"),
             group_commit_sync_delay=variables.int_reader("binlog_group_commit_sync_delay"),
             group_commit_sync_no_delay_count=variables.int_reader(
-                "binlog_group_commit_sync_no_delay_count"),
+                "binlog_group_commit_sync_no_delay_count"
+            ),
             checksum=self._checksum(),
             dependency_tracking=variables.str_reader("binlog_transaction_dependency_tracking"),
             dependency_history_size=variables.int_reader(
-                "binlog_transaction_dependency_history_size"))
-        return Binlog(self.config.datadir.resolve(), self.config.log_bin, self.server_id,
-                      self.server_uuid, options, self.delegates.binlog_storage, self.crash)
+                "binlog_transaction_dependency_history_size"
+            ),
+        )
+        return Binlog(
+            self.config.datadir.resolve(),
+            self.config.log_bin,
+            self.server_id,
+            self.server_uuid,
+            options,
+            self.delegates.binlog_storage,
+            self.crash,
+        )
 
     def _make_thread_pool(self) -> ThreadPool | None:
         variables = self.variables
@@ -283,7 +325,8 @@ class Server:
             size=variables.int_reader("thread_pool_size"),
             max_threads=variables.int_reader("thread_pool_max_threads"),
             stall_limit_ms=variables.int_reader("thread_pool_stall_limit"),
-            idle_timeout=variables.int_reader("thread_pool_idle_timeout"))
+            idle_timeout=variables.int_reader("thread_pool_idle_timeout"),
+        )
         pool.start()
         return pool
 
@@ -291,12 +334,12 @@ class Server:
         names = [n for n in self.datadir.plugin_names()]
         spec = ";".join(filter(None, [self.config.plugin_load, *names]))
         for error in self.plugins.load(spec) if spec else []:
-            errorlog.log(_log, logging.ERROR, f"Plugin load failed: {error.message}",
-                         code=10734)
+            errorlog.log(_log, logging.ERROR, f"Plugin load failed: {error.message}", code=10734)
 
     def _listen(self) -> None:
-        listener = socket.socket(socket.AF_INET6 if ":" in self.config.bind_address
-                                 else socket.AF_INET)
+        listener = socket.socket(
+            socket.AF_INET6 if ":" in self.config.bind_address else socket.AF_INET
+        )
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind((self.config.bind_address, self.config.port))
         listener.listen(256)
@@ -316,8 +359,9 @@ class Server:
                 return
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             connection = Connection(self, sock, address, self.commands)
-            threading.Thread(target=connection.serve, name=f"rpl-conn-{connection.thread_id}",
-                             daemon=True).start()
+            threading.Thread(
+                target=connection.serve, name=f"rpl-conn-{connection.thread_id}", daemon=True
+            ).start()
 
     # ------------------------------------------------------------- sessions
     def context_for(self, session: Session) -> Context:
@@ -361,9 +405,11 @@ class Server:
 
     def statistics(self) -> str:
         """COM_STATISTICS text."""
-        return (f"Uptime: {int(time.monotonic() - self.started)}  Threads: "
-                f"{len(self._sessions)}  Questions: {self.questions}  Slow queries: 0  "
-                f"Opens: 0  Flush tables: 1  Open tables: 0  Queries per second avg: 0.000")
+        return (
+            f"Uptime: {int(time.monotonic() - self.started)}  Threads: "
+            f"{len(self._sessions)}  Questions: {self.questions}  Slow queries: 0  "
+            f"Opens: 0  Flush tables: 1  Open tables: 0  Queries per second avg: 0.000"
+        )
 
     # ------------------------------------------------------- durable state
     def checkpoint(self) -> None:
@@ -375,8 +421,13 @@ class Server:
                 buffer = io.BytesIO()
                 self.engine.snapshot(buffer)
                 end = self.binlog.committed_end
-                checkpoint = Checkpoint(end.file, end.pos, str(self.binlog.gtid_executed),
-                                        buffer.getvalue(), self.accounts.export())
+                checkpoint = Checkpoint(
+                    end.file,
+                    end.pos,
+                    str(self.binlog.gtid_executed),
+                    buffer.getvalue(),
+                    self.accounts.export(),
+                )
             self.datadir.write_checkpoint(checkpoint)
             self._checkpoint_file, self._checkpoint_pos = end.file, end.pos
 
@@ -385,8 +436,11 @@ class Server:
         of the binlog would have to be replayed (a rotation checkpoints anyway).
         """
         limit = self.variables.get_global("rpl_checkpoint_binlog_bytes")
-        if limit and end.file == self._checkpoint_file and \
-                end.pos - self._checkpoint_pos >= int(limit):
+        if (
+            limit
+            and end.file == self._checkpoint_file
+            and end.pos - self._checkpoint_pos >= int(limit)
+        ):
             self._checkpoint_due.set()
 
     def _checkpointer(self) -> None:
@@ -430,8 +484,9 @@ class Server:
 
     def _save_plugins(self) -> None:
         loaded = {n.split("=")[0] for n in self.config.plugin_load.split(";") if n}
-        self.datadir.write_plugin_names([p.name for p in self.plugins.installed()
-                                         if p.name not in loaded])
+        self.datadir.write_plugin_names(
+            [p.name for p in self.plugins.installed() if p.name not in loaded]
+        )
 
     # ------------------------------------------------------------- shutdown
     def shutdown(self) -> None:
@@ -440,8 +495,9 @@ class Server:
             self._stopped.wait()
             return
         self._stopping.set()
-        errorlog.log(_log, logging.INFO, "Received SHUTDOWN from user. Shutting down mysqld",
-                     code=10960)
+        errorlog.log(
+            _log, logging.INFO, "Received SHUTDOWN from user. Shutting down mysqld", code=10960
+        )
         param = ServerStateParam(self.server_id, self.server_uuid_text)
         self.delegates.server_state.before_server_shutdown(param)
         if self._listener is not None:

@@ -45,11 +45,24 @@ CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA = 0x00200000
 CLIENT_CAN_HANDLE_EXPIRED_PASSWORDS = 0x00400000
 
 SERVER_CAPABILITIES = (
-    CLIENT_LONG_PASSWORD | CLIENT_FOUND_ROWS | CLIENT_LONG_FLAG | CLIENT_CONNECT_WITH_DB
-    | CLIENT_NO_SCHEMA | CLIENT_ODBC | CLIENT_IGNORE_SPACE | CLIENT_PROTOCOL_41
-    | CLIENT_INTERACTIVE | CLIENT_IGNORE_SIGPIPE | CLIENT_TRANSACTIONS | CLIENT_RESERVED
-    | CLIENT_SECURE_CONNECTION | CLIENT_MULTI_RESULTS | CLIENT_PS_MULTI_RESULTS
-    | CLIENT_PLUGIN_AUTH | CLIENT_CONNECT_ATTRS | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+    CLIENT_LONG_PASSWORD
+    | CLIENT_FOUND_ROWS
+    | CLIENT_LONG_FLAG
+    | CLIENT_CONNECT_WITH_DB
+    | CLIENT_NO_SCHEMA
+    | CLIENT_ODBC
+    | CLIENT_IGNORE_SPACE
+    | CLIENT_PROTOCOL_41
+    | CLIENT_INTERACTIVE
+    | CLIENT_IGNORE_SIGPIPE
+    | CLIENT_TRANSACTIONS
+    | CLIENT_RESERVED
+    | CLIENT_SECURE_CONNECTION
+    | CLIENT_MULTI_RESULTS
+    | CLIENT_PS_MULTI_RESULTS
+    | CLIENT_PLUGIN_AUTH
+    | CLIENT_CONNECT_ATTRS
+    | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
     | CLIENT_CAN_HANDLE_EXPIRED_PASSWORDS
 )
 """What rpl supports: no TLS, no compression, no multi-statements, no deprecated EOF."""
@@ -90,16 +103,29 @@ def check_token(stored_hash: str, scramble: bytes, token: bytes) -> bool:
     return hashlib.sha1(stage1).digest() == stage2
 
 
-def handshake_v10(server_version: str, connection_id: int, scramble: bytes,
-                  status: int) -> bytes:
+def handshake_v10(server_version: str, connection_id: int, scramble: bytes, status: int) -> bytes:
     """The server's initial handshake packet."""
     capabilities = SERVER_CAPABILITIES
-    return b"".join((
-        b"\x0a", server_version.encode(), b"\0", struct.pack("<I", connection_id),
-        scramble[:8], b"\0", struct.pack("<H", capabilities & 0xFFFF),
-        bytes((255,)), struct.pack("<H", status), struct.pack("<H", capabilities >> 16),
-        bytes((21,)), b"\0" * 10, scramble[8:], b"\0", NATIVE_PASSWORD.encode(), b"\0",
-    ))
+    return b"".join(
+        (
+            b"\x0a",
+            server_version.encode(),
+            b"\0",
+            struct.pack("<I", connection_id),
+            scramble[:8],
+            b"\0",
+            struct.pack("<H", capabilities & 0xFFFF),
+            bytes((255,)),
+            struct.pack("<H", status),
+            struct.pack("<H", capabilities >> 16),
+            bytes((21,)),
+            b"\0" * 10,
+            scramble[8:],
+            b"\0",
+            NATIVE_PASSWORD.encode(),
+            b"\0",
+        )
+    )
 
 
 @attrs.frozen
@@ -142,8 +168,9 @@ def parse_handshake_response(payload: bytes) -> HandshakeResponse:
         while block.remaining():
             key = block.lenenc_str().decode("utf-8", "replace")
             attributes[key] = block.lenenc_str().decode("utf-8", "replace")
-    return HandshakeResponse(capabilities, max_packet, charset, user, auth, database,
-                             plugin, attributes)
+    return HandshakeResponse(
+        capabilities, max_packet, charset, user, auth, database, plugin, attributes
+    )
 
 
 def auth_switch_request(scramble: bytes) -> bytes:

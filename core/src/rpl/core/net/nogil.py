@@ -53,20 +53,24 @@ def _libc(name: str, restype: type, *argtypes: type) -> Callable[..., int] | Non
     return function  # type: ignore[no-any-return]
 
 
-_send = _libc("send", ctypes.c_ssize_t,
-              ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int)
-_recv = _libc("recv", ctypes.c_ssize_t,
-              ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-_epoll_ctl = _libc("epoll_ctl", ctypes.c_int,
-                   ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_char_p)
+_send = _libc(
+    "send", ctypes.c_ssize_t, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int
+)
+_recv = _libc(
+    "recv", ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
+)
+_epoll_ctl = _libc(
+    "epoll_ctl", ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_char_p
+)
 _EPOLL_CTL_MOD = 3
 _EPOLL_EVENT = struct.Struct("=IQ" if platform.machine() in ("x86_64", "AMD64") else "=I4xQ")
 """struct epoll_event: packed on x86-64, its 64-bit data aligned elsewhere."""
 
 
 _helper = c_helpers.load("rpl.core.net._nogil")
-_send_many: Callable[[list[int], list[bytes]], list[int]] | None = \
+_send_many: Callable[[list[int], list[bytes]], list[int]] | None = (
     _helper.send_many if _helper is not None else None
+)
 
 
 def send_now(sock: socket.socket, data: bytes) -> int:

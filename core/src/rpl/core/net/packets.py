@@ -60,7 +60,7 @@ class PayloadReader:
         """The next ``size`` bytes."""
         if size < 0 or self.pos + size > len(self.data):
             raise ProtocolError(f"payload too short: wanted {size} bytes at {self.pos}")
-        chunk = self.data[self.pos:self.pos + size]
+        chunk = self.data[self.pos : self.pos + size]
         self.pos += size
         return chunk
 
@@ -87,13 +87,13 @@ class PayloadReader:
         end = self.data.find(b"\0", self.pos)
         if end < 0:
             raise ProtocolError("unterminated string")
-        chunk = self.data[self.pos:end]
+        chunk = self.data[self.pos : end]
         self.pos = end + 1
         return chunk
 
     def rest(self) -> bytes:
         """Everything not yet read."""
-        chunk = self.data[self.pos:]
+        chunk = self.data[self.pos :]
         self.pos = len(self.data)
         return chunk
 
@@ -104,7 +104,7 @@ def frame_packets(payload: bytes | bytearray, sequence: int) -> tuple[list[bytes
     """
     frames = []
     for offset in range(0, len(payload) + 1, MAX_PACKET_CHUNK):
-        chunk = payload[offset:offset + MAX_PACKET_CHUNK]
+        chunk = payload[offset : offset + MAX_PACKET_CHUNK]
         frames.append(_HEADER.pack(len(chunk) | (sequence & 0xFF) << 24) + chunk)
         sequence += 1
     return frames, sequence
@@ -217,8 +217,8 @@ class PacketChannel:
         buffer = self._in
         if 0 <= length <= self.max_payload and buffer[3] == self.sequence & 0xFF:
             self.sequence += 1  # otherwise the general path below reports what is wrong
-            payload = bytes(buffer[4:4 + length])
-            del buffer[:4 + length]
+            payload = bytes(buffer[4 : 4 + length])
+            del buffer[: 4 + length]
             return payload
         parts: list[bytes] = []
         total = 0
@@ -227,7 +227,8 @@ class PacketChannel:
             length = _payload_length(header)
             if header[3] != self.sequence & 0xFF:
                 raise ProtocolError(
-                    f"packets out of order (expected {self.sequence & 0xFF}, got {header[3]})")
+                    f"packets out of order (expected {self.sequence & 0xFF}, got {header[3]})"
+                )
             self.sequence += 1
             total += length
             if total > self.max_payload:

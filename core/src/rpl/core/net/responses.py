@@ -43,20 +43,34 @@ BINARY_FLAG = 0x0080
 NUM_FLAG = 0x8000
 
 
-def ok_packet(affected_rows: int = 0, last_insert_id: int = 0, status: int = 0,
-              warnings: int = 0, info: str = "") -> bytes:
+def ok_packet(
+    affected_rows: int = 0,
+    last_insert_id: int = 0,
+    status: int = 0,
+    warnings: int = 0,
+    info: str = "",
+) -> bytes:
     """An OK packet (header 0x00); the info text is length-encoded, as mysqld writes it
     (libmariadb reads it that way and reports a malformed packet otherwise).
     """
-    body = (b"\x00" + lenenc_int(affected_rows) + lenenc_int(last_insert_id)
-            + struct.pack("<HH", status, min(warnings, 0xFFFF)))
+    body = (
+        b"\x00"
+        + lenenc_int(affected_rows)
+        + lenenc_int(last_insert_id)
+        + struct.pack("<HH", status, min(warnings, 0xFFFF))
+    )
     return body + lenenc_str(info.encode()) if info else body
 
 
 def err_packet(errno: int, sqlstate: str, message: str) -> bytes:
     """An ERR packet (header 0xFF) with the protocol 4.1 SQLSTATE marker."""
-    return (b"\xff" + struct.pack("<H", errno) + b"#" + sqlstate.encode()[:5].ljust(5, b"0")
-            + message.encode("utf-8", "replace"))
+    return (
+        b"\xff"
+        + struct.pack("<H", errno)
+        + b"#"
+        + sqlstate.encode()[:5].ljust(5, b"0")
+        + message.encode("utf-8", "replace")
+    )
 
 
 def eof_packet(warnings: int = 0, status: int = 0) -> bytes:
@@ -80,12 +94,21 @@ class Column:
     def definition(self) -> bytes:
         """The ColumnDefinition41 payload."""
         name = self.name.encode()
-        return b"".join((
-            lenenc_str(b"def"), lenenc_str(self.schema.encode()), lenenc_str(self.table.encode()),
-            lenenc_str(self.table.encode()), lenenc_str(name), lenenc_str(name),
-            b"\x0c", struct.pack("<HIBHB", self.charset, self.length, self.type_code,
-                                 self.flags, self.decimals), b"\x00\x00",
-        ))
+        return b"".join(
+            (
+                lenenc_str(b"def"),
+                lenenc_str(self.schema.encode()),
+                lenenc_str(self.table.encode()),
+                lenenc_str(self.table.encode()),
+                lenenc_str(name),
+                lenenc_str(name),
+                b"\x0c",
+                struct.pack(
+                    "<HIBHB", self.charset, self.length, self.type_code, self.flags, self.decimals
+                ),
+                b"\x00\x00",
+            )
+        )
 
 
 def text_column(name: str) -> Column:
@@ -131,8 +154,9 @@ def text_value(value: object) -> bytes:
     return lenenc_str(str(value).encode())
 
 
-def result_set(columns: Sequence[Column], rows: Iterable[Sequence[object]],
-               status: int, warnings: int = 0) -> list[bytes]:
+def result_set(
+    columns: Sequence[Column], rows: Iterable[Sequence[object]], status: int, warnings: int = 0
+) -> list[bytes]:
     """The payloads of a text result set: count, definitions, EOF, rows, EOF."""
     payloads = [lenenc_int(len(columns))]
     payloads.extend(column.definition() for column in columns)

@@ -60,8 +60,10 @@ IDLE_CHECK = 0.5
 
 def _read_failure(what: str, name: str, position: int) -> MySQLError:
     """ER_SLAVE_RELAY_LOG_READ_FAILURE naming the relay log file and position."""
-    return MySQLError.of(ER_SLAVE_RELAY_LOG_READ_FAILURE,
-                         f"{what} at relay log '{name}' position {position}. {REMEDY}")
+    return MySQLError.of(
+        ER_SLAVE_RELAY_LOG_READ_FAILURE,
+        f"{what} at relay log '{name}' position {position}. {REMEDY}",
+    )
 
 
 def _parse_failure(detail: object, name: str, position: int) -> MySQLError:
@@ -94,9 +96,17 @@ class Applier(ChannelThread):
     def _param(self) -> RelayIOParam:
         info = self.channel.master_info
         position = self.channel.relay_info
-        return RelayIOParam(self.server.server_id, self.channel.sql_thread_id, "", info.host,
-                            info.port, info.user, position.master_log_file,
-                            position.master_log_pos, None)
+        return RelayIOParam(
+            self.server.server_id,
+            self.channel.sql_thread_id,
+            "",
+            info.host,
+            info.port,
+            info.user,
+            position.master_log_file,
+            position.master_log_pos,
+            None,
+        )
 
     def _set_state(self, state: str) -> None:
         self.set_state(state)
@@ -118,12 +128,16 @@ class Applier(ChannelThread):
         aborted = False
         try:
             relay.applier_start(self._param())
-            errorlog.log(_log, logging.INFO,
-                         f"Replica SQL thread for channel '' initialized, starting replication "
-                         f"in log '{channel.relay_info.master_log_file or 'FIRST'}' at "
-                         f"position {channel.relay_info.master_log_pos}, relay log "
-                         f"'{channel.relay_info.relay_log_file}' position: "
-                         f"{channel.relay_info.relay_log_pos}", code=10686)
+            errorlog.log(
+                _log,
+                logging.INFO,
+                f"Replica SQL thread for channel '' initialized, starting replication "
+                f"in log '{channel.relay_info.master_log_file or 'FIRST'}' at "
+                f"position {channel.relay_info.master_log_pos}, relay log "
+                f"'{channel.relay_info.relay_log_file}' position: "
+                f"{channel.relay_info.relay_log_pos}",
+                code=10686,
+            )
             self._read_relay_log()
         except ApplierStopped:
             pass
@@ -132,10 +146,12 @@ class Applier(ChannelThread):
             channel.set_sql_error(exc.errno, exc.message)
         except Exception as bug:  # noqa: BLE001 - the thread reports, the server goes on
             aborted = True
-            errorlog.log(_log, logging.ERROR, f"Replica SQL thread failed: {bug!r}",
-                         code=13117, exc_info=bug)
-            channel.set_sql_error(ER_SLAVE_FATAL_ERROR.errno,
-                                  ER_SLAVE_FATAL_ERROR.format(repr(bug)))
+            errorlog.log(
+                _log, logging.ERROR, f"Replica SQL thread failed: {bug!r}", code=13117, exc_info=bug
+            )
+            channel.set_sql_error(
+                ER_SLAVE_FATAL_ERROR.errno, ER_SLAVE_FATAL_ERROR.format(repr(bug))
+            )
         finally:
             try:
                 self._flush()
@@ -148,9 +164,12 @@ class Applier(ChannelThread):
             self.server.remove_session(self.session)
             channel.save_relay_log_info()
             relay.applier_stop(self._param(), aborted)
-            self.exited(registered, f"Replica SQL thread for channel '' exiting, replication "
-                        f"stopped in log '{channel.relay_info.master_log_file}' at position "
-                        f"{channel.relay_info.master_log_pos}")
+            self.exited(
+                registered,
+                f"Replica SQL thread for channel '' exiting, replication "
+                f"stopped in log '{channel.relay_info.master_log_file}' at position "
+                f"{channel.relay_info.master_log_pos}",
+            )
 
     def _start_file(self) -> tuple[str, int]:
         channel = self.channel
@@ -202,8 +221,9 @@ class Applier(ChannelThread):
         try:
             tail = LogTail(relay_log.path(name), position)
         except FileNotFoundError as missing:
-            raise _read_failure(f"relay log '{name}' listed in the index is missing", name,
-                                position) from missing
+            raise _read_failure(
+                f"relay log '{name}' listed in the index is missing", name, position
+            ) from missing
         with tail:
             while True:
                 self._check_stop()
@@ -308,8 +328,7 @@ class Applier(ChannelThread):
             if exc.errno not in RETRYABLE:
                 raise
             self.session.lock_wait_override = None
-            apply_transaction(self.session, transaction, self.retries(),
-                              self.stop_requested.is_set)
+            apply_transaction(self.session, transaction, self.retries(), self.stop_requested.is_set)
         batch.add(transaction)
         if transaction.is_ddl or batch.full():
             self._flush()

@@ -51,10 +51,12 @@ class CommitBatch:
 
     def admits(self, transaction: RelayTransaction) -> bool:
         """Whether ``transaction`` may join the batch without a commit first."""
-        return (not self.transactions or (
-            len(self.transactions) < self.limit and not transaction.is_ddl
+        return not self.transactions or (
+            len(self.transactions) < self.limit
+            and not transaction.is_ddl
             and transaction.sequence_number > self._last_seq
-            and transaction.last_committed <= self.committed_seq))
+            and transaction.last_committed <= self.committed_seq
+        )
 
     def start(self, transaction: RelayTransaction) -> None:
         """``transaction`` is about to run (after :meth:`admits`, or a commit)."""

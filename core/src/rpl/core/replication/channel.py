@@ -71,8 +71,9 @@ class ReplicaChannel(ChannelState):
 
     def start_at_boot(self) -> None:
         """Server start: resume a configured replica unless skip_replica_start."""
-        if not self.master_info.configured or \
-                self.server.variables.get_global("skip_replica_start"):
+        if not self.master_info.configured or self.server.variables.get_global(
+            "skip_replica_start"
+        ):
             return
         with self.lock:
             self.start_sql()

@@ -47,12 +47,17 @@ class ChannelState:
         reconnect resumes, and what master.info records."""
         get = server.variables.get_global
         self.relay_log = RelayLog(
-            self.datadir, str(get("relay_log")), server.server_id,
+            self.datadir,
+            str(get("relay_log")),
+            server.server_id,
             get("binlog_checksum") == "CRC32",
             sync_every=server.variables.int_reader("sync_relay_log"),
-            max_size=lambda: (server.variables.global_int("max_relay_log_size")
-                              or server.variables.global_int("max_binlog_size")),
-            crash=server.crash)
+            max_size=lambda: (
+                server.variables.global_int("max_relay_log_size")
+                or server.variables.global_int("max_binlog_size")
+            ),
+            crash=server.crash,
+        )
         self.io_thread_id = 0
         self.sql_thread_id = 0
         self.io_connected = False
@@ -80,9 +85,12 @@ class ChannelState:
         """Write master.info: the settings and the last transaction boundary received."""
         if not self.master_info.configured:
             return
-        record = attrs.evolve(self.master_info, log_file=self.boundary[0],
-                              log_pos=self.boundary[1],
-                              retrieved_gtids=str(self.retrieved_gtids))
+        record = attrs.evolve(
+            self.master_info,
+            log_file=self.boundary[0],
+            log_pos=self.boundary[1],
+            retrieved_gtids=str(self.retrieved_gtids),
+        )
         info_files.save(self.datadir, record)
 
     def save_relay_log_info(self) -> None:
@@ -95,8 +103,12 @@ class ChannelState:
         """Last_IO_Errno/Error (logged to the error log as MySQL does)."""
         self.last_io_error = (errno, message, _now_text())
         if log:
-            errorlog.log(_log, logging.ERROR, f"Replica I/O for channel '': {message}, "
-                         f"Error_code: MY-{errno:06d}", code=10572)
+            errorlog.log(
+                _log,
+                logging.ERROR,
+                f"Replica I/O for channel '': {message}, Error_code: MY-{errno:06d}",
+                code=10572,
+            )
 
     def clear_io_error(self) -> None:
         """The receiver connected: the last I/O error is history."""
@@ -105,8 +117,12 @@ class ChannelState:
     def set_sql_error(self, errno: int, message: str) -> None:
         """Last_SQL_Errno/Error."""
         self.last_sql_error = (errno, message, _now_text())
-        errorlog.log(_log, logging.ERROR, f"Replica SQL for channel '': {message}, "
-                     f"Error_code: MY-{errno:06d}", code=10584)
+        errorlog.log(
+            _log,
+            logging.ERROR,
+            f"Replica SQL for channel '': {message}, Error_code: MY-{errno:06d}",
+            code=10584,
+        )
 
     def io_stopped(self) -> None:
         """The receiver thread ended."""
@@ -120,8 +136,9 @@ class ChannelState:
         self.relay_info = RelayLogInfo()
         self.retrieved_gtids = GtidSet()
         info = self.master_info
-        param = RelayIOParam(self.server.server_id, 0, "", info.host, info.port, info.user,
-                             "", 4, None)
+        param = RelayIOParam(
+            self.server.server_id, 0, "", info.host, info.port, info.user, "", 4, None
+        )
         if everything:
             self.master_info = MasterInfo()
             info_files.remove(self.datadir, master=True, relay=True)
@@ -139,6 +156,5 @@ class ChannelState:
         self.retrieved_gtids = GtidSet()
         info = self.master_info
         self.boundary = (info.log_file, info.log_pos)
-        self.relay_info = RelayLogInfo(master_log_file=info.log_file,
-                                       master_log_pos=info.log_pos)
+        self.relay_info = RelayLogInfo(master_log_file=info.log_file, master_log_pos=info.log_pos)
         info_files.remove(self.datadir, master=False, relay=True)

@@ -75,8 +75,9 @@ _log = errorlog.logger("receiver")
 COM_BINLOG_DUMP = 0x12
 COM_REGISTER_SLAVE = 0x15
 COM_BINLOG_DUMP_GTID = 0x1E
-NETWORK_ERRORS = frozenset((2002, 2003, 2006, 2013, 2026, 2055, 1040, 1053, 1158, 1159, 1160,
-                            1161, 1129, 1130))
+NETWORK_ERRORS = frozenset(
+    (2002, 2003, 2006, 2013, 2026, 2055, 1040, 1053, 1158, 1159, 1160, 1161, 1129, 1130)
+)
 """Client errors after which the receiver reconnects instead of stopping."""
 
 STATE_CONNECTING = "Connecting to source"
@@ -87,8 +88,9 @@ STATE_REGISTERING = "Registering replica on source"
 STATE_REQUESTING = "Requesting binlog dump"
 
 
-_FILE_EVENTS = frozenset((ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT,
-                          STOP_EVENT))
+_FILE_EVENTS = frozenset(
+    (ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT)
+)
 """Events outside any transaction: after one of them the receiver may resume."""
 
 
@@ -133,9 +135,17 @@ class Receiver(ChannelThread):
     def param(self, with_link: bool = True) -> RelayIOParam:
         """The hook parameter as of now."""
         info = self.channel.master_info
-        return RelayIOParam(self.server.server_id, self.channel.io_thread_id, "",
-                            info.host, info.port, info.user, info.log_file, info.log_pos,
-                            self.link if with_link else None)
+        return RelayIOParam(
+            self.server.server_id,
+            self.channel.io_thread_id,
+            "",
+            info.host,
+            info.port,
+            info.user,
+            info.log_file,
+            info.log_pos,
+            self.link if with_link else None,
+        )
 
     def event_param(self) -> RelayIOParam:
         """:meth:`param` for the per-event hooks while connected. One event's
@@ -144,8 +154,11 @@ class Receiver(ChannelThread):
         """
         info = self.channel.master_info
         last = self._event_param
-        if last is None or last.master_log_pos != info.log_pos or \
-                last.master_log_name != info.log_file:
+        if (
+            last is None
+            or last.master_log_pos != info.log_pos
+            or last.master_log_name != info.log_file
+        ):
             last = self._event_param = self.param()
         return last
 
@@ -169,18 +182,21 @@ class Receiver(ChannelThread):
         except MySQLError as exc:
             channel.set_io_error(exc.errno, exc.message)
         except Exception as bug:  # noqa: BLE001 - the thread reports, the server goes on
-            errorlog.log(_log, logging.ERROR, f"Replica I/O thread failed: {bug!r}",
-                         code=13117, exc_info=bug)
-            channel.set_io_error(ER_SLAVE_FATAL_ERROR.errno,
-                                 ER_SLAVE_FATAL_ERROR.format(repr(bug)))
+            errorlog.log(
+                _log, logging.ERROR, f"Replica I/O thread failed: {bug!r}", code=13117, exc_info=bug
+            )
+            channel.set_io_error(ER_SLAVE_FATAL_ERROR.errno, ER_SLAVE_FATAL_ERROR.format(repr(bug)))
         finally:
             self._close_connection()
             channel.relay_log.close()
             channel.save_master_info()
             relay.thread_stop(self.param(with_link=False))
-            self.exited(registered, f"Replica I/O thread exiting for channel '', read up to "
-                        f"log '{channel.master_info.log_file or 'FIRST'}', position "
-                        f"{channel.master_info.log_pos}")
+            self.exited(
+                registered,
+                f"Replica I/O thread exiting for channel '', read up to "
+                f"log '{channel.master_info.log_file or 'FIRST'}', position "
+                f"{channel.master_info.log_pos}",
+            )
             channel.io_stopped()
 
     def _connect_loop(self) -> None:
@@ -202,34 +218,51 @@ class Receiver(ChannelThread):
                 info = self.channel.master_info
                 if not reading:
                     self.channel.set_io_error(
-                        lost.errno, f"error connecting to source '{info.user}@{info.host}:"
+                        lost.errno,
+                        f"error connecting to source '{info.user}@{info.host}:"
                         f"{info.port}' - retry-time: {info.connect_retry} retries: {retries} "
-                        f"message: {lost.message}", log=lost.errno != self.channel.last_io_error[0])
+                        f"message: {lost.message}",
+                        log=lost.errno != self.channel.last_io_error[0],
+                    )
                 else:
-                    errorlog.log(_log, logging.WARNING,
-                                 f"Error reading packet from server for channel '': "
-                                 f"{lost.message} (server_errno={lost.errno})", code=10996)
+                    errorlog.log(
+                        _log,
+                        logging.WARNING,
+                        f"Error reading packet from server for channel '': "
+                        f"{lost.message} (server_errno={lost.errno})",
+                        code=10996,
+                    )
                 if retries > info.retry_count:
-                    raise MySQLError(lost.errno, "HY000", self.channel.last_io_error[1] or
-                                     lost.message) from None
+                    raise MySQLError(
+                        lost.errno, "HY000", self.channel.last_io_error[1] or lost.message
+                    ) from None
                 self.set_state(STATE_RECONNECT_WAIT if reading else STATE_CONNECTING)
                 self.channel.io_connected = False
-                if self.stop_requested.wait(info.connect_retry if not reading or retries > 1
-                                            else 0):
+                if self.stop_requested.wait(
+                    info.connect_retry if not reading or retries > 1 else 0
+                ):
                     raise ReceiverStopped() from None
                 reading = False
 
     # ------------------------------------------------------------ connect
     def _connect(self) -> None:
         import pymysql
+
         info = self.channel.master_info
         self.set_state(STATE_CONNECTING)
         timeout = self.server.variables.global_float("replica_net_timeout")
         try:
             self.connection = pymysql.connect(
-                host=info.host, port=info.port, user=info.user, password=info.password,
-                connect_timeout=min(timeout, 30), read_timeout=timeout, write_timeout=timeout,
-                autocommit=True, charset="utf8mb4")
+                host=info.host,
+                port=info.port,
+                user=info.user,
+                password=info.password,
+                connect_timeout=min(timeout, 30),
+                read_timeout=timeout,
+                write_timeout=timeout,
+                autocommit=True,
+                charset="utf8mb4",
+            )
         except pymysql.MySQLError as exc:
             raise self._lost(exc) from exc
         self.link = SourceLink(self.connection)
@@ -246,10 +279,14 @@ class Receiver(ChannelThread):
             raise self._lost(exc) from exc
         self.channel.io_connected = True
         self.channel.clear_io_error()
-        errorlog.log(_log, logging.INFO,
-                     f"Replica I/O thread for channel '': connected to source "
-                     f"'{info.user}@{info.host}:{info.port}',replication started in log "
-                     f"'{info.log_file or 'FIRST'}' at position {info.log_pos}", code=10562)
+        errorlog.log(
+            _log,
+            logging.INFO,
+            f"Replica I/O thread for channel '': connected to source "
+            f"'{info.user}@{info.host}:{info.port}',replication started in log "
+            f"'{info.log_file or 'FIRST'}' at position {info.log_pos}",
+            code=10562,
+        )
 
     def _lost(self, exc: Exception) -> Exception:
         return _failure(*_error_of(exc))
@@ -261,26 +298,30 @@ class Receiver(ChannelThread):
 
     def _check_source(self) -> None:
         info = self.channel.master_info
-        (server_id, server_uuid), = self._query("SELECT @@GLOBAL.server_id, @@GLOBAL.server_uuid")
+        ((server_id, server_uuid),) = self._query("SELECT @@GLOBAL.server_id, @@GLOBAL.server_uuid")
         if int(server_id) == self.server.server_id:
-            raise MySQLError.of(ER_SLAVE_FATAL_ERROR,
-                                "The replica I/O thread stops because source and replica "
-                                "have equal MySQL server ids; these ids must be different "
-                                "for replication to work (or the --replicate-same-server-id "
-                                "option must be used on replica but this does not always "
-                                "make sense; please check the manual before using it).")
+            raise MySQLError.of(
+                ER_SLAVE_FATAL_ERROR,
+                "The replica I/O thread stops because source and replica "
+                "have equal MySQL server ids; these ids must be different "
+                "for replication to work (or the --replicate-same-server-id "
+                "option must be used on replica but this does not always "
+                "make sense; please check the manual before using it).",
+            )
         if str(server_uuid) == self.server.server_uuid_text:
-            raise MySQLError.of(ER_SLAVE_FATAL_ERROR,
-                                "The replica I/O thread stops because source and replica "
-                                "have equal MySQL server UUIDs; these UUIDs must be different "
-                                "for replication to work.")
+            raise MySQLError.of(
+                ER_SLAVE_FATAL_ERROR,
+                "The replica I/O thread stops because source and replica "
+                "have equal MySQL server UUIDs; these UUIDs must be different "
+                "for replication to work.",
+            )
         info.master_server_id, info.master_uuid = int(server_id), str(server_uuid)
 
     def _prepare_dump(self) -> None:
         info = self.channel.master_info
         self._query(f"SET @master_heartbeat_period = {nanoseconds(info.heartbeat_period)}")
         self._query("SET @master_binlog_checksum = @@global.binlog_checksum")
-        (checksum,), = self._query("SELECT @master_binlog_checksum")
+        ((checksum,),) = self._query("SELECT @master_binlog_checksum")
         self.source_checksum = str(checksum).upper() == "CRC32"
         uuid_text = self.server.server_uuid_text
         self._query(f"SET @slave_uuid = '{uuid_text}', @replica_uuid = '{uuid_text}'")
@@ -289,9 +330,15 @@ class Receiver(ChannelThread):
         self.set_state(STATE_REGISTERING)
         host = str(self.server.variables.get_global("report_host") or "").encode()[:255]
         port = int(self.server.variables.get_global("report_port") or self.server.port)
-        payload = (struct.pack("<I", self.server.server_id) + bytes((len(host),)) + host +
-                   b"\x00\x00" + struct.pack("<HII", port & 0xFFFF, 0, 0))
+        payload = (
+            struct.pack("<I", self.server.server_id)
+            + bytes((len(host),))
+            + host
+            + b"\x00\x00"
+            + struct.pack("<HII", port & 0xFFFF, 0, 0)
+        )
         import pymysql
+
         try:
             self.connection._execute_command(COM_REGISTER_SLAVE, payload)
             self.connection._read_packet()
@@ -299,12 +346,14 @@ class Receiver(ChannelThread):
             code, message = _error_of(lost)
             if code in NETWORK_ERRORS or code >= 2000:
                 raise
-            raise MySQLError.of(ER_SLAVE_MASTER_COM_FAILURE, "COM_REGISTER_REPLICA", message,
-                                code) from lost
+            raise MySQLError.of(
+                ER_SLAVE_MASTER_COM_FAILURE, "COM_REGISTER_REPLICA", message, code
+            ) from lost
         except pymysql.MySQLError as exc:
             code, message = _error_of(exc)
-            raise MySQLError.of(ER_SLAVE_MASTER_COM_FAILURE, "COM_REGISTER_REPLICA", message,
-                                code) from exc
+            raise MySQLError.of(
+                ER_SLAVE_MASTER_COM_FAILURE, "COM_REGISTER_REPLICA", message, code
+            ) from exc
 
     def _request_dump(self, flags: BinlogDumpFlags) -> None:
         self.set_state(STATE_REQUESTING)
@@ -314,8 +363,12 @@ class Receiver(ChannelThread):
             gtids = self.server.binlog.gtids_logged().union(channel.retrieved_gtids)
             data = gtids.encode()
             name = b""
-            payload = (struct.pack("<HII", int(flags), self.server.server_id, len(name)) + name
-                       + struct.pack("<QI", 4, len(data)) + data)
+            payload = (
+                struct.pack("<HII", int(flags), self.server.server_id, len(name))
+                + name
+                + struct.pack("<QI", 4, len(data))
+                + data
+            )
             command = COM_BINLOG_DUMP_GTID
         else:
             info.log_file, info.log_pos = channel.boundary
@@ -359,8 +412,7 @@ class Receiver(ChannelThread):
                 event = relay.after_read_event(self.event_param(), event)
             synced = self._queue(event)
             if not relay.is_empty("after_queue_event"):  # the position after this event
-                flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced \
-                    else BinlogRelayFlags.NONE
+                flags = BinlogRelayFlags.BINLOG_RELAY_IS_SYNCED if synced else BinlogRelayFlags.NONE
                 relay.after_queue_event(self.event_param(), event, flags)
             if self._in_transaction and self.server.crash.armed:
                 self._fault(event)
@@ -371,11 +423,18 @@ class Receiver(ChannelThread):
         """The ``stop_io_inside_transaction`` fault point (see rpl.core.debug): the
         thread ends as a STOP SLAVE IO_THREAD between two events would end it.
         """
-        if raw[4] == QUERY_EVENT and self._tracker.state == "inside" and \
-                not self._statement(raw).startswith(b"BEGIN") and \
-                self.server.crash.fire_once("stop_io_inside_transaction"):
-            errorlog.log(_log, logging.WARNING, "Fault point stop_io_inside_transaction: "
-                         "stopping the receiver", code=10000)
+        if (
+            raw[4] == QUERY_EVENT
+            and self._tracker.state == "inside"
+            and not self._statement(raw).startswith(b"BEGIN")
+            and self.server.crash.fire_once("stop_io_inside_transaction")
+        ):
+            errorlog.log(
+                _log,
+                logging.WARNING,
+                "Fault point stop_io_inside_transaction: stopping the receiver",
+                code=10000,
+            )
             raise ReceiverStopped()
 
     def _queue(self, raw: bytes) -> bool:
@@ -405,8 +464,10 @@ class Receiver(ChannelThread):
         if not self._in_transaction and code in _FILE_EVENTS:
             channel.boundary = (info.log_file, info.log_pos)
         if code in (PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT) or (
-                server_id == self.server.server_id and code != ROTATE_EVENT
-                and code != FORMAT_DESCRIPTION_EVENT):
+            server_id == self.server.server_id
+            and code != ROTATE_EVENT
+            and code != FORMAT_DESCRIPTION_EVENT
+        ):
             self._track(code, raw, write=False)
             return False
         converted = convert_checksum(raw, has_crc=has_crc, want_crc=channel.relay_log.checksum)
@@ -442,8 +503,13 @@ class Receiver(ChannelThread):
             self._in_transaction = True
             self._tracker.feed(code)
             return False
-        if code in (ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT, HEARTBEAT_LOG_EVENT,
-                    PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT):
+        if code in (
+            ROTATE_EVENT,
+            FORMAT_DESCRIPTION_EVENT,
+            HEARTBEAT_LOG_EVENT,
+            PREVIOUS_GTIDS_LOG_EVENT,
+            STOP_EVENT,
+        ):
             return False
         synced = False
         if self._tracker.feed(code, self._statement(raw) if code == QUERY_EVENT else b""):
@@ -458,7 +524,8 @@ class Receiver(ChannelThread):
             channel.boundary = (info.log_file, info.log_pos)
             channel.relay_log.rotate_if_full(
                 channel.retrieved_gtids.copy,
-                SourcePosition(info.log_file, info.log_pos, info.master_server_id))
+                SourcePosition(info.log_file, info.log_pos, info.master_server_id),
+            )
             self._since_save += 1
             crash = self.server.crash
             if write:
@@ -476,11 +543,12 @@ class Receiver(ChannelThread):
         """
         end = len(raw) - (CHECKSUM_LEN if self.source_checksum else 0)
         _, _, _, db_at, db_len = query_layout(raw, HEADER_LEN, end)
-        return raw[HEADER_LEN + db_at + db_len + 1:end]
+        return raw[HEADER_LEN + db_at + db_len + 1 : end]
 
     def _corrupt(self, detail: str) -> MySQLError:
-        return MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
-                             f"could not queue event from source ({detail})")
+        return MySQLError.of(
+            ER_SLAVE_RELAY_LOG_WRITE_FAILURE, f"could not queue event from source ({detail})"
+        )
 
     def _close_connection(self) -> None:
         connection, self.connection, self.link = self.connection, None, None
@@ -492,8 +560,9 @@ class Receiver(ChannelThread):
 
 
 def _write_failure(os_error: OSError) -> MySQLError:
-    return MySQLError.of(ER_SLAVE_RELAY_LOG_WRITE_FAILURE,
-                         f"could not queue event from source: {os_error}")
+    return MySQLError.of(
+        ER_SLAVE_RELAY_LOG_WRITE_FAILURE, f"could not queue event from source: {os_error}"
+    )
 
 
 def source_error(payload: bytes) -> Exception:

@@ -58,9 +58,11 @@ if TYPE_CHECKING:
     from rpl.core.replication.channel_state import ChannelState
 
 _log = errorlog.logger("relay_log_recovery")
-REMEDY = ("RESET SLAVE discards the relay logs; START SLAVE then fetches again what was not "
-          "applied, from the executed GTIDs with SOURCE_AUTO_POSITION=1, otherwise from the "
-          "source's first binlog, skipping the GTIDs already executed")
+REMEDY = (
+    "RESET SLAVE discards the relay logs; START SLAVE then fetches again what was not "
+    "applied, from the executed GTIDs with SOURCE_AUTO_POSITION=1, otherwise from the "
+    "source's first binlog, skipping the GTIDs already executed"
+)
 """What to do about relay log damage recovery cannot repair (no loss either way)."""
 _TYPE_CODE: Final = HEADER_AT["type_code"]
 _LOG_POS: Final = HEADER_AT["log_pos"]
@@ -77,12 +79,16 @@ def recover_relay_log(channel: ChannelState) -> None:
     last = channel.relay_log.path(present[-1])
     scans = [RelayScan(channel.server.server_id)]
     try:
-        truncate_tail(last, "relay log", relay=True, visit=scans[0].visit,
-                      wanted=RelayScan.WANTED)
+        truncate_tail(last, "relay log", relay=True, visit=scans[0].visit, wanted=RelayScan.WANTED)
     except LogCorrupt as exc:
-        errorlog.log(_log, logging.ERROR, f"Relay log {last.name} is damaged at position "
-                     f"{exc.position}: {exc.reason}. It is left as it is; the applier stops "
-                     f"there ({REMEDY})", code=10000)
+        errorlog.log(
+            _log,
+            logging.ERROR,
+            f"Relay log {last.name} is damaged at position "
+            f"{exc.position}: {exc.reason}. It is left as it is; the applier stops "
+            f"there ({REMEDY})",
+            code=10000,
+        )
     _clamp_applier_position(channel, present[-1])
     _scan_older(channel, present[:-1], scans)
     found = _source_position(scans)
@@ -92,8 +98,13 @@ def recover_relay_log(channel: ChannelState) -> None:
     channel.boundary = (log_file, log_pos)
     channel.master_info.log_file, channel.master_info.log_pos = log_file, log_pos
     channel.retrieved_gtids = retrieved
-    errorlog.log(_log, logging.INFO, f"Relay log recovery: the receiver restarts at source log "
-                 f"'{log_file}' position {log_pos}; retrieved GTIDs '{retrieved}'", code=10000)
+    errorlog.log(
+        _log,
+        logging.INFO,
+        f"Relay log recovery: the receiver restarts at source log "
+        f"'{log_file}' position {log_pos}; retrieved GTIDs '{retrieved}'",
+        code=10000,
+    )
 
 
 def _fix_index(channel: ChannelState) -> list[str]:
@@ -115,11 +126,20 @@ def _fix_index(channel: ChannelState) -> list[str]:
     relay_log.index.rewrite(keep)
     dropped = sorted(set(names) - set(keep))
     if dropped:
-        errorlog.log(_log, logging.WARNING, f"Relay log files missing from the index were "
-                     f"dropped from it: {dropped}", code=10000)
+        errorlog.log(
+            _log,
+            logging.WARNING,
+            f"Relay log files missing from the index were dropped from it: {dropped}",
+            code=10000,
+        )
     if gaps:
-        errorlog.log(_log, logging.ERROR, f"Relay log files not yet applied are missing: "
-                     f"{gaps}; the applier stops at the first of them ({REMEDY})", code=10000)
+        errorlog.log(
+            _log,
+            logging.ERROR,
+            f"Relay log files not yet applied are missing: "
+            f"{gaps}; the applier stops at the first of them ({REMEDY})",
+            code=10000,
+        )
     return present
 
 
@@ -132,9 +152,14 @@ def _clamp_applier_position(channel: ChannelState, last: str) -> None:
     if info.relay_log_file == last:
         size = channel.relay_log.path(last).stat().st_size
         if info.relay_log_pos > size:
-            errorlog.log(_log, logging.WARNING, f"Relay log recovery: the applier position "
-                         f"{last}:{info.relay_log_pos} is past the end of the relay log; it "
-                         f"moves to {size}", code=10000)
+            errorlog.log(
+                _log,
+                logging.WARNING,
+                f"Relay log recovery: the applier position "
+                f"{last}:{info.relay_log_pos} is past the end of the relay log; it "
+                f"moves to {size}",
+                code=10000,
+            )
             info.relay_log_pos = size
 
 
@@ -168,8 +193,10 @@ class RelayScan:
             self._pending = (sid, gno)
         elif code == FORMAT_DESCRIPTION_EVENT:
             fd = decode_event(raw, checksum=False)[1]
-            self._checksum = isinstance(fd, FormatDescriptionEvent) and \
-                fd.checksum_alg == BINLOG_CHECKSUM_ALG_CRC32
+            self._checksum = (
+                isinstance(fd, FormatDescriptionEvent)
+                and fd.checksum_alg == BINLOG_CHECKSUM_ALG_CRC32
+            )
         elif code in (PREVIOUS_GTIDS_LOG_EVENT, ROTATE_EVENT):
             self._file_event(*decode_event(raw, checksum=self._checksum))
         elif ends and self._pending is not None:
@@ -179,7 +206,7 @@ class RelayScan:
                 known = self._sids[sid] = uuid.UUID(bytes=sid)
             self.gtids.add(known, gno)
             self._pending = None
-            log_pos = int.from_bytes(raw[_LOG_POS:_LOG_POS + 4], "little")
+            log_pos = int.from_bytes(raw[_LOG_POS : _LOG_POS + 4], "little")
             if self._source_file and log_pos:
                 self.position = (self._source_file, log_pos)
 
@@ -194,8 +221,7 @@ class RelayScan:
                     self.position = (self._source_file, event.position)
 
 
-def _scan_older(channel: ChannelState, names: list[str],
-                scans: list[RelayScan]) -> None:
+def _scan_older(channel: ChannelState, names: list[str], scans: list[RelayScan]) -> None:
     """Scan files before the newest, newest first, until one says where the source
     position is (the newest file may hold nothing complete yet).
     """
@@ -204,12 +230,18 @@ def _scan_older(channel: ChannelState, names: list[str],
         if scans[-1].position is not None:
             return
         scan = RelayScan(own_id)
-        prefix = scan_valid_prefix(channel.relay_log.path(name), check_log_pos=False,
-                                   visit=scan.visit, wanted=scan.WANTED)
+        prefix = scan_valid_prefix(
+            channel.relay_log.path(name), check_log_pos=False, visit=scan.visit, wanted=scan.WANTED
+        )
         if prefix.error is not None:
-            errorlog.log(_log, logging.ERROR, f"Relay log {name} is damaged before its end "
-                         f"({prefix.error}); the receiver position comes from the events "
-                         f"before it", code=10000)
+            errorlog.log(
+                _log,
+                logging.ERROR,
+                f"Relay log {name} is damaged before its end "
+                f"({prefix.error}); the receiver position comes from the events "
+                f"before it",
+                code=10000,
+            )
         scans.append(scan)
 
 
@@ -224,8 +256,7 @@ def _source_position(scans: list[RelayScan]) -> tuple[tuple[str, int], GtidSet] 
     retrieved = GtidSet()
     for scan in scans:
         retrieved = retrieved.union(scan.gtids)
-    previous = next((scan.previous for scan in reversed(scans) if scan.previous is not None),
-                    None)
+    previous = next((scan.previous for scan in reversed(scans) if scan.previous is not None), None)
     return position, retrieved.union(previous) if previous is not None else retrieved
 
 
@@ -239,9 +270,14 @@ def _discard(channel: ChannelState) -> None:
     if info.master_log_file:
         channel.boundary = (info.master_log_file, max(4, info.master_log_pos))
         channel.master_info.log_file, channel.master_info.log_pos = channel.boundary
-    channel.relay_info = RelayLogInfo(master_log_file=info.master_log_file,
-                                      master_log_pos=info.master_log_pos)
-    errorlog.log(_log, logging.WARNING,
-                 f"Relay log recovery: relay logs discarded (relay_log_recovery=ON); the "
-                 f"receiver restarts at source log '{info.master_log_file or 'FIRST'}' position "
-                 f"{max(4, info.master_log_pos)}", code=13117)
+    channel.relay_info = RelayLogInfo(
+        master_log_file=info.master_log_file, master_log_pos=info.master_log_pos
+    )
+    errorlog.log(
+        _log,
+        logging.WARNING,
+        f"Relay log recovery: relay logs discarded (relay_log_recovery=ON); the "
+        f"receiver restarts at source log '{info.master_log_file or 'FIRST'}' position "
+        f"{max(4, info.master_log_pos)}",
+        code=13117,
+    )

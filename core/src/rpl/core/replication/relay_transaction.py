@@ -78,8 +78,9 @@ class RelayTransaction:
         return statement
 
 
-def apply_transaction(session: Session, transaction: RelayTransaction, retries: int,
-                      stopping: Callable[[], bool]) -> None:
+def apply_transaction(
+    session: Session, transaction: RelayTransaction, retries: int, stopping: Callable[[], bool]
+) -> None:
     """Apply ``transaction`` in ``session``, retrying a lock wait timeout or deadlock up
     to ``retries`` times; MySQLError (MySQL's Last_SQL_Error wording) if it fails.
     """
@@ -133,11 +134,11 @@ def sql_error(exc: MySQLError, transaction: RelayTransaction) -> MySQLError:
     """``exc`` as Last_SQL_Error words it: "Error '...' on query. Default database: ..."."""
     if exc.message.startswith("Error '"):
         return exc
-    query = next(((db, text) for db, text in transaction.statements
-                  if text not in ("BEGIN", "COMMIT")), None)
+    query = next(
+        ((db, text) for db, text in transaction.statements if text not in ("BEGIN", "COMMIT")), None
+    )
     if query is None:
         return exc
     db, text = query
-    message = (f"Error '{exc.message}' on query. Default database: '{db}'. "
-               f"Query: '{text[:1024]}'")
+    message = f"Error '{exc.message}' on query. Default database: '{db}'. Query: '{text[:1024]}'"
     return MySQLError(exc.errno, exc.sqlstate, message)

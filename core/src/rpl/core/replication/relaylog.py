@@ -67,9 +67,16 @@ class SourcePosition:
 class RelayLog:
     """The replica's relay log files (one channel)."""
 
-    def __init__(self, directory: Path, basename: str, server_id: int, checksum: bool,
-                 sync_every: Callable[[], int], max_size: Callable[[], int],
-                 crash: CrashPoints | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        basename: str,
+        server_id: int,
+        checksum: bool,
+        sync_every: Callable[[], int],
+        max_size: Callable[[], int],
+        crash: CrashPoints | None = None,
+    ) -> None:
         self.directory = directory
         self.basename = basename
         self.server_id = server_id
@@ -120,9 +127,13 @@ class RelayLog:
             fd = os.open(self.directory / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
             data = file_header(self.server_id, self.checksum, previous_gtids, True)
             if source is not None:
-                data += encode_event(RotateEvent(source.pos, source.file),
-                                     server_id=source.server_id, timestamp=0,
-                                     flags=LOG_EVENT_ARTIFICIAL_F, checksum=self.checksum)
+                data += encode_event(
+                    RotateEvent(source.pos, source.file),
+                    server_id=source.server_id,
+                    timestamp=0,
+                    flags=LOG_EVENT_ARTIFICIAL_F,
+                    checksum=self.checksum,
+                )
             os.write(fd, data)
             os.fsync(fd)
             self.index.append(name)
@@ -148,8 +159,7 @@ class RelayLog:
             if self._fd >= 0:
                 self._close_locked(next_file=True)
 
-    def rotate_if_full(self, previous_gtids: Callable[[], GtidSet],
-                       source: SourcePosition) -> None:
+    def rotate_if_full(self, previous_gtids: Callable[[], GtidSet], source: SourcePosition) -> None:
         """At a transaction boundary (``source``): start a new file if this one is full,
         its PREVIOUS_GTIDS from ``previous_gtids()`` (called only then).
         """
@@ -170,7 +180,7 @@ class RelayLog:
         """
         with self._lock:
             if "crash_in_relay_log_event_write" in self._crash.armed:
-                self._write(bytes(self._unwritten) + raw[:len(raw) // 2])
+                self._write(bytes(self._unwritten) + raw[: len(raw) // 2])
                 self._crash.hit("crash_in_relay_log_event_write")
             self._unwritten += raw
             every = self._sync_every()
@@ -242,9 +252,9 @@ class RelayLog:
             names = self.index.names()
             if name not in names:
                 return
-            keep = names[names.index(name):]
+            keep = names[names.index(name) :]
             self.index.rewrite(keep)
-            for old in names[:names.index(name)]:
+            for old in names[: names.index(name)]:
                 self.path(old).unlink(missing_ok=True)
 
     def reset(self) -> None:

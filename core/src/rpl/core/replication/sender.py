@@ -130,17 +130,29 @@ class BinlogSender:
         try:
             self._check_replica_checksum()
             self.file, self.position = self._start_position()
-            param = TransmitParam(self.request.server_id, self.connection.thread_id,
-                                  self.request.flags, self.connection.host, session.user,
-                                  self.net, SessionUserVariables(session))
+            param = TransmitParam(
+                self.request.server_id,
+                self.connection.thread_id,
+                self.request.flags,
+                self.connection.host,
+                session.user,
+                self.net,
+                SessionUserVariables(session),
+            )
             dump = self.server.delegates.binlog_transmit.transmit_start(
-                param, self.file, self.position)
-            self._flush_each = bool(dump.observed) and not \
-                self.server.delegates.binlog_transmit.is_empty("after_send_event")
-            errorlog.log(_log, logging.INFO,
-                         f"Start binlog_dump to source_thread_id({self.connection.thread_id}) "
-                         f"replica_server({self.request.server_id}), pos({self.file}, "
-                         f"{self.position})", code=10179)
+                param, self.file, self.position
+            )
+            self._flush_each = bool(
+                dump.observed
+            ) and not self.server.delegates.binlog_transmit.is_empty("after_send_event")
+            errorlog.log(
+                _log,
+                logging.INFO,
+                f"Start binlog_dump to source_thread_id({self.connection.thread_id}) "
+                f"replica_server({self.request.server_id}), pos({self.file}, "
+                f"{self.position})",
+                code=10179,
+            )
             self._send_files(dump)
         except DumpEnded:
             pass
@@ -161,8 +173,9 @@ class BinlogSender:
 
     def _send_error(self, error: MySQLError) -> None:
         try:
-            self.connection.channel.write(rsp.err_packet(error.errno, error.sqlstate,
-                                                         error.message))
+            self.connection.channel.write(
+                rsp.err_packet(error.errno, error.sqlstate, error.message)
+            )
         except OSError:
             pass
 
@@ -175,8 +188,7 @@ class BinlogSender:
 
     def _heartbeat_period(self) -> float:
         try:
-            value = SessionUserVariables(self.session).get_user_var_int(
-                "master_heartbeat_period")
+            value = SessionUserVariables(self.session).get_user_var_int("master_heartbeat_period")
         except UserVariableNotFound:
             value = None
         return (value or 0) / 1e9
@@ -185,10 +197,12 @@ class BinlogSender:
         announced = self._user_var("master_binlog_checksum")
         if self.checksum and announced is None:
             name = self.request.file
-            raise fatal("Replica can not handle replication events with the checksum that "
-                        f"source is configured to log; the first event '{name}' at "
-                        f"{self.request.position}, the last event read from './{name}' at 4, "
-                        f"the last byte read from './{name}' at 4.")
+            raise fatal(
+                "Replica can not handle replication events with the checksum that "
+                f"source is configured to log; the first event '{name}' at "
+                f"{self.request.position}, the last event read from './{name}' at 4, "
+                f"the last byte read from './{name}' at 4."
+            )
 
     def _start_position(self) -> tuple[str, int]:
         names = self.binlog.index.names()
@@ -203,12 +217,13 @@ class BinlogSender:
         path = self.binlog.directory / name
         size = path.stat().st_size
         if position > size:
-            raise fatal("Client requested source to start replication from position > "
-                        "file size")
+            raise fatal("Client requested source to start replication from position > file size")
         if position > 4 and not self._is_event_boundary(name, position):
-            raise fatal(f"Client requested source to start replication from impossible "
-                        f"position; the first event '{name}' at {position}, the last event "
-                        f"read from './{name}' at 4, the last byte read from './{name}' at 4.")
+            raise fatal(
+                f"Client requested source to start replication from impossible "
+                f"position; the first event '{name}' at {position}, the last event "
+                f"read from './{name}' at 4, the last byte read from './{name}' at 4."
+            )
         return name, position
 
     def _is_event_boundary(self, name: str, position: int) -> bool:
@@ -228,20 +243,24 @@ class BinlogSender:
         purged = self.server.gtid_purged()
         if not purged.is_subset(wanted):
             missing = purged.difference(wanted)
-            raise fatal("Cannot replicate because the source purged required binary logs. "
-                        "Replicate the missing transactions from elsewhere, or provision a "
-                        "new replica from backup. Consider increasing the source's binary "
-                        "log expiration period. The GTID set sent by the replica is "
-                        f"'{wanted}', and the missing transactions are '{missing}'")
+            raise fatal(
+                "Cannot replicate because the source purged required binary logs. "
+                "Replicate the missing transactions from elsewhere, or provision a "
+                "new replica from backup. Consider increasing the source's binary "
+                "log expiration period. The GTID set sent by the replica is "
+                f"'{wanted}', and the missing transactions are '{missing}'"
+            )
         own = GtidSet()
         logged = self.binlog.gtids_logged()
         sid = self.server.server_uuid
         for start, end in wanted.intervals(sid):
             own.add_interval(sid, start, end)
         if not own.is_subset(logged):
-            raise fatal("Cannot replicate because the source has fewer transactions than "
-                        "the replica: the replica has GTIDs of the source's server_uuid that "
-                        "the source never logged")
+            raise fatal(
+                "Cannot replicate because the source has fewer transactions than "
+                "the replica: the replica has GTIDs of the source's server_uuid that "
+                "the source never logged"
+            )
         for name in reversed(names):
             previous = previous_gtids(self.binlog.directory / name, check_log_pos=False)
             if previous is not None and previous.is_subset(wanted):
@@ -264,8 +283,10 @@ class BinlogSender:
     def _next_file(self, dump: DumpObservers, name: str) -> str:
         names = self.binlog.index.names()
         if name not in names:
-            raise fatal(f"could not find next log; the binary log '{name}' was purged or "
-                        f"reset while the dump was reading it")
+            raise fatal(
+                f"could not find next log; the binary log '{name}' was purged or "
+                f"reset while the dump was reading it"
+            )
         index = names.index(name)
         while index + 1 >= len(names):
             self._idle_wait(dump, self.binlog.end)
@@ -284,12 +305,10 @@ class BinlogSender:
             self._send_fake_rotate(dump, name, start)
             fd_raw = tail.read_one(self._limit(name, tail))
             if fd_raw is None or fd_raw[4] != FORMAT_DESCRIPTION_EVENT:
-                raise fatal(f"binary log '{name}' does not start with a FORMAT_DESCRIPTION "
-                            f"event")
+                raise fatal(f"binary log '{name}' does not start with a FORMAT_DESCRIPTION event")
             self.checksum = event_checksum_alg(fd_raw) == 1
             log_pos = 0 if start > 4 else int.from_bytes(fd_raw[13:17], "little")
-            self._send(dump, artificial(fd_raw, log_pos=log_pos, checksum=True), name,
-                       log_pos)
+            self._send(dump, artificial(fd_raw, log_pos=log_pos, checksum=True), name, log_pos)
             tail.position = max(start, tail.position)
             self._flush()
             while True:
@@ -302,8 +321,10 @@ class BinlogSender:
                     continue
                 if self.binlog.end.file != name and tail.position >= tail.size():
                     return  # finished without a ROTATE (the server stopped): next file
-                if self.request.flags & BinlogDumpFlags.BINLOG_DUMP_NON_BLOCK or \
-                        self.request.server_id == 0:
+                if (
+                    self.request.flags & BinlogDumpFlags.BINLOG_DUMP_NON_BLOCK
+                    or self.request.server_id == 0
+                ):
                     self.connection.channel.write(rsp.eof_packet())
                     raise DumpEnded()
                 self._state(STATE_IDLE)
@@ -313,8 +334,7 @@ class BinlogSender:
         end = self.binlog.end
         return end.pos if end.file == name else tail.size()
 
-    def _send_batch(self, dump: DumpObservers, name: str,
-                    events: list[tuple[int, bytes]]) -> bool:
+    def _send_batch(self, dump: DumpObservers, name: str, events: list[tuple[int, bytes]]) -> bool:
         """Send ``events``; True when a ROTATE ended the file."""
         rotated = False
         for _, raw in events:
@@ -336,11 +356,18 @@ class BinlogSender:
     def _fault(self, raw: bytes) -> None:
         """The ``dump_cut_mid_transaction`` fault point (see rpl.core.debug)."""
         _, event = decode_event(raw, checksum=self.checksum)
-        if isinstance(event, QueryEvent) and event.query == "BEGIN" and \
-                self.server.crash.fire_once("dump_cut_mid_transaction"):
+        if (
+            isinstance(event, QueryEvent)
+            and event.query == "BEGIN"
+            and self.server.crash.fire_once("dump_cut_mid_transaction")
+        ):
             self._flush()
-            errorlog.log(_log, logging.WARNING, "Fault point dump_cut_mid_transaction: "
-                         "dropping the replica's connection", code=10000)
+            errorlog.log(
+                _log,
+                logging.WARNING,
+                "Fault point dump_cut_mid_transaction: dropping the replica's connection",
+                code=10000,
+            )
             raise DumpEnded()
 
     def _skip(self, raw: bytes) -> bool:
@@ -360,9 +387,14 @@ class BinlogSender:
         return True
 
     def _send_fake_rotate(self, dump: DumpObservers, name: str, position: int) -> None:
-        raw = encode_event(RotateEvent(position, name), server_id=self.server.server_id,
-                           timestamp=0, log_pos=0, flags=LOG_EVENT_ARTIFICIAL_F,
-                           checksum=self.checksum)
+        raw = encode_event(
+            RotateEvent(position, name),
+            server_id=self.server.server_id,
+            timestamp=0,
+            log_pos=0,
+            flags=LOG_EVENT_ARTIFICIAL_F,
+            checksum=self.checksum,
+        )
         self._send(dump, raw, name, 0)
 
     def _send(self, dump: DumpObservers, raw: bytes, name: str, log_pos: int) -> None:
@@ -391,8 +423,7 @@ class BinlogSender:
         """Wait for the binlog to grow; heartbeat when due; end the dump if asked to."""
         timeout = IDLE_CHECK
         if self.heartbeat:
-            timeout = max(0.001, min(timeout, self._last_sent + self.heartbeat -
-                                     time.monotonic()))
+            timeout = max(0.001, min(timeout, self._last_sent + self.heartbeat - time.monotonic()))
         grew = self.binlog.wait_for_update(end, timeout) != end  # type: ignore[arg-type]
         if self.session.killed or self.server.stopping or self.net.peer_closed:
             raise DumpEnded()
@@ -406,9 +437,14 @@ class BinlogSender:
         packet of the dump: a semisync replica expects its header on each), but no
         ``before_send_event`` / ``after_send_event``: a heartbeat is no binlog event.
         """
-        raw = encode_event(HeartbeatEvent(self.file), server_id=self.server.server_id,
-                           timestamp=0, log_pos=self.position, flags=LOG_EVENT_ARTIFICIAL_F,
-                           checksum=self.checksum)
+        raw = encode_event(
+            HeartbeatEvent(self.file),
+            server_id=self.server.server_id,
+            timestamp=0,
+            log_pos=self.position,
+            flags=LOG_EVENT_ARTIFICIAL_F,
+            checksum=self.checksum,
+        )
         try:
             packet = self.server.delegates.binlog_transmit.new_packet(dump, raw)
         except HookError as exc:

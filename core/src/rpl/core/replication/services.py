@@ -55,7 +55,7 @@ def _whole_payload(buffer: bytearray) -> bytes | None:
         length = _HEADER.unpack_from(buffer, at)[0] & _MAX_CHUNK
         if at + 4 + length > len(buffer):
             return None
-        parts.append(bytes(buffer[at + 4:at + 4 + length]))
+        parts.append(bytes(buffer[at + 4 : at + 4 + length]))
         at += 4 + length
         if length < _MAX_CHUNK:
             del buffer[:at]
@@ -208,6 +208,7 @@ class SourceLink:
     def query(self, statement: str) -> Sequence[Sequence[object]]:
         """Run ``statement`` on the source; its rows."""
         import pymysql
+
         try:
             with self.connection.cursor() as cursor:
                 cursor.execute(statement)
@@ -239,11 +240,11 @@ class SourceLink:
                     raise NetError("read timed out", timed_out=True)
             return stream.read()
         except (OSError, ConnectionClosed, ProtocolError) as exc:
-            raise NetError(f"read failed: {exc}", timed_out=isinstance(exc, TimeoutError)) \
-                from exc
+            raise NetError(f"read failed: {exc}", timed_out=isinstance(exc, TimeoutError)) from exc
 
     def _read_reply(self, timeout: float | None) -> bytes:
         import pymysql
+
         conn = self.connection
         saved = conn._read_timeout
         try:

@@ -98,9 +98,16 @@ def register_slave(hosts: ReplicaHosts, connection: Connection, payload: bytes) 
     replica_uuid = session.user_vars.get("replica_uuid") or session.user_vars.get("slave_uuid")
     if isinstance(replica_uuid, bytes):
         replica_uuid = replica_uuid.decode("utf-8", "replace")
-    hosts.add(connection.thread_id, ReplicaHost(
-        server_id, host, port, master_id or connection.server.server_id,
-        str(replica_uuid) if replica_uuid else ""))
+    hosts.add(
+        connection.thread_id,
+        ReplicaHost(
+            server_id,
+            host,
+            port,
+            master_id or connection.server.server_id,
+            str(replica_uuid) if replica_uuid else "",
+        ),
+    )
     connection.on_close.append(lambda: hosts.remove(connection.thread_id))
     connection.channel.write(rsp.ok_packet(status=connection.status(session)))
     return True
@@ -159,6 +166,7 @@ def register(commands: dict[int, CommandHandler], hosts: ReplicaHosts) -> None:
     records replicas in ``hosts``.
     """
     commands[COM_REGISTER_SLAVE] = lambda connection, payload: register_slave(
-        hosts, connection, payload)
+        hosts, connection, payload
+    )
     commands[COM_BINLOG_DUMP] = binlog_dump
     commands[COM_BINLOG_DUMP_GTID] = binlog_dump

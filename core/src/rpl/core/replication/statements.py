@@ -33,16 +33,25 @@ from rpl.core.sql import ast
 
 ADMIN_PRIVILEGES = ("SUPER", "REPLICATION_SLAVE_ADMIN")
 U32 = 4294967295
-STRING_OPTIONS = {"MASTER_HOST": "host", "MASTER_USER": "user", "MASTER_PASSWORD": "password",
-                  "MASTER_LOG_FILE": "log_file"}
-INTEGER_OPTIONS = {"MASTER_PORT": ("port", 0, 65535), "MASTER_LOG_POS": ("log_pos", 0, 2**64 - 1),
-                   "MASTER_CONNECT_RETRY": ("connect_retry", 1, U32),
-                   "MASTER_RETRY_COUNT": ("retry_count", 0, U32),
-                   "MASTER_AUTO_POSITION": ("auto_position", 0, 1)}
-IGNORED_OPTIONS = frozenset(("MASTER_SSL", "GET_MASTER_PUBLIC_KEY",
-                             "MASTER_SSL_VERIFY_SERVER_CERT"))
-MOVES_RECEIVER = frozenset(("MASTER_HOST", "MASTER_PORT", "MASTER_LOG_FILE", "MASTER_LOG_POS",
-                            "MASTER_AUTO_POSITION"))
+STRING_OPTIONS = {
+    "MASTER_HOST": "host",
+    "MASTER_USER": "user",
+    "MASTER_PASSWORD": "password",
+    "MASTER_LOG_FILE": "log_file",
+}
+INTEGER_OPTIONS = {
+    "MASTER_PORT": ("port", 0, 65535),
+    "MASTER_LOG_POS": ("log_pos", 0, 2**64 - 1),
+    "MASTER_CONNECT_RETRY": ("connect_retry", 1, U32),
+    "MASTER_RETRY_COUNT": ("retry_count", 0, U32),
+    "MASTER_AUTO_POSITION": ("auto_position", 0, 1),
+}
+IGNORED_OPTIONS = frozenset(
+    ("MASTER_SSL", "GET_MASTER_PUBLIC_KEY", "MASTER_SSL_VERIFY_SERVER_CERT")
+)
+MOVES_RECEIVER = frozenset(
+    ("MASTER_HOST", "MASTER_PORT", "MASTER_LOG_FILE", "MASTER_LOG_POS", "MASTER_AUTO_POSITION")
+)
 
 
 def register(dispatch: Dispatch, channel: ReplicaChannel, hosts: ReplicaHosts) -> None:
@@ -64,8 +73,7 @@ def _channel(channel: ReplicaChannel, name: str | None) -> ReplicaChannel:
 
 
 # ------------------------------------------------------------------ CHANGE MASTER
-def change_master(channel: ReplicaChannel, session: Session, stmt: ast.ChangeMaster
-                  ) -> Result:
+def change_master(channel: ReplicaChannel, session: Session, stmt: ast.ChangeMaster) -> Result:
     """CHANGE MASTER TO / CHANGE REPLICATION SOURCE TO."""
     session.require(*ADMIN_PRIVILEGES)
     channel = _channel(channel, stmt.channel)
@@ -79,8 +87,7 @@ def change_master(channel: ReplicaChannel, session: Session, stmt: ast.ChangeMas
         changes = _validated(session, channel, options)
         info = channel.master_info
         host_changed = any(k in options for k in ("MASTER_HOST", "MASTER_PORT"))
-        if host_changed and "MASTER_LOG_FILE" not in options and \
-                "MASTER_LOG_POS" not in options:
+        if host_changed and "MASTER_LOG_FILE" not in options and "MASTER_LOG_POS" not in options:
             info.log_file, info.log_pos = "", 4
         for field, value in changes.items():
             setattr(info, field, value)
@@ -93,8 +100,9 @@ def change_master(channel: ReplicaChannel, session: Session, stmt: ast.ChangeMas
     return Ok()
 
 
-def _validated(session: Session, channel: ReplicaChannel,
-               options: Mapping[str, object]) -> dict[str, object]:
+def _validated(
+    session: Session, channel: ReplicaChannel, options: Mapping[str, object]
+) -> dict[str, object]:
     changes: dict[str, object] = {}
     for name, value in options.items():
         if name in STRING_OPTIONS:
@@ -134,9 +142,15 @@ def _heartbeat(session: Session, value: object) -> float:
     if period < 0 or period > 4294967:
         raise MySQLError.of(ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE)
     if 0 < period < 0.001:
-        session.warn(MySQLError(1703, "HY000", "The requested value for the heartbeat "
-                                "period is less than 1 millisecond. The value is reset to 0, "
-                                "meaning that heartbeating will effectively be disabled."))
+        session.warn(
+            MySQLError(
+                1703,
+                "HY000",
+                "The requested value for the heartbeat "
+                "period is less than 1 millisecond. The value is reset to 0, "
+                "meaning that heartbeating will effectively be disabled.",
+            )
+        )
         return 0.0
     timeout = session.server.variables.global_float("replica_net_timeout")
     if period > timeout:
@@ -202,43 +216,108 @@ def reset_slave(channel: ReplicaChannel, session: Session, stmt: ast.ResetSlave)
 
 # ------------------------------------------------------------------ SHOW
 STATUS_COLUMNS = (
-    "Slave_IO_State", "Master_Host", "Master_User", "Master_Port", "Connect_Retry",
-    "Master_Log_File", "Read_Master_Log_Pos", "Relay_Log_File", "Relay_Log_Pos",
-    "Relay_Master_Log_File", "Slave_IO_Running", "Slave_SQL_Running", "Replicate_Do_DB",
-    "Replicate_Ignore_DB", "Replicate_Do_Table", "Replicate_Ignore_Table",
-    "Replicate_Wild_Do_Table", "Replicate_Wild_Ignore_Table", "Last_Errno", "Last_Error",
-    "Skip_Counter", "Exec_Master_Log_Pos", "Relay_Log_Space", "Until_Condition",
-    "Until_Log_File", "Until_Log_Pos", "Master_SSL_Allowed", "Master_SSL_CA_File",
-    "Master_SSL_CA_Path", "Master_SSL_Cert", "Master_SSL_Cipher", "Master_SSL_Key",
-    "Seconds_Behind_Master", "Master_SSL_Verify_Server_Cert", "Last_IO_Errno",
-    "Last_IO_Error", "Last_SQL_Errno", "Last_SQL_Error", "Replicate_Ignore_Server_Ids",
-    "Master_Server_Id", "Master_UUID", "Master_Info_File", "SQL_Delay", "SQL_Remaining_Delay",
-    "Slave_SQL_Running_State", "Master_Retry_Count", "Master_Bind",
-    "Last_IO_Error_Timestamp", "Last_SQL_Error_Timestamp", "Master_SSL_Crl",
-    "Master_SSL_Crlpath", "Retrieved_Gtid_Set", "Executed_Gtid_Set", "Auto_Position",
-    "Replicate_Rewrite_DB", "Channel_Name", "Master_TLS_Version", "Master_public_key_path",
-    "Get_master_public_key", "Network_Namespace",
+    "Slave_IO_State",
+    "Master_Host",
+    "Master_User",
+    "Master_Port",
+    "Connect_Retry",
+    "Master_Log_File",
+    "Read_Master_Log_Pos",
+    "Relay_Log_File",
+    "Relay_Log_Pos",
+    "Relay_Master_Log_File",
+    "Slave_IO_Running",
+    "Slave_SQL_Running",
+    "Replicate_Do_DB",
+    "Replicate_Ignore_DB",
+    "Replicate_Do_Table",
+    "Replicate_Ignore_Table",
+    "Replicate_Wild_Do_Table",
+    "Replicate_Wild_Ignore_Table",
+    "Last_Errno",
+    "Last_Error",
+    "Skip_Counter",
+    "Exec_Master_Log_Pos",
+    "Relay_Log_Space",
+    "Until_Condition",
+    "Until_Log_File",
+    "Until_Log_Pos",
+    "Master_SSL_Allowed",
+    "Master_SSL_CA_File",
+    "Master_SSL_CA_Path",
+    "Master_SSL_Cert",
+    "Master_SSL_Cipher",
+    "Master_SSL_Key",
+    "Seconds_Behind_Master",
+    "Master_SSL_Verify_Server_Cert",
+    "Last_IO_Errno",
+    "Last_IO_Error",
+    "Last_SQL_Errno",
+    "Last_SQL_Error",
+    "Replicate_Ignore_Server_Ids",
+    "Master_Server_Id",
+    "Master_UUID",
+    "Master_Info_File",
+    "SQL_Delay",
+    "SQL_Remaining_Delay",
+    "Slave_SQL_Running_State",
+    "Master_Retry_Count",
+    "Master_Bind",
+    "Last_IO_Error_Timestamp",
+    "Last_SQL_Error_Timestamp",
+    "Master_SSL_Crl",
+    "Master_SSL_Crlpath",
+    "Retrieved_Gtid_Set",
+    "Executed_Gtid_Set",
+    "Auto_Position",
+    "Replicate_Rewrite_DB",
+    "Channel_Name",
+    "Master_TLS_Version",
+    "Master_public_key_path",
+    "Get_master_public_key",
+    "Network_Namespace",
 )
-INTEGER_COLUMNS = frozenset((
-    "Master_Port", "Connect_Retry", "Read_Master_Log_Pos", "Relay_Log_Pos", "Last_Errno",
-    "Skip_Counter", "Exec_Master_Log_Pos", "Relay_Log_Space", "Until_Log_Pos",
-    "Seconds_Behind_Master", "Last_IO_Errno", "Last_SQL_Errno", "Master_Server_Id",
-    "Master_Retry_Count", "Auto_Position", "Get_master_public_key", "SQL_Delay"))
+INTEGER_COLUMNS = frozenset(
+    (
+        "Master_Port",
+        "Connect_Retry",
+        "Read_Master_Log_Pos",
+        "Relay_Log_Pos",
+        "Last_Errno",
+        "Skip_Counter",
+        "Exec_Master_Log_Pos",
+        "Relay_Log_Space",
+        "Until_Log_Pos",
+        "Seconds_Behind_Master",
+        "Last_IO_Errno",
+        "Last_SQL_Errno",
+        "Master_Server_Id",
+        "Master_Retry_Count",
+        "Auto_Position",
+        "Get_master_public_key",
+        "SQL_Delay",
+    )
+)
 
 
 def new_term(name: str) -> str:
     """A column's 8.0.22+ name (SHOW REPLICA STATUS)."""
-    return (name.replace("Get_master_public_key", "Get_Source_public_key")
-            .replace("Master_public_key_path", "Source_public_key_path")
-            .replace("Master", "Source").replace("Slave", "Replica"))
+    return (
+        name.replace("Get_master_public_key", "Get_Source_public_key")
+        .replace("Master_public_key_path", "Source_public_key_path")
+        .replace("Master", "Source")
+        .replace("Slave", "Replica")
+    )
 
 
 def show_slave_status(channel: ReplicaChannel, session: Session, stmt: ast.Show) -> Result:
     """SHOW SLAVE STATUS / SHOW REPLICA STATUS: one row once CHANGE MASTER ran."""
     session.require("SUPER", "REPLICATION CLIENT")
     names = [new_term(n) if stmt.new_terms else n for n in STATUS_COLUMNS]
-    columns = [int_column(new) if old in INTEGER_COLUMNS else text_column(new)
-               for old, new in zip(STATUS_COLUMNS, names, strict=True)]
+    columns = [
+        int_column(new) if old in INTEGER_COLUMNS else text_column(new)
+        for old, new in zip(STATUS_COLUMNS, names, strict=True)
+    ]
     if not channel.master_info.configured:
         return Rows(columns, [])
     return Rows(columns, [[_status(channel)[n] for n in STATUS_COLUMNS]])
@@ -257,32 +336,49 @@ def _status(channel: ReplicaChannel) -> dict[str, object]:
     sql_errno, sql_error, sql_when = channel.last_sql_error
     io_running = channel.io_running
     values: dict[str, object] = {name: "" for name in STATUS_COLUMNS}
-    values.update({
-        "Slave_IO_State": channel.io_state(),
-        "Master_Host": info.host, "Master_User": info.user, "Master_Port": info.port,
-        "Connect_Retry": info.connect_retry,
-        "Master_Log_File": info.log_file, "Read_Master_Log_Pos": info.log_pos,
-        "Relay_Log_File": relay.relay_log_file, "Relay_Log_Pos": relay.relay_log_pos,
-        "Relay_Master_Log_File": relay.master_log_file,
-        "Slave_IO_Running": _running(io_running, not channel.io_connected),
-        "Slave_SQL_Running": _running(channel.sql_running),
-        "Last_Errno": sql_errno, "Last_Error": sql_error, "Skip_Counter": 0,
-        "Exec_Master_Log_Pos": relay.master_log_pos,
-        "Relay_Log_Space": channel.relay_log.space(), "Until_Condition": "None",
-        "Until_Log_Pos": 0, "Master_SSL_Allowed": "No",
-        "Seconds_Behind_Master": channel.seconds_behind(),
-        "Master_SSL_Verify_Server_Cert": "No",
-        "Last_IO_Errno": io_errno, "Last_IO_Error": io_error,
-        "Last_SQL_Errno": sql_errno, "Last_SQL_Error": sql_error,
-        "Master_Server_Id": info.master_server_id, "Master_UUID": info.master_uuid,
-        "Master_Info_File": "mysql.slave_master_info", "SQL_Delay": 0,
-        "SQL_Remaining_Delay": None, "Slave_SQL_Running_State": channel.sql_state(),
-        "Master_Retry_Count": info.retry_count,
-        "Last_IO_Error_Timestamp": io_when, "Last_SQL_Error_Timestamp": sql_when,
-        "Retrieved_Gtid_Set": str(channel.retrieved_gtids),
-        "Executed_Gtid_Set": str(channel.server.binlog.gtid_executed),
-        "Auto_Position": int(info.auto_position), "Get_master_public_key": 0,
-    })
+    values.update(
+        {
+            "Slave_IO_State": channel.io_state(),
+            "Master_Host": info.host,
+            "Master_User": info.user,
+            "Master_Port": info.port,
+            "Connect_Retry": info.connect_retry,
+            "Master_Log_File": info.log_file,
+            "Read_Master_Log_Pos": info.log_pos,
+            "Relay_Log_File": relay.relay_log_file,
+            "Relay_Log_Pos": relay.relay_log_pos,
+            "Relay_Master_Log_File": relay.master_log_file,
+            "Slave_IO_Running": _running(io_running, not channel.io_connected),
+            "Slave_SQL_Running": _running(channel.sql_running),
+            "Last_Errno": sql_errno,
+            "Last_Error": sql_error,
+            "Skip_Counter": 0,
+            "Exec_Master_Log_Pos": relay.master_log_pos,
+            "Relay_Log_Space": channel.relay_log.space(),
+            "Until_Condition": "None",
+            "Until_Log_Pos": 0,
+            "Master_SSL_Allowed": "No",
+            "Seconds_Behind_Master": channel.seconds_behind(),
+            "Master_SSL_Verify_Server_Cert": "No",
+            "Last_IO_Errno": io_errno,
+            "Last_IO_Error": io_error,
+            "Last_SQL_Errno": sql_errno,
+            "Last_SQL_Error": sql_error,
+            "Master_Server_Id": info.master_server_id,
+            "Master_UUID": info.master_uuid,
+            "Master_Info_File": "mysql.slave_master_info",
+            "SQL_Delay": 0,
+            "SQL_Remaining_Delay": None,
+            "Slave_SQL_Running_State": channel.sql_state(),
+            "Master_Retry_Count": info.retry_count,
+            "Last_IO_Error_Timestamp": io_when,
+            "Last_SQL_Error_Timestamp": sql_when,
+            "Retrieved_Gtid_Set": str(channel.retrieved_gtids),
+            "Executed_Gtid_Set": str(channel.server.binlog.gtid_executed),
+            "Auto_Position": int(info.auto_position),
+            "Get_master_public_key": 0,
+        }
+    )
     return values
 
 
@@ -293,8 +389,12 @@ def show_slave_hosts(hosts: ReplicaHosts, session: Session, stmt: ast.Show) -> R
         names = ("Server_Id", "Host", "Port", "Source_Id", "Replica_UUID")
     else:
         names = ("Server_id", "Host", "Port", "Master_id", "Slave_UUID")
-    columns = [int_column(names[0]), text_column(names[1]), int_column(names[2]),
-               int_column(names[3]), text_column(names[4])]
-    rows = [[h.server_id, h.host, h.port, h.master_id, h.replica_uuid]
-            for h in hosts.rows()]
+    columns = [
+        int_column(names[0]),
+        text_column(names[1]),
+        int_column(names[2]),
+        int_column(names[3]),
+        text_column(names[4]),
+    ]
+    rows = [[h.server_id, h.host, h.port, h.master_id, h.replica_uuid] for h in hosts.rows()]
     return Rows(columns, rows)

@@ -29,12 +29,19 @@ def _say(text: str) -> None:
 
 
 def _deploy(args: argparse.Namespace) -> int:
-    sandbox = deploy(Path(args.dir).expanduser(), replicas=args.replicas,
-                     semisync=args.semisync, base_port=args.base_port, say=_say)
+    sandbox = deploy(
+        Path(args.dir).expanduser(),
+        replicas=args.replicas,
+        semisync=args.semisync,
+        base_port=args.base_port,
+        say=_say,
+    )
     print(f"sandbox deployed in {sandbox.directory}:")
     for spec in sandbox.nodes:
-        print(f"  {spec.name:<10} {spec.role:<8} port {spec.port}   "
-              f"{sandbox.directory / (spec.name + '.sh')}")
+        print(
+            f"  {spec.name:<10} {spec.role:<8} port {spec.port}   "
+            f"{sandbox.directory / (spec.name + '.sh')}"
+        )
     return 0
 
 
@@ -59,37 +66,55 @@ def _simple(action: Any, done: str) -> Any:
         action(sandbox)
         print(f"sandbox in {sandbox.directory}: {done}")
         return 0
+
     return run
 
 
 def add_parser(commands: Any) -> None:
     """The ``sandbox`` subcommand."""
     parser = commands.add_parser(
-        "sandbox", help="local replication topologies",
+        "sandbox",
+        help="local replication topologies",
         description="Local replication topologies of rpl server processes on loopback: "
-                    "deploy a source and its replicas, show their status, stop, start "
-                    "and destroy them.")
+        "deploy a source and its replicas, show their status, stop, start "
+        "and destroy them.",
+    )
     actions = parser.add_subparsers(dest="action", required=True)
     dir_help = f"sandbox directory (default {DEFAULT_DIR})"
     new = actions.add_parser("deploy", help="start a source and replicas")
-    new.add_argument("topology", choices=["replication"],
-                     help="replication: one source and its replicas")
-    new.add_argument("--replicas", type=int, default=2,
-                     help="replicas of the source, 0 to 9 (default %(default)s)")
-    new.add_argument("--semisync", choices=SEMISYNC_MODES, default="after_sync",
-                     help="the source's semisync wait point, or off for asynchronous "
-                          "replication (default %(default)s)")
-    new.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
-                     help="the nodes take the first free ports above it (default "
-                          "%(default)s)")
+    new.add_argument(
+        "topology", choices=["replication"], help="replication: one source and its replicas"
+    )
+    new.add_argument(
+        "--replicas",
+        type=int,
+        default=2,
+        help="replicas of the source, 0 to 9 (default %(default)s)",
+    )
+    new.add_argument(
+        "--semisync",
+        choices=SEMISYNC_MODES,
+        default="after_sync",
+        help="the source's semisync wait point, or off for asynchronous "
+        "replication (default %(default)s)",
+    )
+    new.add_argument(
+        "--base-port",
+        type=int,
+        default=DEFAULT_BASE_PORT,
+        help="the nodes take the first free ports above it (default %(default)s)",
+    )
     new.add_argument("--dir", default=str(DEFAULT_DIR), help=dir_help)
     new.set_defaults(run=_guarded(_deploy))
     shown = actions.add_parser("status", help="each node's role, state, GTIDs, lag, semisync")
     shown.add_argument("--dir", default=str(DEFAULT_DIR), help=dir_help)
     shown.add_argument("--json", action="store_true", help="print JSON")
     shown.set_defaults(run=_guarded(_status))
-    for name, action, done in (("stop", stop, "stopped"), ("start", start, "started"),
-                               ("destroy", destroy, "destroyed")):
+    for name, action, done in (
+        ("stop", stop, "stopped"),
+        ("start", start, "started"),
+        ("destroy", destroy, "destroyed"),
+    ):
         sub = actions.add_parser(name, help=f"{name} every node")
         sub.add_argument("--dir", default=str(DEFAULT_DIR), help=dir_help)
         sub.set_defaults(run=_guarded(_simple(action, done)))
@@ -103,4 +128,5 @@ def _guarded(run: Any) -> Any:
             print(f"rpl sandbox: {exc}", file=sys.stderr)
             return 1
         return code
+
     return guarded

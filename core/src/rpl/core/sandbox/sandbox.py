@@ -80,13 +80,17 @@ class Sandbox:
         if not path.exists():
             raise SandboxError(f"no sandbox in {directory} (no {DESCRIPTION})")
         data = json.loads(path.read_text())
-        return cls(directory, data["topology"], data["semisync"],
-                   [NodeSpec(**n) for n in data["nodes"]])
+        return cls(
+            directory, data["topology"], data["semisync"], [NodeSpec(**n) for n in data["nodes"]]
+        )
 
     def save(self) -> None:
         """Write ``sandbox.json``."""
-        data = {"topology": self.topology, "semisync": self.semisync,
-                "nodes": [attrs.asdict(n) for n in self.nodes]}
+        data = {
+            "topology": self.topology,
+            "semisync": self.semisync,
+            "nodes": [attrs.asdict(n) for n in self.nodes],
+        }
         (self.directory / DESCRIPTION).write_text(json.dumps(data, indent=2) + "\n")
 
     def node(self, name: str) -> NodeSpec:
@@ -118,25 +122,41 @@ class Sandbox:
             raise SandboxError(f"port {spec.port} of {spec.name} is taken by another process")
         datadir = self.directory / spec.name
         datadir.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "rpl.core.cli", "server", "--datadir", str(datadir),
-                   "--port", str(spec.port), "--server-id", str(spec.server_id), *spec.options]
+        command = [
+            sys.executable,
+            "-m",
+            "rpl.core.cli",
+            "server",
+            "--datadir",
+            str(datadir),
+            "--port",
+            str(spec.port),
+            "--server-id",
+            str(spec.server_id),
+            *spec.options,
+        ]
         with (self.directory / f"{spec.name}.out").open("ab") as out:
-            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL, start_new_session=True)
+            process = subprocess.Popen(
+                command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         spec.pid = process.pid
         self.save()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise SandboxError(f"{spec.name} exited with {process.returncode}; see "
-                                   f"{datadir / 'error.log'}")
+                raise SandboxError(
+                    f"{spec.name} exited with {process.returncode}; see {datadir / 'error.log'}"
+                )
             if not port_free(spec.port):
                 return
             time.sleep(0.05)
         raise SandboxError(f"{spec.name} did not listen on port {spec.port}")
 
-    def stop_node(self, spec: NodeSpec, timeout: float = 30.0,
-                  port_timeout: float = 10.0) -> None:
+    def stop_node(self, spec: NodeSpec, timeout: float = 30.0, port_timeout: float = 10.0) -> None:
         """SIGTERM (a clean shutdown), SIGKILL after ``timeout``; wait until it is gone
         and its port is free (SandboxError if another process holds the port then).
         """
@@ -147,11 +167,12 @@ class Sandbox:
             os.kill(spec.pid, signal.SIGKILL)
             _wait_gone(spec.pid, 10)
         try:
-            wait_for(lambda: port_free(spec.port), port_timeout,
-                     f"port {spec.port} to be free")
+            wait_for(lambda: port_free(spec.port), port_timeout, f"port {spec.port} to be free")
         except AssertionError:
-            raise SandboxError(f"{spec.name} stopped, but port {spec.port} is still in use "
-                               f"by another process after {port_timeout:g} s") from None
+            raise SandboxError(
+                f"{spec.name} stopped, but port {spec.port} is still in use "
+                f"by another process after {port_timeout:g} s"
+            ) from None
 
     def kill_node(self, spec: NodeSpec) -> None:
         """SIGKILL, as a crash; wait until it is gone."""
@@ -232,15 +253,23 @@ def _options(role: str, semisync: str) -> list[str]:
         return []
     plugins = "--plugin-load=rpl_semi_sync_master;rpl_semi_sync_slave"
     if role == SOURCE:
-        return [plugins, "--rpl-semi-sync-master-enabled=ON",
-                f"--rpl-semi-sync-master-wait-point={semisync.upper()}",
-                f"--rpl-semi-sync-master-timeout={SEMISYNC_TIMEOUT_MS}"]
+        return [
+            plugins,
+            "--rpl-semi-sync-master-enabled=ON",
+            f"--rpl-semi-sync-master-wait-point={semisync.upper()}",
+            f"--rpl-semi-sync-master-timeout={SEMISYNC_TIMEOUT_MS}",
+        ]
     return [plugins, "--rpl-semi-sync-slave-enabled=ON"]
 
 
-def deploy(directory: Path, *, replicas: int = 2, semisync: str = "after_sync",
-           base_port: int = DEFAULT_BASE_PORT,
-           say: Callable[[str], None] = lambda _: None) -> Sandbox:
+def deploy(
+    directory: Path,
+    *,
+    replicas: int = 2,
+    semisync: str = "after_sync",
+    base_port: int = DEFAULT_BASE_PORT,
+    say: Callable[[str], None] = lambda _: None,
+) -> Sandbox:
     """A source and ``replicas`` replicas in ``directory``, replicating; see the module
     docstring for what holds when it returns.
     """
@@ -249,15 +278,27 @@ def deploy(directory: Path, *, replicas: int = 2, semisync: str = "after_sync",
     if not 0 <= replicas <= 9:
         raise SandboxError("--replicas must be between 0 and 9")
     if (directory / DESCRIPTION).exists():
-        raise SandboxError(f"{directory} already holds a sandbox: `rpl sandbox destroy "
-                           f"--dir {directory}` first")
+        raise SandboxError(
+            f"{directory} already holds a sandbox: `rpl sandbox destroy --dir {directory}` first"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     port = free_block(base_port, replicas + 1)
     names = [SOURCE] + [f"replica{i}" for i in range(1, replicas + 1)]
-    sandbox = Sandbox(directory, "replication", semisync, [
-        NodeSpec(name, SOURCE if name == SOURCE else REPLICA, port + i, i + 1,
-                 _options(SOURCE if name == SOURCE else REPLICA, semisync))
-        for i, name in enumerate(names)])
+    sandbox = Sandbox(
+        directory,
+        "replication",
+        semisync,
+        [
+            NodeSpec(
+                name,
+                SOURCE if name == SOURCE else REPLICA,
+                port + i,
+                i + 1,
+                _options(SOURCE if name == SOURCE else REPLICA, semisync),
+            )
+            for i, name in enumerate(names)
+        ],
+    )
     sandbox.save()
     try:
         for spec in sandbox.nodes:
@@ -282,21 +323,29 @@ def _attach(sandbox: Sandbox, say: Callable[[str], None]) -> None:
             say(f"attaching {spec.name} to the source")
             replicate(sandbox.server(spec), source)
     replicas = [sandbox.server(s) for s in sandbox.nodes if s.role == REPLICA]
-    wait_for(lambda: all(slave_status(r).get("Slave_IO_Running") == "Yes" for r in replicas),
-             30, "the replicas to connect")
+    wait_for(
+        lambda: all(slave_status(r).get("Slave_IO_Running") == "Yes" for r in replicas),
+        30,
+        "the replicas to connect",
+    )
     if semisync:
         source.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")
         clients = str(len(replicas))
-        wait_for(lambda: global_status(source, "Rpl_semi_sync_master_clients") == clients, 30,
-                 "the source to count its semisync replicas")
+        wait_for(
+            lambda: global_status(source, "Rpl_semi_sync_master_clients") == clients,
+            30,
+            "the source to count its semisync replicas",
+        )
 
 
 def _client_script(sandbox: Sandbox, spec: NodeSpec) -> None:
     path = sandbox.directory / spec.name
     script = path.with_name(f"{spec.name}.sh")
-    script.write_text(f"#!/bin/sh\n# the mariadb client on {spec.name} ({spec.role}, port "
-                      f"{spec.port})\nexec mariadb -h127.0.0.1 -P{spec.port} -uroot "
-                      f"--prompt='{spec.name} [\\d]> ' \"$@\"\n")
+    script.write_text(
+        f"#!/bin/sh\n# the mariadb client on {spec.name} ({spec.role}, port "
+        f"{spec.port})\nexec mariadb -h127.0.0.1 -P{spec.port} -uroot "
+        f"--prompt='{spec.name} [\\d]> ' \"$@\"\n"
+    )
     script.chmod(0o755)
 
 
@@ -321,9 +370,15 @@ def destroy(sandbox: Sandbox) -> None:
 
 def node_status(sandbox: Sandbox, spec: NodeSpec) -> dict[str, Any]:
     """What ``rpl sandbox status`` shows of one node."""
-    row: dict[str, Any] = {"node": spec.name, "role": spec.role, "port": spec.port,
-                           "state": "stopped", "gtid_executed": "", "lag": "",
-                           "semisync": ""}
+    row: dict[str, Any] = {
+        "node": spec.name,
+        "role": spec.role,
+        "port": spec.port,
+        "state": "stopped",
+        "gtid_executed": "",
+        "lag": "",
+        "semisync": "",
+    }
     if not sandbox.running(spec):
         return row
     server = sandbox.server(spec)
@@ -345,16 +400,19 @@ def node_status(sandbox: Sandbox, spec: NodeSpec) -> dict[str, Any]:
 
 
 def _semisync_counters(server: ServerProcess, replica: bool) -> str:
-    values = dict((str(k), str(v)) for k, v in server.query(
-        "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'"))
+    values = dict(
+        (str(k), str(v)) for k, v in server.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'")
+    )
     if not values:
         return "-"
     if replica:
         return f"slave {values.get('Rpl_semi_sync_slave_status', '?')}"
-    return (f"master {values.get('Rpl_semi_sync_master_status', '?')}, clients "
-            f"{values.get('Rpl_semi_sync_master_clients', '?')}, yes_tx "
-            f"{values.get('Rpl_semi_sync_master_yes_tx', '?')}, no_tx "
-            f"{values.get('Rpl_semi_sync_master_no_tx', '?')}")
+    return (
+        f"master {values.get('Rpl_semi_sync_master_status', '?')}, clients "
+        f"{values.get('Rpl_semi_sync_master_clients', '?')}, yes_tx "
+        f"{values.get('Rpl_semi_sync_master_yes_tx', '?')}, no_tx "
+        f"{values.get('Rpl_semi_sync_master_no_tx', '?')}"
+    )
 
 
 def status(sandbox: Sandbox) -> list[dict[str, Any]]:

@@ -516,9 +516,25 @@ class SetTransaction(Statement):
 
 
 ShowKind: TypeAlias = typing.Literal[
-    "VARIABLES", "STATUS", "DATABASES", "TABLES", "COLUMNS", "INDEX", "PROCESSLIST",
-    "MASTER STATUS", "BINARY LOGS", "BINLOG EVENTS", "PLUGINS", "ENGINES", "WARNINGS",
-    "ERRORS", "CREATE TABLE", "CREATE DATABASE", "GRANTS", "SLAVE STATUS", "SLAVE HOSTS",
+    "VARIABLES",
+    "STATUS",
+    "DATABASES",
+    "TABLES",
+    "COLUMNS",
+    "INDEX",
+    "PROCESSLIST",
+    "MASTER STATUS",
+    "BINARY LOGS",
+    "BINLOG EVENTS",
+    "PLUGINS",
+    "ENGINES",
+    "WARNINGS",
+    "ERRORS",
+    "CREATE TABLE",
+    "CREATE DATABASE",
+    "GRANTS",
+    "SLAVE STATUS",
+    "SLAVE HOSTS",
 ]
 """What a SHOW statement shows (:attr:`Show.kind`), one value per result whatever the
 spelling: SCHEMAS is DATABASES, FIELDS is COLUMNS, INDEXES and KEYS are INDEX, MASTER LOGS
@@ -748,7 +764,8 @@ def quote_identifier(name: str) -> str:
 
 
 _STRING_ESCAPES = str.maketrans(
-    {"\\": "\\\\", "'": "\\'", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z"})
+    {"\\": "\\\\", "'": "\\'", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z"}
+)
 _NEEDS_ESCAPE = re.compile("[" + re.escape("".join(map(chr, _STRING_ESCAPES))) + "]")
 """Any character _STRING_ESCAPES changes, derived from it (a search is cheaper than a
 translate that changes nothing, the common case)."""
@@ -791,8 +808,9 @@ def _is_atom(expr: Expression) -> bool:
     """Whether ``expr`` needs no parentheses as an operand of any operator."""
     if isinstance(expr, Literal):
         value = expr.value
-        return not (isinstance(value, int | float | Decimal) and not isinstance(value, bool)
-                    and value < 0)
+        return not (
+            isinstance(value, int | float | Decimal) and not isinstance(value, bool) and value < 0
+        )
     return isinstance(expr, Column | UserVar | SysVar | FuncCall | Default | Placeholder | Case)
 
 
@@ -831,15 +849,19 @@ def to_sql(expr: Expression) -> str:
     if isinstance(expr, IsNull):
         return f"{_operand(expr.operand)} IS {'NOT ' if expr.negated else ''}NULL"
     if isinstance(expr, Between):
-        return (f"{_operand(expr.operand)} {'NOT ' if expr.negated else ''}BETWEEN "
-                f"{_operand(expr.low)} AND {_operand(expr.high)}")
+        return (
+            f"{_operand(expr.operand)} {'NOT ' if expr.negated else ''}BETWEEN "
+            f"{_operand(expr.low)} AND {_operand(expr.high)}"
+        )
     if isinstance(expr, InList):
         items = ", ".join(to_sql(i) for i in expr.items)
         return f"{_operand(expr.operand)} {'NOT ' if expr.negated else ''}IN ({items})"
     if isinstance(expr, Like):
         escape = f" ESCAPE {_operand(expr.escape)}" if expr.escape is not None else ""
-        return (f"{_operand(expr.operand)} {'NOT ' if expr.negated else ''}LIKE "
-                f"{_operand(expr.pattern)}{escape}")
+        return (
+            f"{_operand(expr.operand)} {'NOT ' if expr.negated else ''}LIKE "
+            f"{_operand(expr.pattern)}{escape}"
+        )
     if isinstance(expr, Case):
         parts = ["CASE"]
         if expr.operand is not None:

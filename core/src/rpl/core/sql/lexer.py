@@ -82,8 +82,17 @@ _STRING_ESCAPE: Final = {
 }
 """Escapes inside a string quoted with the key: only the enclosing quote doubles."""
 _BACKSLASH: Final = {
-    "0": "\0", "'": "'", '"': '"', "b": "\b", "n": "\n", "r": "\r", "t": "\t",
-    "Z": "\x1a", "\\": "\\", "%": "\\%", "_": "\\_",
+    "0": "\0",
+    "'": "'",
+    '"': '"',
+    "b": "\b",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "Z": "\x1a",
+    "\\": "\\",
+    "%": "\\%",
+    "_": "\\_",
 }
 
 
@@ -120,7 +129,7 @@ def parse_error(sql: str, pos: int) -> MySQLError:
     The message quotes the statement from ``pos`` on (at most 80 characters, as
     MySQL's ``%-.80s``) and names ``pos``'s 1-based line.
     """
-    return MySQLError.of(ER_PARSE_ERROR, sql[pos:pos + 80], sql.count("\n", 0, pos) + 1)
+    return MySQLError.of(ER_PARSE_ERROR, sql[pos : pos + 80], sql.count("\n", 0, pos) + 1)
 
 
 def tokenize(sql: str) -> list[Token]:

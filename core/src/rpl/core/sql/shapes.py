@@ -56,7 +56,8 @@ Builder: TypeAlias = Callable[[Values], object]
 
 _SPLIT: Final = re.compile(
     rf"(?=[`'0-9\"@#\\\\?/-])({BQ_PATTERN}|(?<![{IDENT_CHARS}.'])(?:{SQ_PATTERN}|\d+(?![{IDENT_CHARS}.']))"
-    r"|['\"`@#\\?]|/\*|--)")
+    r"|['\"`@#\\?]|/\*|--)"
+)
 """Backquoted identifiers (kept), string literals and unsigned integers (made ``?``),
 and, outside those, whatever keeps a text from being shaped (a quote that starts no
 literal, ``" @ # \\ ?``, ``/*``, ``--``); the lookahead lets the scan pass over other
@@ -93,8 +94,9 @@ def split(sql: str) -> tuple[str, Values] | None:
 
 
 _shapes_helper = c_helpers.load("rpl.core.sql._shapes")
-_split_in_c: Callable[[str, Callable[[str], str]], tuple[str, Values] | None] | None = \
+_split_in_c: Callable[[str, Callable[[str], str]], tuple[str, Values] | None] | None = (
     _shapes_helper.split if _shapes_helper is not None else None
+)
 """The compiled build's ``_shapes.split`` (core/setup.py), or None."""
 
 
@@ -124,12 +126,14 @@ def _compile(node: object) -> Builder | None:
     cls = type(node)
     if attrs.has(cls):
         fields = [field for field in attrs.fields(cls) if field.init]
-        parts = [(_compile(getattr(node, field.name)), getattr(node, field.name))
-                 for field in fields]
+        parts = [
+            (_compile(getattr(node, field.name)), getattr(node, field.name)) for field in fields
+        ]
         if all(build is None for build, _ in parts):
             return None
-        return lambda values: cls(*[value if build is None else build(values)
-                                    for build, value in parts])
+        return lambda values: cls(
+            *[value if build is None else build(values) for build, value in parts]
+        )
     return None
 
 
@@ -143,15 +147,15 @@ def _compile_tuple(node: tuple[object, ...]) -> Builder | None:
     items = [(_compile(item), item) for item in node]
     if all(build is None for build, _ in items):
         return None
-    return lambda values: tuple([item if build is None else build(values)
-                                 for build, item in items])
+    return lambda values: tuple([item if build is None else build(values) for build, item in items])
 
 
 class ShapeCache:
     """Statements' trees by shape, in front of a full parser ``parse_text``."""
 
-    def __init__(self, parse_text: Callable[[str], ast.Statement],
-                 max_shapes: int = MAX_SHAPES) -> None:
+    def __init__(
+        self, parse_text: Callable[[str], ast.Statement], max_shapes: int = MAX_SHAPES
+    ) -> None:
         self._parse_text = parse_text
         self._max_shapes = max_shapes
         self._shapes: dict[str, Builder | ast.Statement | None] = {}
@@ -178,7 +182,7 @@ class ShapeCache:
         entry: Builder | ast.Statement | None = None
         try:  # any failure (a shape that does not parse, a node built otherwise than by
             # its fields in order): the shape is not trusted
-            template = self._parse_text(key[:key.index("\0")])
+            template = self._parse_text(key[: key.index("\0")])
             build = _compile(template)
             if repr(template if build is None else build(values)) == repr(statement):
                 entry = template if build is None else build

@@ -68,19 +68,24 @@ class _Template:
         digits = "0" * _KEY_DIGITS
         statement = f"INSERT INTO d.t VALUES ({digits}, 'v{digits}')"
         status = default_status_vars()
-        gtid = GtidEvent(sid, 1, last_committed=0, sequence_number=1,
-                         immediate_commit_timestamp=1_700_000_000_000_000)
+        gtid = GtidEvent(
+            sid,
+            1,
+            last_committed=0,
+            sequence_number=1,
+            immediate_commit_timestamp=1_700_000_000_000_000,
+        )
         events: list[Event] = [
             gtid,
             QueryEvent(1, 0, 0, status, "d", "BEGIN"),
             QueryEvent(1, 0, 0, status, "d", statement),
             XidEvent(1),
         ]
-        raws = [encode_event(e, server_id=SOURCE_ID, timestamp=1_700_000_000)
-                for e in events]
+        raws = [encode_event(e, server_id=SOURCE_ID, timestamp=1_700_000_000) for e in events]
         rest = sum(len(r) for r in raws[1:])
-        raws[0] = encode_event(gtid.with_transaction_length(rest), server_id=SOURCE_ID,
-                               timestamp=1_700_000_000)
+        raws[0] = encode_event(
+            gtid.with_transaction_length(rest), server_id=SOURCE_ID, timestamp=1_700_000_000
+        )
         self.raw = bytearray(b"".join(raws))
         self.gtid_size = len(raws[0])
         query_at = self.gtid_size + len(raws[1])
@@ -92,14 +97,14 @@ class _Template:
     def transaction(self, gno: int) -> bytearray:
         """The events of transaction ``gno`` (key ``gno``), positions not yet set."""
         raw = bytearray(self.raw)
-        raw[_GNO_AT:_GNO_AT + 8] = gno.to_bytes(8, "little")
-        raw[_SEQUENCE_AT - 8:_SEQUENCE_AT] = (gno - 1).to_bytes(8, "little")
-        raw[_SEQUENCE_AT:_SEQUENCE_AT + 8] = gno.to_bytes(8, "little")
+        raw[_GNO_AT : _GNO_AT + 8] = gno.to_bytes(8, "little")
+        raw[_SEQUENCE_AT - 8 : _SEQUENCE_AT] = (gno - 1).to_bytes(8, "little")
+        raw[_SEQUENCE_AT : _SEQUENCE_AT + 8] = gno.to_bytes(8, "little")
         digits = str(gno).zfill(_KEY_DIGITS).encode()
-        raw[self.key_at:self.key_at + _KEY_DIGITS] = digits
-        raw[self.value_at:self.value_at + _KEY_DIGITS] = digits
+        raw[self.key_at : self.key_at + _KEY_DIGITS] = digits
+        raw[self.value_at : self.value_at + _KEY_DIGITS] = digits
         at = self.xid_at + _XID_AT
-        raw[at:at + 8] = gno.to_bytes(8, "little")
+        raw[at : at + 8] = gno.to_bytes(8, "little")
         return raw
 
 
@@ -118,8 +123,7 @@ class _LogWriter:
         """Start the next file."""
         name = binlog_file_name(self.base, len(self.names) + 1)
         self.names.append(name)
-        self.handle = os.open(self.directory / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-                              0o640)
+        self.handle = os.open(self.directory / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
         header = file_header(self.server_id, True, previous, True)
         self.position = 0
         self.write(header, events=2, relocate=False)
@@ -140,13 +144,15 @@ class _LogWriter:
         nothing for the last file (left as a killed server leaves it).
         """
         if next_name is not None:
-            rotate = bytearray(encode_event(RotateEvent(4, next_name),
-                                            server_id=self.server_id, timestamp=1_700_000_000))
+            rotate = bytearray(
+                encode_event(
+                    RotateEvent(4, next_name), server_id=self.server_id, timestamp=1_700_000_000
+                )
+            )
             self.write(rotate, events=1)
             os.pwrite(self.handle, b"\x00", FLAGS_OFFSET)
         os.close(self.handle)
-        (self.directory / f"{self.base}.index").write_text(
-            "".join(f"./{n}\n" for n in self.names))
+        (self.directory / f"{self.base}.index").write_text("".join(f"./{n}\n" for n in self.names))
 
     def next_name(self) -> str:
         """The name the next file will get."""
@@ -158,8 +164,13 @@ def _datadir(path: Path, server_uuid: uuid.UUID) -> None:
     (path / "auto.cnf").write_text(f"[auto]\nserver-uuid={server_uuid}\n")
 
 
-def write_topology(root: Path, transactions: int, *, max_file_bytes: int = 64 << 20,
-                   progress: Callable[[int], None] | None = None) -> SyntheticRun:
+def write_topology(
+    root: Path,
+    transactions: int,
+    *,
+    max_file_bytes: int = 64 << 20,
+    progress: Callable[[int], None] | None = None,
+) -> SyntheticRun:
     """A source and a replica under ``root`` (``source/``, ``replica/``) after
     ``transactions`` transactions were replicated and applied.
     """
@@ -185,13 +196,19 @@ def write_topology(root: Path, transactions: int, *, max_file_bytes: int = 64 <<
             progress(gno)
     for log in (source, relay, applied):
         log.close(None)
-    return SyntheticRun(source_dir, replica_dir, sid, transactions,
-                        source.events + relay.events + applied.events,
-                        source.bytes + relay.bytes + applied.bytes)
+    return SyntheticRun(
+        source_dir,
+        replica_dir,
+        sid,
+        transactions,
+        source.events + relay.events + applied.events,
+        source.bytes + relay.bytes + applied.bytes,
+    )
 
 
-def _rotate(source: _LogWriter, relay: _LogWriter, applied: _LogWriter, max_file_bytes: int,
-            done: GtidSet) -> None:
+def _rotate(
+    source: _LogWriter, relay: _LogWriter, applied: _LogWriter, max_file_bytes: int, done: GtidSet
+) -> None:
     """Start the next file of each log that passed ``max_file_bytes``."""
     if source.position > max_file_bytes:
         _rotate_source(source, relay, source.directory, done)
@@ -205,27 +222,29 @@ def _rotate(source: _LogWriter, relay: _LogWriter, applied: _LogWriter, max_file
 
 
 def _relay_marker(relay: _LogWriter, source_file: str, position: int) -> None:
-    marker = encode_event(RotateEvent(position, source_file), server_id=SOURCE_ID, timestamp=0,
-                          flags=LOG_EVENT_ARTIFICIAL_F)
+    marker = encode_event(
+        RotateEvent(position, source_file),
+        server_id=SOURCE_ID,
+        timestamp=0,
+        flags=LOG_EVENT_ARTIFICIAL_F,
+    )
     relay.write(bytearray(marker), events=1, relocate=False)
 
 
 def _source_format_description(source_dir: Path, name: str) -> bytearray:
     with (source_dir / name).open("rb") as f:
         head = f.read(512)
-    size = int.from_bytes(head[4 + 9:4 + 13], "little")
-    return bytearray(artificial(head[4:4 + size], log_pos=4 + size, checksum=True))
+    size = int.from_bytes(head[4 + 9 : 4 + 13], "little")
+    return bytearray(artificial(head[4 : 4 + size], log_pos=4 + size, checksum=True))
 
 
 def _relay_source_start(relay: _LogWriter, source: _LogWriter, source_dir: Path) -> None:
     """What a receiver writes when a dump starts at the source's current file."""
     _relay_marker(relay, source.names[-1], 4)
-    relay.write(_source_format_description(source_dir, source.names[-1]), events=1,
-                relocate=False)
+    relay.write(_source_format_description(source_dir, source.names[-1]), events=1, relocate=False)
 
 
-def _rotate_source(source: _LogWriter, relay: _LogWriter, source_dir: Path,
-                   done: GtidSet) -> None:
+def _rotate_source(source: _LogWriter, relay: _LogWriter, source_dir: Path, done: GtidSet) -> None:
     rotate_at = source.position
     source.close(source.next_name())
     source.open(done)
@@ -233,5 +252,4 @@ def _rotate_source(source: _LogWriter, relay: _LogWriter, source_dir: Path,
         f.seek(rotate_at)
         relay.write(bytearray(f.read()), events=1, relocate=False)
     _relay_marker(relay, source.names[-1], 4)
-    relay.write(_source_format_description(source_dir, source.names[-1]), events=1,
-                relocate=False)
+    relay.write(_source_format_description(source_dir, source.names[-1]), events=1, relocate=False)

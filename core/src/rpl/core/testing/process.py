@@ -39,8 +39,13 @@ the benchmark itself, behind a wrapper script, with the usual one."""
 class ServerProcess:
     """One ``rpl server`` child process."""
 
-    def __init__(self, datadir: Path, port: int | None = None,
-                 options: Sequence[str] = (), env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        datadir: Path,
+        port: int | None = None,
+        options: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.datadir = datadir
         self.port = port or free_port()
         self.options = list(options)
@@ -51,20 +56,32 @@ class ServerProcess:
     def start(self, *extra: str, timeout: float = 30.0) -> ServerProcess:
         """Start the server and wait until it accepts connections."""
         python = os.environ.get(SERVER_PYTHON_ENV) or sys.executable
-        command = [python, "-m", "rpl.core.cli", "server", "--datadir",
-                   str(self.datadir), "--port", str(self.port), *self.options, *extra]
+        command = [
+            python,
+            "-m",
+            "rpl.core.cli",
+            "server",
+            "--datadir",
+            str(self.datadir),
+            "--port",
+            str(self.port),
+            *self.options,
+            *extra,
+        ]
         handling = os.environ.get(THREAD_HANDLING_ENV)
         if handling and not any(o.startswith("--thread-handling") for o in command):
             command.append(f"--thread-handling={handling}")
         self.datadir.mkdir(parents=True, exist_ok=True)
         log = (self.datadir.parent / f"{self.datadir.name}.stdout").open("ab")
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                        env={**os.environ, **self.env})
+        self.process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **self.env}
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"rpl server exited with {self.process.returncode}: "
-                                   f"{self.error_log()[-2000:]}")
+                raise RuntimeError(
+                    f"rpl server exited with {self.process.returncode}: {self.error_log()[-2000:]}"
+                )
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     return self
@@ -75,6 +92,7 @@ class ServerProcess:
     def connect(self, **kwargs: Any) -> Any:
         """A PyMySQL connection as root (autocommit on unless told otherwise)."""
         import pymysql
+
         kwargs.setdefault("user", "root")
         kwargs.setdefault("password", "")
         kwargs.setdefault("autocommit", True)
@@ -95,6 +113,7 @@ class ServerProcess:
         kill itself before it answers; that lost connection (2006/2013) is expected.
         """
         import pymysql
+
         try:
             self.query(f"SET GLOBAL debug = '+d,{point}'")
         except pymysql.err.OperationalError as exc:

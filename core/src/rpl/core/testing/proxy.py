@@ -93,10 +93,13 @@ class TcpProxy:
             with self._lock:
                 self._sockets += [client, upstream]
                 self._clients.append(client)
-            for source, target, delay, held in ((client, upstream, 0.0, False),
-                                                (upstream, client, self.delay, True)):
-                threading.Thread(target=self._pump, args=(source, target, delay, held),
-                                 daemon=True).start()
+            for source, target, delay, held in (
+                (client, upstream, 0.0, False),
+                (upstream, client, self.delay, True),
+            ):
+                threading.Thread(
+                    target=self._pump, args=(source, target, delay, held), daemon=True
+                ).start()
 
     def _keep(self, data: bytes) -> bool:
         """Keep ``data`` from the target while holding; whether it was kept."""
@@ -106,8 +109,9 @@ class TcpProxy:
             self._held += data
             return True
 
-    def _pump(self, source: socket.socket, target: socket.socket, delay: float,
-              from_target: bool) -> None:
+    def _pump(
+        self, source: socket.socket, target: socket.socket, delay: float, from_target: bool
+    ) -> None:
         while True:
             try:
                 data = source.recv(CHUNK)

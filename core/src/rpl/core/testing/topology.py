@@ -17,24 +17,37 @@ REPL_USER = "repl"
 REPL_PASSWORD = "repl-pw"
 
 
-def create_replication_user(source: ServerProcess, user: str = REPL_USER,
-                            password: str = REPL_PASSWORD) -> None:
+def create_replication_user(
+    source: ServerProcess, user: str = REPL_USER, password: str = REPL_PASSWORD
+) -> None:
     """CREATE USER + GRANT REPLICATION SLAVE on ``source``."""
     source.query(f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'")
     source.query(f"GRANT REPLICATION SLAVE ON *.* TO '{user}'@'%'")
 
 
-def replicate(replica: ServerProcess, source: ServerProcess, *, auto_position: bool = True,
-              start: bool = True, user: str = REPL_USER, password: str = REPL_PASSWORD,
-              **options: object) -> None:
+def replicate(
+    replica: ServerProcess,
+    source: ServerProcess,
+    *,
+    auto_position: bool = True,
+    start: bool = True,
+    user: str = REPL_USER,
+    password: str = REPL_PASSWORD,
+    **options: object,
+) -> None:
     """CHANGE MASTER TO ``source`` on ``replica`` (plus MASTER_* ``options``), then START SLAVE."""
-    settings = {"MASTER_HOST": "127.0.0.1", "MASTER_PORT": source.port, "MASTER_USER": user,
-                "MASTER_PASSWORD": password}
+    settings = {
+        "MASTER_HOST": "127.0.0.1",
+        "MASTER_PORT": source.port,
+        "MASTER_USER": user,
+        "MASTER_PASSWORD": password,
+    }
     if auto_position:
         settings["MASTER_AUTO_POSITION"] = 1
     settings.update({k.upper(): v for k, v in options.items()})
-    text = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}"
-                     for k, v in settings.items())
+    text = ", ".join(
+        f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in settings.items()
+    )
     replica.query(f"CHANGE MASTER TO {text}")
     if start:
         replica.query("START SLAVE")
@@ -43,6 +56,7 @@ def replicate(replica: ServerProcess, source: ServerProcess, *, auto_position: b
 def slave_status(server: ServerProcess) -> dict[str, Any]:
     """SHOW SLAVE STATUS as a dict (empty when the server is not a replica)."""
     import pymysql.cursors
+
     connection = server.connect(cursorclass=pymysql.cursors.DictCursor)
     try:
         with connection.cursor() as cursor:
@@ -65,8 +79,12 @@ def gtid_executed(server: ServerProcess) -> str:
     return str(server.query("SELECT @@GLOBAL.gtid_executed")[0][0])
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 30.0, what: str = "condition",
-             interval: float = 0.05) -> None:
+def wait_for(
+    condition: Callable[[], bool],
+    timeout: float = 30.0,
+    what: str = "condition",
+    interval: float = 0.05,
+) -> None:
     """Poll ``condition`` until true; AssertionError naming ``what`` after ``timeout``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -76,8 +94,7 @@ def wait_for(condition: Callable[[], bool], timeout: float = 30.0, what: str = "
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def wait_caught_up(source: ServerProcess, *replicas: ServerProcess,
-                   timeout: float = 60.0) -> str:
+def wait_caught_up(source: ServerProcess, *replicas: ServerProcess, timeout: float = 60.0) -> str:
     """Wait until every replica's gtid_executed equals the source's; that set.
 
     Fails early, with the replica's errors, when a replication thread stopped on one.
@@ -87,15 +104,19 @@ def wait_caught_up(source: ServerProcess, *replicas: ServerProcess,
     def done() -> bool:
         for replica in replicas:
             status = slave_status(replica)
-            if status and (status["Last_SQL_Errno"] or (
-                    status["Last_IO_Errno"] and status["Slave_IO_Running"] == "No")):
+            if status and (
+                status["Last_SQL_Errno"]
+                or (status["Last_IO_Errno"] and status["Slave_IO_Running"] == "No")
+            ):
                 raise AssertionError(
                     f"replication stopped on {replica.datadir.name}: IO "
                     f"{status['Last_IO_Errno']} {status['Last_IO_Error']!r}, SQL "
-                    f"{status['Last_SQL_Errno']} {status['Last_SQL_Error']!r}")
+                    f"{status['Last_SQL_Errno']} {status['Last_SQL_Error']!r}"
+                )
             if gtid_executed(replica) != target:
                 return False
         return True
+
     wait_for(done, timeout, f"replicas to reach {target}", interval=0.1)
     return target
 

@@ -16,22 +16,38 @@ from rpl.core.validate.report import USAGE
 def add_parser(commands: Any) -> None:
     """The ``validate`` subcommand."""
     parser = commands.add_parser(
-        "validate", help="check binlogs, relay logs and client histories across nodes (Spark)",
+        "validate",
+        help="check binlogs, relay logs and client histories across nodes (Spark)",
         description="Check the binlogs, relay logs and client histories of a run across "
-                    "nodes, on Spark (pip install 'rpl-core[spark]'). Exit code 0 when "
-                    "clean, 1 on violations, 2 on usage errors.")
-    parser.add_argument("datadirs", nargs="+", metavar="DATADIR",
-                        help="data directories of the nodes (a node is named by its directory)")
+        "nodes, on Spark (pip install 'rpl-core[spark]'). Exit code 0 when "
+        "clean, 1 on violations, 2 on usage errors.",
+    )
+    parser.add_argument(
+        "datadirs",
+        nargs="+",
+        metavar="DATADIR",
+        help="data directories of the nodes (a node is named by its directory)",
+    )
     parser.add_argument("--history", help="client history, JSON lines (see docs/validate.md)")
-    parser.add_argument("--node", help="the node every acknowledged write of the history must "
-                                       "be on, for records that name none (default: all)")
+    parser.add_argument(
+        "--node",
+        help="the node every acknowledged write of the history must "
+        "be on, for records that name none (default: all)",
+    )
     parser.add_argument("--master", help="Spark master URL (default local[*])")
     parser.add_argument("--report", help="write the JSON report here")
-    parser.add_argument("--exact", action="store_true",
-                        help="compare row by row even where the split sketches prove the run "
-                             "clean (slower; the same verdict)")
-    parser.add_argument("--split-mb", type=float, default=DEFAULT_SPLIT_BYTES / (1 << 20),
-                        help="bytes per Spark task, in MiB (default %(default)s)")
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="compare row by row even where the split sketches prove the run "
+        "clean (slower; the same verdict)",
+    )
+    parser.add_argument(
+        "--split-mb",
+        type=float,
+        default=DEFAULT_SPLIT_BYTES / (1 << 20),
+        help="bytes per Spark task, in MiB (default %(default)s)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -47,10 +63,17 @@ def run(args: argparse.Namespace) -> int:
         print("rpl validate needs pyspark: pip install 'rpl-core[spark]'", file=sys.stderr)
         return USAGE
     from rpl.core.validate.checks import validate
+
     try:
-        report = validate(args.datadirs, history=args.history, expect_on=args.node,
-                          master=args.master, split_bytes=max(1024, int(args.split_mb * (1 << 20))),
-                          exact=args.exact, progress=_progress)
+        report = validate(
+            args.datadirs,
+            history=args.history,
+            expect_on=args.node,
+            master=args.master,
+            split_bytes=max(1024, int(args.split_mb * (1 << 20))),
+            exact=args.exact,
+            progress=_progress,
+        )
     except (LayoutError, HistoryError, OSError) as exc:
         print(f"rpl validate: {exc}", file=sys.stderr)
         return USAGE

@@ -18,14 +18,14 @@ NOTICE: Final = "notice"
 
 CHECKS: Final = {
     "structure": "magic, FORMAT_DESCRIPTION first, event sizes, CRC32, end log_pos, ROTATE "
-                 "to the next file of the index",
+    "to the next file of the index",
     "transactions": "every GTID group whole (GTID, BEGIN ... XID/COMMIT, or one DDL)",
     "relay_vs_source": "every relay event byte-identical to the source's event at its source "
-                       "position, in order, no gap, no duplicate",
+    "position, in order, no gap, no duplicate",
     "applied_vs_source": "each replica's binlog holds the source's GTIDs in the source's "
-                         "order, no errant GTID, no duplicate",
+    "order, no errant GTID, no duplicate",
     "history": "every acknowledged write present on the named node; no read of a value "
-               "never committed",
+    "never committed",
 }
 """The checks, by the name findings carry, and what each proves."""
 
@@ -65,5 +65,11 @@ class Finding:
 
 def sort_key(finding: Finding) -> tuple[str, str, str, str, int, str]:
     """Findings grouped by check, then in log order."""
-    return (finding.check, finding.node, finding.kind, finding.file, finding.position,
-            finding.detail)
+    return (
+        finding.check,
+        finding.node,
+        finding.kind,
+        finding.file,
+        finding.position,
+        finding.detail,
+    )

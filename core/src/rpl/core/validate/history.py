@@ -79,12 +79,22 @@ def parse_record(text: str, line: int) -> Operation:
     if record["op"] not in (WRITE, READ):
         raise HistoryError(f"history line {line}: op {record['op']!r} is not write or read")
     if record["outcome"] not in OUTCOMES:
-        raise HistoryError(f"history line {line}: outcome {record['outcome']!r} is not one "
-                           f"of {', '.join(sorted(OUTCOMES))}")
-    return Operation(str(record["client"]), record["op"], str(record["table"]),
-                     str(record["key"]), _text(record.get("value")),
-                     float(record.get("start", 0)), float(record.get("end", 0)),
-                     record["outcome"], str(record.get("node") or ""), line)
+        raise HistoryError(
+            f"history line {line}: outcome {record['outcome']!r} is not one "
+            f"of {', '.join(sorted(OUTCOMES))}"
+        )
+    return Operation(
+        str(record["client"]),
+        record["op"],
+        str(record["table"]),
+        str(record["key"]),
+        _text(record.get("value")),
+        float(record.get("start", 0)),
+        float(record.get("end", 0)),
+        record["outcome"],
+        str(record.get("node") or ""),
+        line,
+    )
 
 
 def read_history(path: str | Path) -> Iterator[Operation]:
@@ -134,8 +144,7 @@ def _insert_rows(statement: ast.Insert, db: str) -> Iterator[tuple[str, str, str
 
 def _update_rows(statement: ast.Update, db: str) -> Iterator[tuple[str, str, str]]:
     where = statement.where
-    if len(statement.assignments) != 1 or not isinstance(where, ast.Binary) \
-            or where.op != "=":
+    if len(statement.assignments) != 1 or not isinstance(where, ast.Binary) or where.op != "=":
         return
     value = _literal(statement.assignments[0].value)
     key = _literal(where.right)

@@ -38,14 +38,35 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 _FIELDS: Final = (
-    ("rec", "string"), ("node", "string"), ("kind", "string"), ("file", "string"),
-    ("ordinal", "int"), ("split", "int"), ("pos", "long"), ("end", "long"), ("size", "long"),
-    ("type", "int"), ("server_id", "long"), ("log_pos", "long"), ("gtid", "string"),
-    ("xid", "long"), ("crc_ok", "boolean"), ("digest", "long"), ("state", "string"),
-    ("events", "long"), ("source_file", "string"), ("source_server_id", "long"),
-    ("source_pos", "long"), ("source_end", "long"), ("check", "string"),
-    ("severity", "string"), ("detail", "string"), ("tbl", "string"), ("key", "string"),
-    ("value", "string"))
+    ("rec", "string"),
+    ("node", "string"),
+    ("kind", "string"),
+    ("file", "string"),
+    ("ordinal", "int"),
+    ("split", "int"),
+    ("pos", "long"),
+    ("end", "long"),
+    ("size", "long"),
+    ("type", "int"),
+    ("server_id", "long"),
+    ("log_pos", "long"),
+    ("gtid", "string"),
+    ("xid", "long"),
+    ("crc_ok", "boolean"),
+    ("digest", "long"),
+    ("state", "string"),
+    ("events", "long"),
+    ("source_file", "string"),
+    ("source_server_id", "long"),
+    ("source_pos", "long"),
+    ("source_end", "long"),
+    ("check", "string"),
+    ("severity", "string"),
+    ("detail", "string"),
+    ("tbl", "string"),
+    ("key", "string"),
+    ("value", "string"),
+)
 SCHEMA: Final = ", ".join(f"{name} {kind}" for name, kind in _FIELDS)
 """The wide schema of the scan's rows, as a Spark DDL string."""
 _COLUMNS: Final = [name for name, _ in _FIELDS]
@@ -73,11 +94,16 @@ def _launch_quiet_gateway(conf: SparkConf) -> None:
     """
     from pyspark import SparkContext
     from pyspark.java_gateway import launch_gateway
+
     if SparkContext._gateway is not None:
         return
     gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
-    threading.Thread(target=_forward_quietly, args=(gateway.proc.stderr, sys.stderr),
-                     name="rpl-spark-stderr", daemon=True).start()
+    threading.Thread(
+        target=_forward_quietly,
+        args=(gateway.proc.stderr, sys.stderr),
+        name="rpl-spark-stderr",
+        daemon=True,
+    ).start()
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
 
 
@@ -92,13 +118,18 @@ def spark_session(master: str | None = None, app: str = "rpl validate") -> Spark
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
+
     quiet = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
-    conf = (SparkConf().setAppName(app).setMaster(master or "local[*]")
-            .set("spark.driver.extraJavaOptions", quiet)
-            .set("spark.ui.enabled", "false")
-            .set("spark.ui.showConsoleProgress", "false")
-            .set("spark.sql.shuffle.partitions", "8")
-            .set("spark.driver.memory", "2g"))
+    conf = (
+        SparkConf()
+        .setAppName(app)
+        .setMaster(master or "local[*]")
+        .set("spark.driver.extraJavaOptions", quiet)
+        .set("spark.ui.enabled", "false")
+        .set("spark.ui.showConsoleProgress", "false")
+        .set("spark.sql.shuffle.partitions", "8")
+        .set("spark.driver.memory", "2g")
+    )
     _launch_quiet_gateway(conf)
     session = SparkSession.builder.config(conf=conf).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
@@ -106,8 +137,9 @@ def spark_session(master: str | None = None, app: str = "rpl validate") -> Spark
 
 
 @contextmanager
-def stage_progress(spark: SparkSession, say: Callable[[str], None],
-                   every: float = 2.0) -> Iterator[None]:
+def stage_progress(
+    spark: SparkSession, say: Callable[[str], None], every: float = 2.0
+) -> Iterator[None]:
     """While the block runs, Spark's tasks as our own progress: ``say("Spark tasks:
     done/total")`` for the running stages, when the count changed and at most every
     ``every`` seconds (Spark's own bars are off, see :func:`spark_session`).
@@ -119,11 +151,14 @@ def stage_progress(spark: SparkSession, say: Callable[[str], None],
         shown = (-1, -1)
         while not stop.wait(every):
             stages = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
-            counts = (sum(st.numCompletedTasks for st in stages if st),
-                      sum(st.numTasks for st in stages if st))
+            counts = (
+                sum(st.numCompletedTasks for st in stages if st),
+                sum(st.numTasks for st in stages if st),
+            )
             if counts[1] and counts != shown:
                 say(f"Spark tasks: {counts[0]}/{counts[1]} done")
                 shown = counts
+
     watcher = threading.Thread(target=poll, name="rpl-spark-progress", daemon=True)
     watcher.start()
     try:
@@ -139,8 +174,14 @@ def _one_task_each(spark: SparkSession, items: list[Any]) -> RDD[Any]:
 
 
 def _split_json(split: Split) -> str:
-    return json.dumps({"file": attrs.asdict(split.file), "number": split.number,
-                       "start": split.start, "end": split.end})
+    return json.dumps(
+        {
+            "file": attrs.asdict(split.file),
+            "number": split.number,
+            "start": split.start,
+            "end": split.end,
+        }
+    )
 
 
 def _split_from_json(text: str) -> Split:
@@ -161,10 +202,15 @@ class _Columns:
         own node, kind, file, ordinal and number.
         """
         log = self.split.file
-        given: dict[str, list[Any]] = {"rec": [rec] * count, "node": [log.node] * count,
-                 "kind": [log.kind] * count, "file": [log.name] * count,
-                 "ordinal": [log.ordinal] * count, "split": [self.split.number] * count,
-                 **columns}
+        given: dict[str, list[Any]] = {
+            "rec": [rec] * count,
+            "node": [log.node] * count,
+            "kind": [log.kind] * count,
+            "file": [log.name] * count,
+            "ordinal": [log.ordinal] * count,
+            "split": [self.split.number] * count,
+            **columns,
+        }
         for name, values in self.values.items():
             values += given.get(name) or [None] * count
         self.rows += count
@@ -178,38 +224,63 @@ def columns_of(rows: SplitRows) -> dict[str, list[Any]]:
     """Every row of one split, as columns of the wide schema."""
     out = _Columns(rows.split)
     trx = rows.transactions
-    out.add("T", len(trx), {
-        "pos": [t.pos for t in trx], "end": [t.end for t in trx],
-        "gtid": [t.gtid for t in trx], "state": [t.state for t in trx],
-        "events": [t.events for t in trx], "digest": [t.digest for t in trx],
-        "source_file": [t.source_file for t in trx],
-        "source_server_id": [t.source_server_id for t in trx],
-        "source_pos": _optional([t.source_pos for t in trx]),
-        "source_end": _optional([t.source_end for t in trx])})
+    out.add(
+        "T",
+        len(trx),
+        {
+            "pos": [t.pos for t in trx],
+            "end": [t.end for t in trx],
+            "gtid": [t.gtid for t in trx],
+            "state": [t.state for t in trx],
+            "events": [t.events for t in trx],
+            "digest": [t.digest for t in trx],
+            "source_file": [t.source_file for t in trx],
+            "source_server_id": [t.source_server_id for t in trx],
+            "source_pos": _optional([t.source_pos for t in trx]),
+            "source_end": _optional([t.source_end for t in trx]),
+        },
+    )
     out.add("E", len(rows.events["pos"]), dict(rows.events))
     found = rows.findings
-    out.add("F", len(found), {
-        "file": [f.file for f in found], "pos": [f.position for f in found],
-        "check": [f.check for f in found], "severity": [f.severity for f in found],
-        "detail": [f.detail for f in found], "gtid": [f.gtid or None for f in found],
-        "source_file": [f.source_file or None for f in found],
-        "source_pos": _optional([f.source_position for f in found])})
+    out.add(
+        "F",
+        len(found),
+        {
+            "file": [f.file for f in found],
+            "pos": [f.position for f in found],
+            "check": [f.check for f in found],
+            "severity": [f.severity for f in found],
+            "detail": [f.detail for f in found],
+            "gtid": [f.gtid or None for f in found],
+            "source_file": [f.source_file or None for f in found],
+            "source_pos": _optional([f.source_position for f in found]),
+        },
+    )
     writes = rows.writes
-    out.add("W", len(writes), {"gtid": [w[0] for w in writes], "tbl": [w[1] for w in writes],
-                               "key": [w[2] for w in writes], "value": [w[3] for w in writes]})
+    out.add(
+        "W",
+        len(writes),
+        {
+            "gtid": [w[0] for w in writes],
+            "tbl": [w[1] for w in writes],
+            "key": [w[2] for w in writes],
+            "value": [w[3] for w in writes],
+        },
+    )
     out.add("S", 1, {"detail": [json.dumps(rows.summary.as_json())]})
     return out.values
 
 
 def _arrow_schema() -> pa.Schema:
     import pyarrow as pa
-    types = {"string": pa.string(), "int": pa.int32(), "long": pa.int64(),
-             "boolean": pa.bool_()}
+
+    types = {"string": pa.string(), "int": pa.int32(), "long": pa.int64(), "boolean": pa.bool_()}
     return pa.schema([(name, types[kind]) for name, kind in _FIELDS])
 
 
 def _batch(columns: dict[str, list[Any]]) -> pa.RecordBatch:
     import pyarrow as pa
+
     return pa.RecordBatch.from_pydict(columns, schema=_arrow_schema())
 
 
@@ -217,17 +288,25 @@ def _scan_partition(extract_writes: bool, every_event: bool) -> Any:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for text in batch.column("split").to_pylist():
-                rows = scan(_split_from_json(text), extract_writes=extract_writes,
-                            every_event=every_event)
+                rows = scan(
+                    _split_from_json(text), extract_writes=extract_writes, every_event=every_event
+                )
                 yield _batch(columns_of(rows))
+
     return run
 
 
-def scan_frame(spark: SparkSession, splits: list[Split], *, extract_writes: bool = False,
-               every_event: bool = False) -> DataFrame:
+def scan_frame(
+    spark: SparkSession,
+    splits: list[Split],
+    *,
+    extract_writes: bool = False,
+    every_event: bool = False,
+) -> DataFrame:
     """The rows of every split (the wide schema), one Spark task per split."""
-    frame = spark.createDataFrame(_one_task_each(spark, [(_split_json(s),) for s in splits]),
-                                  "split string")
+    frame = spark.createDataFrame(
+        _one_task_each(spark, [(_split_json(s),) for s in splits]), "split string"
+    )
     return frame.mapInArrow(_scan_partition(extract_writes, every_event), SCHEMA)
 
 
@@ -249,14 +328,17 @@ def _restricted_task(request: tuple[str, list[int], list[int]]) -> tuple[int, in
 def sketches(spark: SparkSession, splits: list[Split]) -> list[tuple[Split, Sketch]]:
     """The sketch of every split (:mod:`rpl.core.validate.sketch`), one Spark task each."""
     done = _one_task_each(spark, [_split_json(s) for s in splits]).map(_sketch_task)
-    return [(split, Sketch.from_json(json.loads(text)))
-            for split, text in zip(splits, done.collect(), strict=True)]
+    return [
+        (split, Sketch.from_json(json.loads(text)))
+        for split, text in zip(splits, done.collect(), strict=True)
+    ]
 
 
-def restricted_sums(spark: SparkSession, requests: list[tuple[Split, tuple[int, int],
-                                                              tuple[int, int]]]) \
-        -> list[tuple[int, int, int]]:
+def restricted_sums(
+    spark: SparkSession, requests: list[tuple[Split, tuple[int, int], tuple[int, int]]]
+) -> list[tuple[int, int, int]]:
     """(count, xor, total) of each requested binlog split over its span, one task each."""
-    done = _one_task_each(spark, [(_split_json(s), list(lo), list(hi))
-                                  for s, lo, hi in requests]).map(_restricted_task)
+    done = _one_task_each(
+        spark, [(_split_json(s), list(lo), list(hi)) for s, lo, hi in requests]
+    ).map(_restricted_task)
     return [(r[0], r[1], r[2]) for r in done.collect()]

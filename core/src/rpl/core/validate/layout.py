@@ -109,7 +109,7 @@ def _peek_format_description(path: Path) -> tuple[bool, int]:
     end = len(BINLOG_MAGIC) + header.event_size
     if header.type_code != FORMAT_DESCRIPTION_EVENT or end > len(head):
         return True, -1
-    fd = head[len(BINLOG_MAGIC):end]
+    fd = head[len(BINLOG_MAGIC) : end]
     return event_checksum_alg(fd) == BINLOG_CHECKSUM_ALG_CRC32, header.server_id
 
 
@@ -119,8 +119,9 @@ def _server_uuid(directory: Path) -> str:
     return parser.get("auto", "server-uuid", fallback="")
 
 
-def _log_files(node: str, directory: Path, kind: str,
-               index_name: str) -> tuple[list[LogFile], list[tuple[str, str]]]:
+def _log_files(
+    node: str, directory: Path, kind: str, index_name: str
+) -> tuple[list[LogFile], list[tuple[str, str]]]:
     index = directory / index_name
     if not index.exists():
         return [], []
@@ -133,8 +134,19 @@ def _log_files(node: str, directory: Path, kind: str,
             continue
         checksum, server_id = _peek_format_description(path)
         next_name = names[ordinal + 1] if ordinal + 1 < len(names) else None
-        files.append(LogFile(node, kind, name, str(path), ordinal, next_name,
-                             path.stat().st_size, checksum, server_id))
+        files.append(
+            LogFile(
+                node,
+                kind,
+                name,
+                str(path),
+                ordinal,
+                next_name,
+                path.stat().st_size,
+                checksum,
+                server_id,
+            )
+        )
     return files, missing
 
 
@@ -146,10 +158,17 @@ def discover(datadir: str | os.PathLike[str]) -> Node:
     binlogs, missing = _log_files(directory.name, directory, BINLOG, "binlog.index")
     relays, missing_relay = _log_files(directory.name, directory, RELAY, "relay-bin.index")
     if not binlogs and not relays and not missing and not missing_relay:
-        raise LayoutError(f"{datadir}: no binlog.index or relay-bin.index (not a data "
-                          f"directory of an rpl server)")
-    return Node(directory.name, str(directory), _server_uuid(directory), tuple(binlogs),
-                tuple(relays), tuple(missing + missing_relay))
+        raise LayoutError(
+            f"{datadir}: no binlog.index or relay-bin.index (not a data directory of an rpl server)"
+        )
+    return Node(
+        directory.name,
+        str(directory),
+        _server_uuid(directory),
+        tuple(binlogs),
+        tuple(relays),
+        tuple(missing + missing_relay),
+    )
 
 
 def discover_all(datadirs: list[str]) -> list[Node]:
@@ -158,8 +177,10 @@ def discover_all(datadirs: list[str]) -> list[Node]:
     names = [n.name for n in nodes]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
-        raise LayoutError(f"two data directories are both named {duplicated[0]!r}: nodes "
-                          f"are named by their directory")
+        raise LayoutError(
+            f"two data directories are both named {duplicated[0]!r}: nodes "
+            f"are named by their directory"
+        )
     return nodes
 
 
@@ -173,8 +194,10 @@ def plan_splits(nodes: list[Node], split_bytes: int = DEFAULT_SPLIT_BYTES) -> li
             whole = log.kind == RELAY and not log.checksum
             edges = [0] if whole else list(range(0, max(log.size, 1), split_bytes))
             ends = edges[1:] + [max(log.size, 1)]
-            splits += [Split(log, number, start, end)
-                       for number, (start, end) in enumerate(zip(edges, ends, strict=True))]
+            splits += [
+                Split(log, number, start, end)
+                for number, (start, end) in enumerate(zip(edges, ends, strict=True))
+            ]
     return splits
 
 

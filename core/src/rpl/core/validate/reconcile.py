@@ -70,8 +70,7 @@ class _Sum:
         self.total = (self.total + total) % _MOD64
 
 
-def reconcile(nodes: list[Node], sketches: list[tuple[Split, Sketch]],
-              restrict: Restrict) -> Proof:
+def reconcile(nodes: list[Node], sketches: list[tuple[Split, Sketch]], restrict: Restrict) -> Proof:
     """Prove the run clean from its sketches (see the module docstring)."""
     try:
         return _Reconcile(nodes, sketches, restrict).prove()
@@ -80,11 +79,13 @@ def reconcile(nodes: list[Node], sketches: list[tuple[Split, Sketch]],
 
 
 class _Reconcile:
-    def __init__(self, nodes: list[Node], sketches: list[tuple[Split, Sketch]],
-                 restrict: Restrict) -> None:
+    def __init__(
+        self, nodes: list[Node], sketches: list[tuple[Split, Sketch]], restrict: Restrict
+    ) -> None:
         self.nodes, self.restrict = nodes, restrict
-        self.sketches = sorted(sketches, key=lambda p: (p[0].file.node, p[0].file.kind,
-                                                        p[0].file.ordinal, p[0].number))
+        self.sketches = sorted(
+            sketches, key=lambda p: (p[0].file.node, p[0].file.kind, p[0].file.ordinal, p[0].number)
+        )
         self.by_name = {n.name: n for n in nodes}
 
     def prove(self) -> Proof:
@@ -136,7 +137,8 @@ class _Reconcile:
         logs = log_counts(self.nodes, [(s, k.summary) for s, k in self.sketches])
         for split, sketch in self.sketches:
             logs[split.file.node][split.file.kind].transactions += sum(
-                g.count for g in sketch.groups)
+                g.count for g in sketch.groups
+            )
         return logs
 
     # ------------------------------------------------------------------ checks
@@ -149,8 +151,9 @@ class _Reconcile:
                         run = GtidSet()
                         run.add_interval(uuid.UUID(sid), lo, hi)
                         if seen.intersection(run):
-                            raise Unproven(f"{node.name} {kind}: a GTID of {sid}:{lo}-{hi} "
-                                           f"is there twice")
+                            raise Unproven(
+                                f"{node.name} {kind}: a GTID of {sid}:{lo}-{hi} is there twice"
+                            )
                         seen.update(run)
 
     def _pairs(self) -> dict[tuple[str, int | None], str]:
@@ -159,11 +162,12 @@ class _Reconcile:
         pairs = {}
         for node in self.nodes:
             for group in self._groups(node.name, RELAY):
-                source = server_ids.get(group.server_id) if group.server_id is not None \
-                    else None
+                source = server_ids.get(group.server_id) if group.server_id is not None else None
                 if source is None or source == node.name:
-                    raise Unproven(f"{node.name}: the relay log's source (server_id "
-                                   f"{group.server_id}) is not among the data directories")
+                    raise Unproven(
+                        f"{node.name}: the relay log's source (server_id "
+                        f"{group.server_id}) is not among the data directories"
+                    )
                 pairs[(node.name, group.server_id)] = source
         return pairs
 
@@ -193,18 +197,23 @@ class _Reconcile:
         for part in self.restrict(cut) if cut else []:
             there.add(*part)
         if received != there:
-            raise Unproven(f"{node}: the relay log's {received.count} transactions from "
-                           f"{source} differ from the source's {there.count} over the span")
+            raise Unproven(
+                f"{node}: the relay log's {received.count} transactions from "
+                f"{source} differ from the source's {there.count} over the span"
+            )
         self._relay_file_events(node, server_id, source)
 
     def _relay_file_events(self, node: str, server_id: int | None, source: str) -> None:
-        theirs = {(s.file.name, e[0]): e[2] for s, k in self._log(source, BINLOG)
-                  for e in k.file_events}
+        theirs = {
+            (s.file.name, e[0]): e[2] for s, k in self._log(source, BINLOG) for e in k.file_events
+        }
         for split, sketch in self._log(node, RELAY):
             for pos, code, digest, source_file, source_pos in sketch.file_events:
                 if source_pos is not None and theirs.get((source_file, source_pos)) != digest:
-                    raise Unproven(f"{node} {split.file.name}:{pos}: event of type {code} "
-                                   f"differs from {source} {source_file}:{source_pos}")
+                    raise Unproven(
+                        f"{node} {split.file.name}:{pos}: event of type {code} "
+                        f"differs from {source} {source_file}:{source_pos}"
+                    )
 
     def _applied_vs_source(self, node: str, source: str) -> None:
         source_runs = [run for g in self._groups(source, BINLOG) for run in g.runs]
@@ -225,8 +234,9 @@ class _Reconcile:
         _in_source_order(node, mine_runs, index)
 
 
-def _in_source_order(node: str, runs: list[list[object]],
-                     index: dict[str, list[tuple[int, int, int]]]) -> None:
+def _in_source_order(
+    node: str, runs: list[list[object]], index: dict[str, list[tuple[int, int, int]]]
+) -> None:
     """Raise Unproven unless the GTIDs of ``runs``, those in the source taken in order,
     map to ascending (source run, GNO).
     """
@@ -236,7 +246,7 @@ def _in_source_order(node: str, runs: list[list[object]],
     for sid, lo, hi in runs:
         assert isinstance(sid, str) and isinstance(lo, int) and isinstance(hi, int)
         spans = index.get(sid, [])
-        for start, end, number in spans[bisect_left(ends.get(sid, []), lo):]:
+        for start, end, number in spans[bisect_left(ends.get(sid, []), lo) :]:
             if start > hi:
                 break
             first, last = max(lo, start), min(hi, end)
@@ -245,5 +255,4 @@ def _in_source_order(node: str, runs: list[list[object]],
             previous = (number, last)
             pieces += 1
             if pieces > _MAX_PIECES:
-                raise Unproven(f"{node}: the binlog's GTIDs are too interleaved to compare "
-                               f"by runs")
+                raise Unproven(f"{node}: the binlog's GTIDs are too interleaved to compare by runs")

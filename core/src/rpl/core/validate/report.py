@@ -32,8 +32,9 @@ class LogCounts:
     transactions: int = 0
 
 
-def log_counts(nodes: list[Node], splits: Iterable[tuple[Split, Summary]]) -> \
-        dict[str, dict[str, LogCounts]]:
+def log_counts(
+    nodes: list[Node], splits: Iterable[tuple[Split, Summary]]
+) -> dict[str, dict[str, LogCounts]]:
     """Files, bytes and events read, by node and kind (transactions: the caller counts)."""
     logs: dict[str, dict[str, LogCounts]] = {}
     for node in nodes:
@@ -90,42 +91,71 @@ class Report:
 
     def summary(self) -> str:
         """The readable summary."""
-        lines = [f"rpl validate: {len(self.logs)} nodes, {self.splits} splits on {self.master}, "
-                 f"{self.seconds:.1f} s"]
+        lines = [
+            f"rpl validate: {len(self.logs)} nodes, {self.splits} splits on {self.master}, "
+            f"{self.seconds:.1f} s"
+        ]
         for node, kinds in sorted(self.logs.items()):
             for kind, c in sorted(kinds.items()):
-                lines.append(f"  {node:<16} {kind:<7} {c.files:>4} files {c.bytes:>14,} bytes "
-                             f"{c.events:>12,} events {c.transactions:>10,} transactions")
-        lines.append(f"  {self.events:,} events, {self.transactions:,} transactions"
-                     + (f", {self.history_operations:,} history operations"
-                        if self.history_operations else ""))
-        lines.append("checks: " + ("proven clean by split sketches (counts and fingerprints)"
-                                   if self.method == "sketches" else "row by row" + (
-                                       f" (the sketches did not prove it clean: "
-                                       f"{self.unproven})" if self.unproven else "")))
+                lines.append(
+                    f"  {node:<16} {kind:<7} {c.files:>4} files {c.bytes:>14,} bytes "
+                    f"{c.events:>12,} events {c.transactions:>10,} transactions"
+                )
+        lines.append(
+            f"  {self.events:,} events, {self.transactions:,} transactions"
+            + (
+                f", {self.history_operations:,} history operations"
+                if self.history_operations
+                else ""
+            )
+        )
+        lines.append(
+            "checks: "
+            + (
+                "proven clean by split sketches (counts and fingerprints)"
+                if self.method == "sketches"
+                else "row by row"
+                + (
+                    f" (the sketches did not prove it clean: {self.unproven})"
+                    if self.unproven
+                    else ""
+                )
+            )
+        )
         for name in self.checks:
             count = sum(1 for f in self.violations if f.check == name)
-            lines.append(f"  {'FAIL' if count else 'ok':<4} {name:<18} {CHECKS[name]}"
-                         + (f" ({count} violations)" if count else ""))
+            lines.append(
+                f"  {'FAIL' if count else 'ok':<4} {name:<18} {CHECKS[name]}"
+                + (f" ({count} violations)" if count else "")
+            )
         for title, findings in (("violations", self.violations), ("notices", self.notices)):
             if findings:
                 lines.append(f"{title} ({len(findings)}):")
                 lines += [f"  {f.line()}" for f in sorted(findings, key=sort_key)]
-        lines.append("result: " + ("CLEAN" if self.exit_code == CLEAN else
-                                   f"{len(self.violations)} VIOLATIONS"))
+        lines.append(
+            "result: "
+            + ("CLEAN" if self.exit_code == CLEAN else f"{len(self.violations)} VIOLATIONS")
+        )
         return "\n".join(lines)
 
     def as_json(self) -> dict[str, Any]:
         """The JSON report."""
         return {
             "result": "clean" if self.exit_code == CLEAN else "violations",
-            "exit_code": self.exit_code, "master": self.master, "splits": self.splits,
-            "seconds": round(self.seconds, 3), "events": self.events,
-            "transactions": self.transactions, "history_operations": self.history_operations,
+            "exit_code": self.exit_code,
+            "master": self.master,
+            "splits": self.splits,
+            "seconds": round(self.seconds, 3),
+            "events": self.events,
+            "transactions": self.transactions,
+            "history_operations": self.history_operations,
             "checks": {name: CHECKS[name] for name in self.checks},
-            "method": self.method, "unproven": self.unproven,
-            "logs": {node: {kind: attrs.asdict(c) for kind, c in kinds.items()}
-                     for node, kinds in self.logs.items()},
+            "method": self.method,
+            "unproven": self.unproven,
+            "logs": {
+                node: {kind: attrs.asdict(c) for kind, c in kinds.items()}
+                for node, kinds in self.logs.items()
+            },
             "violations": [f.as_json() for f in sorted(self.violations, key=sort_key)],
             "notices": [f.as_json() for f in sorted(self.notices, key=sort_key)],
         }

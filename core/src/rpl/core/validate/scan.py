@@ -72,16 +72,28 @@ from rpl.core.validate.findings import NOTICE, VIOLATION, Finding
 from rpl.core.validate.history import written_rows
 from rpl.core.validate.layout import RELAY, Split
 
-EVENT_COLUMNS: Final = ("pos", "size", "type", "server_id", "log_pos", "gtid", "xid",
-                        "crc_ok", "digest", "source_file", "source_pos")
+EVENT_COLUMNS: Final = (
+    "pos",
+    "size",
+    "type",
+    "server_id",
+    "log_pos",
+    "gtid",
+    "xid",
+    "crc_ok",
+    "digest",
+    "source_file",
+    "source_pos",
+)
 """An event row, besides node, kind and file: position, size, type code, server_id, end
 log_pos, GTID (GTID events), xid (XID events), CRC32 valid, digest of the bytes (the CRC32
 of the event without its checksum), and for a relay event that came from the source its
 source file and position (the FORMAT_DESCRIPTION excepted: the dump thread rewrites it)."""
 OVERSHOOT: Final = 1 << 20
 """Read past a split's end at once (most transactions that cross it end within this)."""
-_FILE_TYPES: Final = frozenset((FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT,
-                                ROTATE_EVENT, STOP_EVENT))
+_FILE_TYPES: Final = frozenset(
+    (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, ROTATE_EVENT, STOP_EVENT)
+)
 _DIGEST_MASK: Final = (1 << 62) - 1
 FOLD: Final = 0x100000001B3
 _CRC_AT: Final = CHECKSUM_LEN
@@ -142,8 +154,7 @@ class SplitRows:
     """Everything one task produces."""
 
     split: Split
-    events: dict[str, list[Any]] = attrs.field(
-        factory=lambda: {name: [] for name in EVENT_COLUMNS})
+    events: dict[str, list[Any]] = attrs.field(factory=lambda: {name: [] for name in EVENT_COLUMNS})
     transactions: list[ScannedTransaction] = attrs.field(factory=list)
     findings: list[Finding] = attrs.field(factory=list)
     writes: list[tuple[str, str, str, str]] = attrs.field(factory=list)
@@ -184,8 +195,9 @@ class _Buffer:
 class SplitScanner:
     """Scans one split (see the module docstring); :meth:`run` returns its rows."""
 
-    def __init__(self, split: Split, *, extract_writes: bool = False,
-                 every_event: bool = False) -> None:
+    def __init__(
+        self, split: Split, *, extract_writes: bool = False, every_event: bool = False
+    ) -> None:
         self.split = split
         self.log = split.file
         self.rows = SplitRows(split)
@@ -205,13 +217,32 @@ class SplitScanner:
         self.buffer: _Buffer
 
     # ------------------------------------------------------------------ findings
-    def finding(self, check: str, position: int, detail: str, *, severity: str = VIOLATION,
-                gtid: str = "", source_position: int = -1) -> None:
+    def finding(
+        self,
+        check: str,
+        position: int,
+        detail: str,
+        *,
+        severity: str = VIOLATION,
+        gtid: str = "",
+        source_position: int = -1,
+    ) -> None:
         """Record a finding at ``position`` of this file."""
         source_file = (self.source_file or "") if source_position >= 0 else ""
-        self.rows.findings.append(Finding(
-            check, self.log.node, self.log.kind, self.log.name, position, detail, severity,
-            gtid, source_file, source_position))
+        self.rows.findings.append(
+            Finding(
+                check,
+                self.log.node,
+                self.log.kind,
+                self.log.name,
+                position,
+                detail,
+                severity,
+                gtid,
+                source_file,
+                source_position,
+            )
+        )
 
     # ------------------------------------------------------------------ driving
     def run(self) -> SplitRows:
@@ -242,9 +273,13 @@ class SplitScanner:
         if split.start == 0:
             magic = self.reader.get(0, len(BINLOG_MAGIC))
             if magic != BINLOG_MAGIC:
-                self.finding("structure", 0, "not a binlog file: bad magic number"
-                             if len(magic) == len(BINLOG_MAGIC) else
-                             "the file ends inside the magic number")
+                self.finding(
+                    "structure",
+                    0,
+                    "not a binlog file: bad magic number"
+                    if len(magic) == len(BINLOG_MAGIC)
+                    else "the file ends inside the magic number",
+                )
                 return self._resync(0)
             return len(BINLOG_MAGIC)
         for offset in range(split.start, min(split.end, size)):
@@ -291,14 +326,24 @@ class SplitScanner:
         self._lose_transaction()
         if damage.tail:
             last_file = self.log.next_name is None
-            self.finding("structure", damage.position,
-                         damage.reason + (" (a crash cut the last write short; recovery "
-                                          "truncates it at the next start)" if last_file else ""),
-                         severity=NOTICE if last_file else VIOLATION)
+            self.finding(
+                "structure",
+                damage.position,
+                damage.reason
+                + (
+                    " (a crash cut the last write short; recovery truncates it at the next start)"
+                    if last_file
+                    else ""
+                ),
+                severity=NOTICE if last_file else VIOLATION,
+            )
             return None
         found = self._resync(damage.position)
-        skipped = "nothing intact after it" if found is None else \
-            f"{found - damage.position} bytes skipped to the next intact event at {found}"
+        skipped = (
+            "nothing intact after it"
+            if found is None
+            else f"{found - damage.position} bytes skipped to the next intact event at {found}"
+        )
         self.finding("structure", damage.position, f"{damage.reason}; {skipped}")
         return found
 
@@ -325,8 +370,12 @@ class SplitScanner:
         if at + size > len(buffer.data) and not buffer.extend(position + size):
             if self._intact(position + 1):
                 raise Damage(position, f"event size {size} runs past the end of the file")
-            raise Damage(position, f"the file ends inside an event of {size} bytes "
-                                    f"({self.log.size - position} present)", tail=True)
+            raise Damage(
+                position,
+                f"the file ends inside an event of {size} bytes "
+                f"({self.log.size - position} present)",
+                tail=True,
+            )
         data = buffer.data
         digest, crc_ok = self._digest(data, at, size, code, has_crc)
         if not crc_ok:
@@ -336,8 +385,7 @@ class SplitScanner:
             self.rows.summary.last_type = code
             if not self.relay:
                 self._check_log_pos(position, size, log_pos)
-        source = self._relay_event(position, header, data, at) if self.relay and owned \
-            else None
+        source = self._relay_event(position, header, data, at) if self.relay and owned else None
         if code == GTID_LOG_EVENT:
             self._gtid(position, header, data, at, owned, digest)
         elif self.known_state:
@@ -346,14 +394,15 @@ class SplitScanner:
             self._event_row(position, header, data, at, digest, source)
         return position + size
 
-    def _digest(self, data: bytes, at: int, size: int, code: int,
-                has_crc: bool) -> tuple[int, bool]:
+    def _digest(
+        self, data: bytes, at: int, size: int, code: int, has_crc: bool
+    ) -> tuple[int, bool]:
         if not has_crc:
-            return zlib.crc32(memoryview(data)[at:at + size]), True
-        stored = int.from_bytes(data[at + size - _CRC_AT:at + size], "little")
+            return zlib.crc32(memoryview(data)[at : at + size]), True
+        stored = int.from_bytes(data[at + size - _CRC_AT : at + size], "little")
         if code == FORMAT_DESCRIPTION_EVENT:
-            return stored, verify_checksum(memoryview(data)[at:at + size])
-        return stored, zlib.crc32(memoryview(data)[at:at + size - _CRC_AT]) == stored
+            return stored, verify_checksum(memoryview(data)[at : at + size])
+        return stored, zlib.crc32(memoryview(data)[at : at + size - _CRC_AT]) == stored
 
     def _bad_crc(self, position: int, header: tuple[int, ...], owned: bool) -> int:
         code, size = header[1], header[3]
@@ -369,37 +418,56 @@ class SplitScanner:
     def _decode(self, position: int, header: tuple[int, ...], data: bytes, at: int) -> Any:
         """The event fully decoded (the rare types, and QUERY for histories)."""
         try:
-            return decode_with_header(EventHeader(*header), data[at:at + header[3]],
-                                      checksum=self.log.checksum)
+            return decode_with_header(
+                EventHeader(*header), data[at : at + header[3]], checksum=self.log.checksum
+            )
         except EventError as exc:
             raise Damage(position, f"{exc.reason} (event of type {header[1]})") from exc
 
-    def _event_row(self, position: int, header: tuple[int, ...], data: bytes, at: int,
-                   digest: int, source: tuple[str | None, int] | None, *,
-                   crc_ok: bool = True) -> None:
+    def _event_row(
+        self,
+        position: int,
+        header: tuple[int, ...],
+        data: bytes,
+        at: int,
+        digest: int,
+        source: tuple[str | None, int] | None,
+        *,
+        crc_ok: bool = True,
+    ) -> None:
         columns = self.rows.events
         code = header[1]
         gtid = xid = None
         if crc_ok and code == GTID_LOG_EVENT:
             gtid = self._gtid_text(data, at, header[3])
         elif crc_ok and code == XID_EVENT:
-            xid = int.from_bytes(data[at + HEADER_LEN:at + HEADER_LEN + 8], "little")
-        for name, value in (("pos", position), ("size", header[3]), ("type", code),
-                            ("server_id", header[2]), ("log_pos", header[4]), ("gtid", gtid),
-                            ("xid", xid), ("crc_ok", crc_ok), ("digest", digest),
-                            ("source_file", source[0] if source else None),
-                            ("source_pos", source[1] if source else None)):
+            xid = int.from_bytes(data[at + HEADER_LEN : at + HEADER_LEN + 8], "little")
+        for name, value in (
+            ("pos", position),
+            ("size", header[3]),
+            ("type", code),
+            ("server_id", header[2]),
+            ("log_pos", header[4]),
+            ("gtid", gtid),
+            ("xid", xid),
+            ("crc_ok", crc_ok),
+            ("digest", digest),
+            ("source_file", source[0] if source else None),
+            ("source_pos", source[1] if source else None),
+        ):
             columns[name].append(value)
         if code in _FILE_TYPES and crc_ok:
             self._file_event(position, header, data, at)
 
-    def _file_event(self, position: int, header: tuple[int, ...], data: bytes,
-                    at: int) -> None:
+    def _file_event(self, position: int, header: tuple[int, ...], data: bytes, at: int) -> None:
         summary = self.rows.summary
         event = self._decode(position, header, data, at)
         summary.last_rotate = event.next_file if isinstance(event, RotateEvent) else ""
-        if isinstance(event, PreviousGtidsEvent) and summary.previous_gtids is None \
-                and header[2] == self.log.server_id:
+        if (
+            isinstance(event, PreviousGtidsEvent)
+            and summary.previous_gtids is None
+            and header[2] == self.log.server_id
+        ):
             summary.previous_gtids = str(event.gtids)
 
     def _check_log_pos(self, position: int, size: int, log_pos: int) -> None:
@@ -407,22 +475,31 @@ class SplitScanner:
         if self.rows.summary.first_shift is None:
             self.rows.summary.first_shift = shift
         elif shift != self.shift:
-            self.finding("structure", position,
-                         f"end log_pos {log_pos} but the event ends at {position + size}: "
-                         f"from here on events are {abs(shift)} bytes "
-                         f"{'before' if shift > 0 else 'after'} where their positions put "
-                         f"them (an event missing, or one too many)")
+            self.finding(
+                "structure",
+                position,
+                f"end log_pos {log_pos} but the event ends at {position + size}: "
+                f"from here on events are {abs(shift)} bytes "
+                f"{'before' if shift > 0 else 'after'} where their positions put "
+                f"them (an event missing, or one too many)",
+            )
         self.shift = shift
 
     # ------------------------------------------------------------------ relay coordinates
-    def _relay_event(self, position: int, header: tuple[int, ...], data: bytes,
-                     at: int) -> tuple[str | None, int] | None:
+    def _relay_event(
+        self, position: int, header: tuple[int, ...], data: bytes, at: int
+    ) -> tuple[str | None, int] | None:
         """Follow the source coordinates; the event's source file and position (None:
         the relay log's own event, an artificial one, or a FORMAT_DESCRIPTION, which the
         dump thread rewrites).
         """
-        code, server_id, size, log_pos, flags = header[1], header[2], header[3], header[4], \
-            header[5]
+        code, server_id, size, log_pos, flags = (
+            header[1],
+            header[2],
+            header[3],
+            header[4],
+            header[5],
+        )
         if server_id == self.log.server_id and code in _FILE_TYPES:
             return None
         if flags & LOG_EVENT_ARTIFICIAL_F or log_pos == 0:
@@ -452,10 +529,14 @@ class SplitScanner:
             return  # skipped whole transactions: checked against the source by the job
         what = "missing" if source_pos > self.expected else "received twice"
         first, last = sorted((source_pos, self.expected))
-        self.finding("relay_vs_source", position,
-                     f"source events in [{first}, {last}) {what}: this event starts at "
-                     f"source position {source_pos}, the previous one ended at "
-                     f"{self.expected}", source_position=source_pos)
+        self.finding(
+            "relay_vs_source",
+            position,
+            f"source events in [{first}, {last}) {what}: this event starts at "
+            f"source position {source_pos}, the previous one ended at "
+            f"{self.expected}",
+            source_position=source_pos,
+        )
 
     # ------------------------------------------------------------------ transactions
     def _gtid_text(self, data: bytes, at: int, size: int) -> str:
@@ -465,8 +546,9 @@ class SplitScanner:
             text = self.sids[sid] = str(uuid.UUID(bytes=sid))
         return f"{text}:{gno}"
 
-    def _gtid(self, position: int, header: tuple[int, ...], data: bytes, at: int,
-              owned: bool, digest: int) -> None:
+    def _gtid(
+        self, position: int, header: tuple[int, ...], data: bytes, at: int, owned: bool, digest: int
+    ) -> None:
         current = self.current
         if current is not None and current.state == "open":
             self._close(position, "interrupted")
@@ -484,8 +566,9 @@ class SplitScanner:
         self.known_state = True
         self.tracker.feed(GTID_LOG_EVENT)
 
-    def _in_transaction(self, position: int, header: tuple[int, ...], data: bytes, at: int,
-                        owned: bool, digest: int) -> None:
+    def _in_transaction(
+        self, position: int, header: tuple[int, ...], data: bytes, at: int, owned: bool, digest: int
+    ) -> None:
         code, size = header[1], header[3]
         statement: bytes = b""
         if code == QUERY_EVENT:
@@ -494,14 +577,13 @@ class SplitScanner:
             except EventError as exc:
                 raise Damage(position, exc.reason) from exc
             start = at + HEADER_LEN + db_at + db_len + 1
-            statement = data[start:start + 24]
+            statement = data[start : start + 24]
         inside = self.tracker.state != "outside"
         ends = self.tracker.feed(code, statement)
         current = self.current
         if current is None or current.state != "open":
             if code in (QUERY_EVENT, XID_EVENT) and owned:
-                self.finding("transactions", position,
-                             f"event of type {code} outside a GTID group")
+                self.finding("transactions", position, f"event of type {code} outside a GTID group")
             return
         current.events += 1
         current.digest = fold(current.digest, digest)
@@ -522,12 +604,14 @@ class SplitScanner:
         current.state, current.end = state, current.end or end
         self.rows.transactions.append(current)
         if state == "interrupted":
-            self.finding("transactions", current.pos,
-                         f"transaction not finished before the next GTID event at {end}",
-                         gtid=current.gtid)
+            self.finding(
+                "transactions",
+                current.pos,
+                f"transaction not finished before the next GTID event at {end}",
+                gtid=current.gtid,
+            )
         if state == "complete" and self.extract_writes and not self.relay:
-            self.rows.writes += [(current.gtid, *row)
-                                 for row in written_rows(current.statements)]
+            self.rows.writes += [(current.gtid, *row) for row in written_rows(current.statements)]
         current.statements = []
 
     def _file_end(self) -> None:
@@ -536,18 +620,21 @@ class SplitScanner:
             return
         self._close(self.log.size, "partial")
         if self.log.next_name is None:
-            detail = "the file ends inside this transaction (a trailing partial " \
-                     "transaction: recovery truncates it at the next start)"
+            detail = (
+                "the file ends inside this transaction (a trailing partial "
+                "transaction: recovery truncates it at the next start)"
+            )
             severity = NOTICE
         elif self.relay:
-            detail = "the relay log file ends inside this transaction (the receiver " \
-                     "stopped in it; the applier discards the partial copy)"
+            detail = (
+                "the relay log file ends inside this transaction (the receiver "
+                "stopped in it; the applier discards the partial copy)"
+            )
             severity = NOTICE
         else:
             detail = "the file ends inside this transaction, and a newer file follows"
             severity = VIOLATION
-        self.finding("transactions", current.pos, detail, severity=severity,
-                     gtid=current.gtid)
+        self.finding("transactions", current.pos, detail, severity=severity, gtid=current.gtid)
 
 
 def scan(split: Split, *, extract_writes: bool = False, every_event: bool = False) -> SplitRows:
@@ -555,8 +642,8 @@ def scan(split: Split, *, extract_writes: bool = False, every_event: bool = Fals
     return SplitScanner(split, extract_writes=extract_writes, every_event=every_event).run()
 
 
-def scan_all(splits: Iterable[Split], *, extract_writes: bool = False,
-             every_event: bool = False) -> list[SplitRows]:
+def scan_all(
+    splits: Iterable[Split], *, extract_writes: bool = False, every_event: bool = False
+) -> list[SplitRows]:
     """The rows of every split, in one process (tests and the single-process baseline)."""
-    return [scan(split, extract_writes=extract_writes, every_event=every_event)
-            for split in splits]
+    return [scan(split, extract_writes=extract_writes, every_event=every_event) for split in splits]

@@ -72,8 +72,7 @@ if TYPE_CHECKING:
     """array("q"): appended to in the walk, read by numpy without a copy."""
 _U32: Final = struct.Struct("<I").unpack_from
 _MIN_SIZE: Final = HEADER_LEN + CHECKSUM_LEN
-_FILE_TYPES: Final = (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, ROTATE_EVENT,
-                      STOP_EVENT)
+_FILE_TYPES: Final = (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, ROTATE_EVENT, STOP_EVENT)
 _GTID_MIN_SIZE: Final = HEADER_LEN + GTID_BODY_MIN
 _TYPE: Final = HEADER_AT["type_code"]
 _SIZE: Final = HEADER_AT["event_size"]
@@ -82,8 +81,12 @@ _FOLD_CASE: Final = 0x2020202020202020
 _GRAMMAR: Final = re.compile(rb"(?:F*(?:GBM*C|GM))*F*")
 _OPEN: Final = re.compile(rb"G(?:BM*)?")
 _CLOSED: Final = re.compile(rb"G(?:BM*C|M)")
-_KEYWORDS: Final = ((b"BEGIN", ord("B")), (b"COMMIT", ord("C")), (b"ROLLBACK", ord("C")),
-                    (b"XA START", ord("X")))
+_KEYWORDS: Final = (
+    (b"BEGIN", ord("B")),
+    (b"COMMIT", ord("C")),
+    (b"ROLLBACK", ord("C")),
+    (b"XA START", ord("X")),
+)
 _MASK62: Final = np.uint64((1 << 62) - 1)
 _FOLD64: Final = np.uint64(FOLD)
 _MOD64: Final = 1 << 64
@@ -131,8 +134,12 @@ class Sketch:
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> Sketch:
         """The inverse of :meth:`as_json`."""
-        return cls(Summary(**record["summary"]), record["irregular"],
-                   [Group(**g) for g in record["groups"]], record["file_events"])
+        return cls(
+            Summary(**record["summary"]),
+            record["irregular"],
+            [Group(**g) for g in record["groups"]],
+            record["file_events"],
+        )
 
 
 def _walk(data: bytes, p: int, stop: int, offsets: Offsets, crcs: Offsets) -> int:
@@ -147,7 +154,7 @@ def _walk(data: bytes, p: int, stop: int, offsets: Offsets, crcs: Offsets) -> in
             q = p + _U32(data, p + _SIZE)[0]
             if q > n or q < p + _MIN_SIZE:
                 return p
-            append_crc(crc(data[p:q - CHECKSUM_LEN]))  # a copy: faster than a view here
+            append_crc(crc(data[p : q - CHECKSUM_LEN]))  # a copy: faster than a view here
             append(p)
             p = q
     except struct.error:
@@ -163,9 +170,15 @@ class _Bytes:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.a = np.frombuffer(data, np.uint8)
-        self.views = {width: np.ndarray(shape=(max(0, len(data) - width + 1),),
-                                        dtype=f"<u{width}", buffer=data, strides=(1,))
-                      for width in (2, 4, 8)}
+        self.views = {
+            width: np.ndarray(
+                shape=(max(0, len(data) - width + 1),),
+                dtype=f"<u{width}",
+                buffer=data,
+                strides=(1,),
+            )
+            for width in (2, 4, 8)
+        }
 
     def uint(self, at: np.ndarray, width: int) -> np.ndarray:
         """The ``width``-byte little-endian unsigned integer at each offset (inside)."""
@@ -180,7 +193,7 @@ class _Bytes:
         out = np.zeros(len(at), np.uint64)
         out[inside] = self.views[8][at[inside]]
         for i in np.flatnonzero(~inside).tolist():
-            out[i] = int.from_bytes(self.data[at[i]:at[i] + 8].ljust(8, b"\0"), "little")
+            out[i] = int.from_bytes(self.data[at[i] : at[i] + 8].ljust(8, b"\0"), "little")
         return out
 
 
@@ -192,8 +205,9 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return mixed
 
 
-def fingerprints(pos: np.ndarray, sid: np.ndarray, gno: np.ndarray, events: np.ndarray,
-                 digest: np.ndarray) -> np.ndarray:
+def fingerprints(
+    pos: np.ndarray, sid: np.ndarray, gno: np.ndarray, events: np.ndarray, digest: np.ndarray
+) -> np.ndarray:
     """The 64-bit hash of each transaction: its position (a relay log: its source
     position), SID (two little-endian uint64 halves per row), GNO, event count and digest.
     """
@@ -207,8 +221,11 @@ def folded(hashes: np.ndarray) -> tuple[int, int, int]:
     """(count, xor, total) of transaction hashes: the two fingerprints add up over any
     partition, so splits and parts of splits combine (total: the high halves' sum mod 2**64).
     """
-    return (len(hashes), int(np.bitwise_xor.reduce(hashes)),
-            int((hashes >> np.uint64(32)).sum()) % _MOD64)
+    return (
+        len(hashes),
+        int(np.bitwise_xor.reduce(hashes)),
+        int((hashes >> np.uint64(32)).sum()) % _MOD64,
+    )
 
 
 @attrs.define
@@ -281,13 +298,22 @@ class SketchScanner(SplitScanner):
             if self.rows.findings:
                 raise Irregular(self.rows.findings[0].detail)
         except (Irregular, Damage) as exc:
-            return Sketch(irregular=f"{self.log.node} {self.log.name} split "
-                                    f"{self.split.number}: {exc}")
+            return Sketch(
+                irregular=f"{self.log.node} {self.log.name} split {self.split.number}: {exc}"
+            )
         self.sketch.summary = self.rows.summary
         ev = self.rows.events
-        self.sketch.file_events = [list(r) for r in zip(
-            ev["pos"], ev["type"], ev["digest"], ev["source_file"], ev["source_pos"],
-            strict=True)]
+        self.sketch.file_events = [
+            list(r)
+            for r in zip(
+                ev["pos"],
+                ev["type"],
+                ev["digest"],
+                ev["source_file"],
+                ev["source_pos"],
+                strict=True,
+            )
+        ]
         return self.sketch
 
     # ------------------------------------------------------------------ the walk
@@ -337,20 +363,26 @@ class SketchScanner(SplitScanner):
         stored = b.uint(at + size - CHECKSUM_LEN, 4).astype(np.int64)
         for p in at[np.frombuffer(crcs, dtype=np.int64) != stored].tolist():
             if data[p + _TYPE] != FORMAT_DESCRIPTION_EVENT or not verify_checksum(
-                    memoryview(data)[p:p + self._size_at(p)]):
+                memoryview(data)[p : p + self._size_at(p)]
+            ):
                 raise Irregular(f"CRC32 mismatch at {self.buffer.base + p}")
         relay = self.relay or None  # a binlog's sketch needs no server_id or flags
-        return _Events(at, code, relay and b.uint(at + HEADER_AT["server_id"], 4),
-                       size, b.uint(at + HEADER_AT["log_pos"], 4).astype(np.int64),
-                       relay and b.uint(at + HEADER_AT["flags"], 2), stored,
-                       _tokens(b, at, size, code))
+        return _Events(
+            at,
+            code,
+            relay and b.uint(at + HEADER_AT["server_id"], 4),
+            size,
+            b.uint(at + HEADER_AT["log_pos"], 4).astype(np.int64),
+            relay and b.uint(at + HEADER_AT["flags"], 2),
+            stored,
+            _tokens(b, at, size, code),
+        )
 
     def _token_of(self, p: int) -> bytes:
         """The letter of the one event at ``p`` (in the buffer)."""
         size = self._size_at(p)
-        b = _Bytes(self.buffer.data[p:p + size + _HEAD])
-        return _tokens(b, np.zeros(1, np.int64), np.array([size], np.int64),
-                       b.a[_TYPE:_TYPE + 1])
+        b = _Bytes(self.buffer.data[p : p + size + _HEAD])
+        return _tokens(b, np.zeros(1, np.int64), np.array([size], np.int64), b.a[_TYPE : _TYPE + 1])
 
     def _finish_last(self, offsets: Offsets, crcs: Offsets, p: int) -> None:
         """Walk past the split's end, one event at a time, until the last owned
@@ -385,8 +417,9 @@ class SketchScanner(SplitScanner):
         file_event = np.isin(ev.type[:owned], _FILE_TYPES)
         if self.relay:
             assert ev.flags is not None
-            artificial = ((ev.flags[:owned] & LOG_EVENT_ARTIFICIAL_F) != 0) | \
-                (ev.log_pos[:owned] == 0)
+            artificial = ((ev.flags[:owned] & LOG_EVENT_ARTIFICIAL_F) != 0) | (
+                ev.log_pos[:owned] == 0
+            )
             if (artificial & ~file_event).any():
                 raise Irregular("an artificial event that is not a file event")
             self._relay_walk(ev, owned, np.flatnonzero(file_event))
@@ -396,8 +429,14 @@ class SketchScanner(SplitScanner):
 
     def _special(self, ev: _Events, i: int, source: tuple[str | None, int] | None) -> None:
         at = int(ev.at[i])
-        self._event_row(self.buffer.base + at, unpack_header(self.buffer.data, at),
-                        self.buffer.data, at, int(ev.crc[i]), source)
+        self._event_row(
+            self.buffer.base + at,
+            unpack_header(self.buffer.data, at),
+            self.buffer.data,
+            at,
+            int(ev.crc[i]),
+            source,
+        )
 
     def _relay_walk(self, ev: _Events, owned: int, specials: np.ndarray) -> None:
         """Source coordinates: ordinary source events checked contiguous at once, the
@@ -406,9 +445,10 @@ class SketchScanner(SplitScanner):
         base = self.buffer.base
         source_pos = ev.log_pos - ev.size
         chained = np.ones(owned, dtype=bool)
-        previous_end = ev.log_pos[:owned - 1]
+        previous_end = ev.log_pos[: owned - 1]
         chained[1:] = (source_pos[1:owned] == previous_end) | (
-            (source_pos[1:owned] > previous_end) & (ev.type[1:owned] == GTID_LOG_EVENT))
+            (source_pos[1:owned] > previous_end) & (ev.type[1:owned] == GTID_LOG_EVENT)
+        )
         start = 0
         for i in [*specials.tolist(), owned]:
             if start < i:
@@ -419,8 +459,12 @@ class SketchScanner(SplitScanner):
             header = unpack_header(self.buffer.data, at)
             own = header[2] == self.log.server_id
             artificial = header[5] & LOG_EVENT_ARTIFICIAL_F or header[4] == 0
-            if not own and not artificial and self.expected is not None \
-                    and header[4] - header[3] != self.expected:
+            if (
+                not own
+                and not artificial
+                and self.expected is not None
+                and header[4] - header[3] != self.expected
+            ):
                 raise Irregular("source positions skip or repeat")
             source = self._relay_event(base + at, header, self.buffer.data, at)
             self._special(ev, i, source)
@@ -429,35 +473,42 @@ class SketchScanner(SplitScanner):
         if self.rows.findings:
             raise Irregular(self.rows.findings[0].detail)
 
-    def _ordinary(self, start: int, stop: int, first: int, ev: _Events,
-                  chained: np.ndarray) -> None:
+    def _ordinary(
+        self, start: int, stop: int, first: int, ev: _Events, chained: np.ndarray
+    ) -> None:
         skip = first > self.expected if self.expected is not None else False
-        if self.expected is not None and first != self.expected and not (
-                skip and ev.type[start] == GTID_LOG_EVENT):
+        if (
+            self.expected is not None
+            and first != self.expected
+            and not (skip and ev.type[start] == GTID_LOG_EVENT)
+        ):
             raise Irregular("source positions skip or repeat")
-        if not chained[start + 1:stop].all():
+        if not chained[start + 1 : stop].all():
             raise Irregular("source positions skip or repeat")
-        self._check_contiguous(self.buffer.base + int(ev.at[start]), first,
-                               int(ev.type[start]))
+        self._check_contiguous(self.buffer.base + int(ev.at[start]), first, int(ev.type[start]))
         self.expected = int(ev.log_pos[stop - 1])
 
     # ------------------------------------------------------------------ transactions
     def _transactions(self, ev: _Events, owned: int) -> None:
         tokens = ev.tokens
         begin = 0 if self.split.start == 0 else tokens.find(b"G", 0, owned)
-        if b"X" in tokens[:begin if begin >= 0 else owned]:
+        if b"X" in tokens[: begin if begin >= 0 else owned]:
             raise Irregular("an event of an unexpected type or layout")
         if begin < 0:
             return  # no transaction starts here: the events belong to the previous one
         if not _GRAMMAR.fullmatch(tokens, begin):
-            raise Irregular("a transaction that is not GTID BEGIN ... XID/COMMIT or "
-                            "GTID + one statement")
+            raise Irregular(
+                "a transaction that is not GTID BEGIN ... XID/COMMIT or GTID + one statement"
+            )
         letters = np.frombuffer(tokens, np.uint8)
         starts = np.flatnonzero(letters[begin:] == ord("G")) + begin
         closers = np.flatnonzero(letters == ord("C"))
         ddl = letters[np.minimum(starts + 1, len(letters) - 1)] == ord("M")
-        ends = np.where(ddl, starts + 1, closers[np.searchsorted(closers, starts)]
-                        if len(closers) else starts + 1)
+        ends = np.where(
+            ddl,
+            starts + 1,
+            closers[np.searchsorted(closers, starts)] if len(closers) else starts + 1,
+        )
         self._sketch(ev, starts, ends)
 
     def _digests(self, ev: _Events, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -502,8 +553,10 @@ class SketchScanner(SplitScanner):
 
     def _sids(self, sid: np.ndarray) -> dict[tuple[int, int], str]:
         unique = sid[:1] if (sid == sid[:1]).all() else np.unique(sid, axis=0)
-        return {(int(lo), int(hi)): str(uuid.UUID(bytes=struct.pack("<QQ", lo, hi)))
-                for lo, hi in unique.tolist()}
+        return {
+            (int(lo), int(hi)): str(uuid.UUID(bytes=struct.pack("<QQ", lo, hi)))
+            for lo, hi in unique.tolist()
+        }
 
     def _group_keys(self, starts: np.ndarray) -> np.ndarray:
         """Per transaction, the index of the relay state it starts in (0: before any)."""
@@ -512,15 +565,30 @@ class SketchScanner(SplitScanner):
         at = np.array([i for i, _, _ in self.states], dtype=np.int64)
         return np.searchsorted(at, starts, side="right")
 
-    def _group(self, keys: np.ndarray, lo: int, hi: int, pos: np.ndarray, h: np.ndarray,
-               sid: np.ndarray, gno: np.ndarray, names: dict[tuple[int, int], str]) -> Group:
+    def _group(
+        self,
+        keys: np.ndarray,
+        lo: int,
+        hi: int,
+        pos: np.ndarray,
+        h: np.ndarray,
+        sid: np.ndarray,
+        gno: np.ndarray,
+        names: dict[tuple[int, int], str],
+    ) -> Group:
         if self.relay:
             state = int(keys[lo])
             file, server_id = self.states[state - 1][1:] if state else (None, None)
         else:
             file, server_id = self.log.name, None
-        return Group(file, server_id, *folded(h[lo:hi]), int(pos[lo]), int(pos[hi - 1]),
-                     _runs(sid[lo:hi], gno[lo:hi], names))
+        return Group(
+            file,
+            server_id,
+            *folded(h[lo:hi]),
+            int(pos[lo]),
+            int(pos[hi - 1]),
+            _runs(sid[lo:hi], gno[lo:hi], names),
+        )
 
     def restricted(self, lo: tuple[int, int], hi: tuple[int, int]) -> tuple[int, int, int]:
         """(count, xor, total) of this binlog split's transactions whose (file ordinal,
@@ -533,8 +601,7 @@ class SketchScanner(SplitScanner):
         return folded(self.trx_hash[(self.trx_pos >= low) & (self.trx_pos <= high)])
 
 
-def _runs(sid: np.ndarray, gno: np.ndarray,
-          names: dict[tuple[int, int], str]) -> list[list[Any]]:
+def _runs(sid: np.ndarray, gno: np.ndarray, names: dict[tuple[int, int], str]) -> list[list[Any]]:
     """[sid, first gno, last gno] of each run of consecutive GNOs of one SID."""
     if not len(gno):
         return []
@@ -542,8 +609,10 @@ def _runs(sid: np.ndarray, gno: np.ndarray,
     cuts = np.flatnonzero(~same) + 1
     firsts = np.concatenate(([0], cuts))
     lasts = np.concatenate((cuts - 1, [len(gno) - 1]))
-    return [[names[(int(sid[f, 0]), int(sid[f, 1]))], int(gno[f]), int(gno[t])]
-            for f, t in zip(firsts.tolist(), lasts.tolist(), strict=True)]
+    return [
+        [names[(int(sid[f, 0]), int(sid[f, 1]))], int(gno[f]), int(gno[t])]
+        for f, t in zip(firsts.tolist(), lasts.tolist(), strict=True)
+    ]
 
 
 def sketch(split: Split) -> Sketch:

@@ -43,8 +43,9 @@ class Carry:
     source_server_id: int | None
 
 
-def _finding(split: Split, position: int, detail: str, check: str = "structure",
-             **extra: Any) -> Finding:
+def _finding(
+    split: Split, position: int, detail: str, check: str = "structure", **extra: Any
+) -> Finding:
     log = split.file
     return Finding(check, log.node, log.kind, log.name, position, detail, **extra)
 
@@ -67,8 +68,14 @@ def _file_chain(splits: list[tuple[Split, Summary]], findings: list[Finding]) ->
         if first is None:
             continue  # no event starts here; pending carries on
         if pending is not None and first > pending:
-            findings.append(_finding(split, pending, f"no intact event at {pending}: the "
-                                     f"{first - pending} bytes before {first} are not events"))
+            findings.append(
+                _finding(
+                    split,
+                    pending,
+                    f"no intact event at {pending}: the "
+                    f"{first - pending} bytes before {first} are not events",
+                )
+            )
         pending = summary.next
     return valid
 
@@ -79,9 +86,14 @@ def _shift_chain(splits: list[tuple[Split, Summary]], findings: list[Finding]) -
         if summary.first_shift is None:
             continue
         if previous is not None and summary.first_shift != previous and summary.first:
-            findings.append(_finding(
-                split, summary.first, f"end log_pos is {summary.first_shift:+d} bytes off the "
-                f"event's end from here on (an event missing, or one too many)"))
+            findings.append(
+                _finding(
+                    split,
+                    summary.first,
+                    f"end log_pos is {summary.first_shift:+d} bytes off the "
+                    f"event's end from here on (an event missing, or one too many)",
+                )
+            )
         previous = summary.last_shift
 
 
@@ -100,31 +112,58 @@ def _rotate_check(splits: list[tuple[Split, Summary]], findings: list[Finding]) 
     if summary.last_type == STOP_EVENT:
         return  # a clean shutdown, then a restart
     if summary.last_type != ROTATE_EVENT:
-        findings.append(_finding(split, log.size, f"the file ends with neither a ROTATE to "
-                                 f"{log.next_name}, the next file of the index, nor a "
-                                 f"STOP_EVENT (its last event is of type "
-                                 f"{summary.last_type}): the server stopped without closing "
-                                 f"it, a crash", severity=NOTICE))
+        findings.append(
+            _finding(
+                split,
+                log.size,
+                f"the file ends with neither a ROTATE to "
+                f"{log.next_name}, the next file of the index, nor a "
+                f"STOP_EVENT (its last event is of type "
+                f"{summary.last_type}): the server stopped without closing "
+                f"it, a crash",
+                severity=NOTICE,
+            )
+        )
     elif summary.last_rotate != log.next_name:
-        findings.append(_finding(split, log.size, f"the last ROTATE names "
-                                 f"{summary.last_rotate!r}, but the index's next file is "
-                                 f"{log.next_name!r}"))
+        findings.append(
+            _finding(
+                split,
+                log.size,
+                f"the last ROTATE names "
+                f"{summary.last_rotate!r}, but the index's next file is "
+                f"{log.next_name!r}",
+            )
+        )
 
 
-def _relay_carry(splits: list[tuple[Split, Summary]], state: _RelayState,
-                 findings: list[Finding]) -> list[tuple[str | None, int | None]]:
+def _relay_carry(
+    splits: list[tuple[Split, Summary]], state: _RelayState, findings: list[Finding]
+) -> list[tuple[str | None, int | None]]:
     carried = []
     for split, summary in splits:
         carried.append((state.source_file, state.source_server_id))
-        if summary.first_source_pos is not None and not summary.marker_before_first_source \
-                and state.expected is not None and summary.first_source_pos != state.expected \
-                and not (summary.first_source_pos > state.expected
-                         and summary.first_source_type == GTID_LOG_EVENT):
-            findings.append(_finding(
-                split, split.start, f"source events between source positions "
-                f"{state.expected} and {summary.first_source_pos} missing or received twice "
-                f"(across the split boundary)", check="relay_vs_source",
-                source_file=state.source_file or "", source_position=summary.first_source_pos))
+        if (
+            summary.first_source_pos is not None
+            and not summary.marker_before_first_source
+            and state.expected is not None
+            and summary.first_source_pos != state.expected
+            and not (
+                summary.first_source_pos > state.expected
+                and summary.first_source_type == GTID_LOG_EVENT
+            )
+        ):
+            findings.append(
+                _finding(
+                    split,
+                    split.start,
+                    f"source events between source positions "
+                    f"{state.expected} and {summary.first_source_pos} missing or received twice "
+                    f"(across the split boundary)",
+                    check="relay_vs_source",
+                    source_file=state.source_file or "",
+                    source_position=summary.first_source_pos,
+                )
+            )
         if summary.source_file is not None:
             state.source_file = summary.source_file
             state.source_server_id = summary.source_server_id
@@ -133,18 +172,33 @@ def _relay_carry(splits: list[tuple[Split, Summary]], state: _RelayState,
     return carried
 
 
-def stitch(nodes: list[Node], summaries: Iterable[tuple[Split, Summary]]) -> \
-        tuple[list[Finding], list[Carry]]:
+def stitch(
+    nodes: list[Node], summaries: Iterable[tuple[Split, Summary]]
+) -> tuple[list[Finding], list[Carry]]:
     """Findings about split boundaries and whole files, and what each split inherits."""
     findings: list[Finding] = [
-        Finding("structure", node.name, kind, name, 0,
-                "the index lists this file but it is not in the data directory")
-        for node in nodes for kind, name in node.missing]
+        Finding(
+            "structure",
+            node.name,
+            kind,
+            name,
+            0,
+            "the index lists this file but it is not in the data directory",
+        )
+        for node in nodes
+        for kind, name in node.missing
+    ]
     carries: list[Carry] = []
-    ordered = sorted(summaries, key=lambda pair: (pair[0].file.node, pair[0].file.kind,
-                                                  pair[0].file.ordinal, pair[0].number))
-    for (_, kind), log_splits in groupby(ordered, key=lambda p: (p[0].file.node,
-                                                                 p[0].file.kind)):
+    ordered = sorted(
+        summaries,
+        key=lambda pair: (
+            pair[0].file.node,
+            pair[0].file.kind,
+            pair[0].file.ordinal,
+            pair[0].number,
+        ),
+    )
+    for (_, kind), log_splits in groupby(ordered, key=lambda p: (p[0].file.node, p[0].file.kind)):
         state = _RelayState()
         for _, file_splits in groupby(log_splits, key=lambda p: p[0].file.ordinal):
             pairs = list(file_splits)
@@ -155,8 +209,10 @@ def stitch(nodes: list[Node], summaries: Iterable[tuple[Split, Summary]]) -> \
                 carried: list[tuple[str | None, int | None]] = [(None, None)] * len(pairs)
             else:
                 carried = _relay_carry(pairs, state, findings)
-            carries += [Carry(s.file.node, s.file.kind, s.file.name, s.number, v, *c)
-                        for (s, _), v, c in zip(pairs, valid, carried, strict=True)]
+            carries += [
+                Carry(s.file.node, s.file.kind, s.file.name, s.number, v, *c)
+                for (s, _), v, c in zip(pairs, valid, carried, strict=True)
+            ]
     return findings, carries
 
 

@@ -69,14 +69,36 @@ class UnknownEvent(Event):
 
 EVENT_CLASSES: Final[dict[int, type[Event]]] = {
     cls.TYPE_CODE: cls
-    for cls in (QueryEvent, StopEvent, RotateEvent, IntvarEvent, FormatDescriptionEvent,
-                XidEvent, HeartbeatEvent, GtidEvent, AnonymousGtidEvent, PreviousGtidsEvent,
-                TableMapEvent, RowsQueryEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
+    for cls in (
+        QueryEvent,
+        StopEvent,
+        RotateEvent,
+        IntvarEvent,
+        FormatDescriptionEvent,
+        XidEvent,
+        HeartbeatEvent,
+        GtidEvent,
+        AnonymousGtidEvent,
+        PreviousGtidsEvent,
+        TableMapEvent,
+        RowsQueryEvent,
+        WriteRowsEvent,
+        UpdateRowsEvent,
+        DeleteRowsEvent,
+    )
 }
 
 
-def encode_event(event: Event, *, server_id: int, timestamp: int, log_pos: int = 0,
-                 flags: int = 0, checksum: bool = True, crc_later: bool = False) -> bytes:
+def encode_event(
+    event: Event,
+    *,
+    server_id: int,
+    timestamp: int,
+    log_pos: int = 0,
+    flags: int = 0,
+    checksum: bool = True,
+    crc_later: bool = False,
+) -> bytes:
     """The whole event: header (``event_size`` filled in), body, and the CRC32 when
     ``checksum`` is on (an FD gets one always). ``crc_later``: the CRC's four bytes are
     left zero, for an event that :func:`relocate_events` finishes before it is written
@@ -103,8 +125,7 @@ def decode_event(data: bytes | memoryview, *, checksum: bool) -> tuple[EventHead
     return header, decode_with_header(header, data, checksum=checksum)
 
 
-def decode_with_header(header: EventHeader, data: bytes | memoryview, *,
-                       checksum: bool) -> Event:
+def decode_with_header(header: EventHeader, data: bytes | memoryview, *, checksum: bool) -> Event:
     """The event of ``data`` whose header has already been unpacked (see decode_event)."""
     type_code = header.type_code
     body = checked_body(data, type_code, header.event_size, checksum=checksum)
@@ -119,8 +140,9 @@ def decode_with_header(header: EventHeader, data: bytes | memoryview, *,
         raise EventError(f"malformed body of event type {type_code}: {exc}") from exc
 
 
-def checked_body(data: bytes | memoryview, type_code: int, event_size: int, *,
-                 checksum: bool) -> bytes:
+def checked_body(
+    data: bytes | memoryview, type_code: int, event_size: int, *, checksum: bool
+) -> bytes:
     """The body of the whole event ``data`` (type ``type_code``, header ``event_size``),
     its CRC checked and cut off as :func:`decode_with_header` does: for readers that take a
     few fields from the body themselves (the applier). EventError on a size or CRC mismatch.
@@ -133,5 +155,5 @@ def checked_body(data: bytes | memoryview, type_code: int, event_size: int, *,
             raise EventError(f"event of {size} bytes has no room for its CRC")
         if not verify_checksum(data):
             raise EventError(f"CRC32 mismatch in event of type {type_code}")
-        return bytes(data[HEADER_LEN:size - CHECKSUM_LEN])
+        return bytes(data[HEADER_LEN : size - CHECKSUM_LEN])
     return bytes(data[HEADER_LEN:])

@@ -58,36 +58,90 @@ BINARY_CHARSET: Final = 63
 UTF8MB4_MAXLEN: Final = 4
 
 METADATA_LENGTH: Final[dict[int, int]] = {
-    MYSQL_TYPE_DECIMAL: 0, MYSQL_TYPE_TINY: 0, MYSQL_TYPE_SHORT: 0, MYSQL_TYPE_LONG: 0,
-    MYSQL_TYPE_FLOAT: 1, MYSQL_TYPE_DOUBLE: 1, MYSQL_TYPE_NULL: 0, MYSQL_TYPE_TIMESTAMP: 0,
-    MYSQL_TYPE_LONGLONG: 0, MYSQL_TYPE_INT24: 0, MYSQL_TYPE_DATE: 0, MYSQL_TYPE_TIME: 0,
-    MYSQL_TYPE_DATETIME: 0, MYSQL_TYPE_YEAR: 0, MYSQL_TYPE_NEWDATE: 0, MYSQL_TYPE_VARCHAR: 2,
-    MYSQL_TYPE_BIT: 2, MYSQL_TYPE_TIMESTAMP2: 1, MYSQL_TYPE_DATETIME2: 1, MYSQL_TYPE_TIME2: 1,
-    MYSQL_TYPE_JSON: 1, MYSQL_TYPE_NEWDECIMAL: 2, MYSQL_TYPE_ENUM: 2, MYSQL_TYPE_SET: 2,
-    MYSQL_TYPE_TINY_BLOB: 1, MYSQL_TYPE_MEDIUM_BLOB: 1, MYSQL_TYPE_LONG_BLOB: 1,
-    MYSQL_TYPE_BLOB: 1, MYSQL_TYPE_VAR_STRING: 2, MYSQL_TYPE_STRING: 2, MYSQL_TYPE_GEOMETRY: 1,
+    MYSQL_TYPE_DECIMAL: 0,
+    MYSQL_TYPE_TINY: 0,
+    MYSQL_TYPE_SHORT: 0,
+    MYSQL_TYPE_LONG: 0,
+    MYSQL_TYPE_FLOAT: 1,
+    MYSQL_TYPE_DOUBLE: 1,
+    MYSQL_TYPE_NULL: 0,
+    MYSQL_TYPE_TIMESTAMP: 0,
+    MYSQL_TYPE_LONGLONG: 0,
+    MYSQL_TYPE_INT24: 0,
+    MYSQL_TYPE_DATE: 0,
+    MYSQL_TYPE_TIME: 0,
+    MYSQL_TYPE_DATETIME: 0,
+    MYSQL_TYPE_YEAR: 0,
+    MYSQL_TYPE_NEWDATE: 0,
+    MYSQL_TYPE_VARCHAR: 2,
+    MYSQL_TYPE_BIT: 2,
+    MYSQL_TYPE_TIMESTAMP2: 1,
+    MYSQL_TYPE_DATETIME2: 1,
+    MYSQL_TYPE_TIME2: 1,
+    MYSQL_TYPE_JSON: 1,
+    MYSQL_TYPE_NEWDECIMAL: 2,
+    MYSQL_TYPE_ENUM: 2,
+    MYSQL_TYPE_SET: 2,
+    MYSQL_TYPE_TINY_BLOB: 1,
+    MYSQL_TYPE_MEDIUM_BLOB: 1,
+    MYSQL_TYPE_LONG_BLOB: 1,
+    MYSQL_TYPE_BLOB: 1,
+    MYSQL_TYPE_VAR_STRING: 2,
+    MYSQL_TYPE_STRING: 2,
+    MYSQL_TYPE_GEOMETRY: 1,
 }
 """Bytes of TABLE_MAP metadata per column type code (``Table_map_log_event``'s
 ``save_field_metadata``, the pre-5.6 types included, so any table map MySQL 8.0 writes
 parses); a type code not here is one no MySQL writes, and its table map is refused.
 Values of the pre-5.6 temporal types, JSON and GEOMETRY are not decoded (EventError)."""
 
-NUMERIC_TYPES: Final = frozenset((
-    MYSQL_TYPE_TINY, MYSQL_TYPE_SHORT, MYSQL_TYPE_INT24, MYSQL_TYPE_LONG,
-    MYSQL_TYPE_LONGLONG, MYSQL_TYPE_NEWDECIMAL, MYSQL_TYPE_FLOAT, MYSQL_TYPE_DOUBLE))
+NUMERIC_TYPES: Final = frozenset(
+    (
+        MYSQL_TYPE_TINY,
+        MYSQL_TYPE_SHORT,
+        MYSQL_TYPE_INT24,
+        MYSQL_TYPE_LONG,
+        MYSQL_TYPE_LONGLONG,
+        MYSQL_TYPE_NEWDECIMAL,
+        MYSQL_TYPE_FLOAT,
+        MYSQL_TYPE_DOUBLE,
+    )
+)
 """The types the SIGNEDNESS optional metadata has a bit for (``is_numeric_type``)."""
 
-INT_SIZE: Final = {MYSQL_TYPE_TINY: 1, MYSQL_TYPE_SHORT: 2, MYSQL_TYPE_INT24: 3,
-                   MYSQL_TYPE_LONG: 4, MYSQL_TYPE_LONGLONG: 8}
+INT_SIZE: Final = {
+    MYSQL_TYPE_TINY: 1,
+    MYSQL_TYPE_SHORT: 2,
+    MYSQL_TYPE_INT24: 3,
+    MYSQL_TYPE_LONG: 4,
+    MYSQL_TYPE_LONGLONG: 8,
+}
 """Bytes of an integer value per type code."""
-_INT_TYPES: Final = {"TINYINT": MYSQL_TYPE_TINY, "BOOL": MYSQL_TYPE_TINY,
-                     "BOOLEAN": MYSQL_TYPE_TINY, "SMALLINT": MYSQL_TYPE_SHORT,
-                     "MEDIUMINT": MYSQL_TYPE_INT24, "INT": MYSQL_TYPE_LONG,
-                     "INTEGER": MYSQL_TYPE_LONG, "BIGINT": MYSQL_TYPE_LONGLONG}
-_BLOB_PACK: Final = {"TINYTEXT": 1, "TEXT": 2, "MEDIUMTEXT": 3, "LONGTEXT": 4,
-                     "TINYBLOB": 1, "BLOB": 2, "MEDIUMBLOB": 3, "LONGBLOB": 4}
-_TEMPORAL: Final = {"DATETIME": MYSQL_TYPE_DATETIME2, "TIMESTAMP": MYSQL_TYPE_TIMESTAMP2,
-                    "TIME": MYSQL_TYPE_TIME2}
+_INT_TYPES: Final = {
+    "TINYINT": MYSQL_TYPE_TINY,
+    "BOOL": MYSQL_TYPE_TINY,
+    "BOOLEAN": MYSQL_TYPE_TINY,
+    "SMALLINT": MYSQL_TYPE_SHORT,
+    "MEDIUMINT": MYSQL_TYPE_INT24,
+    "INT": MYSQL_TYPE_LONG,
+    "INTEGER": MYSQL_TYPE_LONG,
+    "BIGINT": MYSQL_TYPE_LONGLONG,
+}
+_BLOB_PACK: Final = {
+    "TINYTEXT": 1,
+    "TEXT": 2,
+    "MEDIUMTEXT": 3,
+    "LONGTEXT": 4,
+    "TINYBLOB": 1,
+    "BLOB": 2,
+    "MEDIUMBLOB": 3,
+    "LONGBLOB": 4,
+}
+_TEMPORAL: Final = {
+    "DATETIME": MYSQL_TYPE_DATETIME2,
+    "TIMESTAMP": MYSQL_TYPE_TIMESTAMP2,
+    "TIME": MYSQL_TYPE_TIME2,
+}
 
 
 class ColumnDefinition(Protocol):
@@ -131,7 +185,9 @@ class BinlogColumn:
     def real_type(self) -> int:
         """The type behind MYSQL_TYPE_STRING (STRING, ENUM or SET); else ``type_code``."""
         if self.type_code == MYSQL_TYPE_STRING and self.metadata[0] in (
-                MYSQL_TYPE_ENUM, MYSQL_TYPE_SET):
+            MYSQL_TYPE_ENUM,
+            MYSQL_TYPE_SET,
+        ):
             return self.metadata[0]
         return self.type_code
 
@@ -151,20 +207,21 @@ def binlog_column(column: ColumnDefinition, members: tuple[str, ...] = ()) -> Bi
     kind = column.type_name
     numeric = _numeric_column(kind, column.length, column.scale)
     if numeric is not None:
-        return BinlogColumn(numeric[0], numeric[1], column.nullable, column.unsigned,
-                            name=column.name)
+        return BinlogColumn(
+            numeric[0], numeric[1], column.nullable, column.unsigned, name=column.name
+        )
     text = _text_column(kind, column.length, members)
     if text is not None:
-        return BinlogColumn(text[0], text[1], column.nullable, charset=text[2],
-                            name=column.name, members=members)
+        return BinlogColumn(
+            text[0], text[1], column.nullable, charset=text[2], name=column.name, members=members
+        )
     other = _other_column(kind, column.length)
     if other is None:
         raise ValueError(f"column {column.name!r}: type {kind} has no row encoding here")
     return BinlogColumn(other[0], other[1], column.nullable, name=column.name)
 
 
-def _numeric_column(kind: str, length: int | None,
-                    scale: int | None) -> tuple[int, bytes] | None:
+def _numeric_column(kind: str, length: int | None, scale: int | None) -> tuple[int, bytes] | None:
     """(type code, metadata) of an integer, FLOAT, DOUBLE or DECIMAL type."""
     if kind in _INT_TYPES:
         return _INT_TYPES[kind], b""
@@ -189,29 +246,42 @@ def _other_column(kind: str, length: int | None) -> tuple[int, bytes] | None:
     return None
 
 
-def _text_column(kind: str, length: int | None,
-                 members: tuple[str, ...]) -> tuple[int, bytes, int] | None:
+def _text_column(
+    kind: str, length: int | None, members: tuple[str, ...]
+) -> tuple[int, bytes, int] | None:
     """(type code, metadata, collation) of a string, BLOB/TEXT, ENUM or SET type."""
     if kind in ("CHAR", "BINARY"):
         binary = kind == "BINARY"
         size = (1 if length is None else length) * (1 if binary else UTF8MB4_MAXLEN)
-        return MYSQL_TYPE_STRING, _string_metadata(MYSQL_TYPE_STRING, size), \
-            BINARY_CHARSET if binary else UTF8MB4_0900_CHARSET
+        return (
+            MYSQL_TYPE_STRING,
+            _string_metadata(MYSQL_TYPE_STRING, size),
+            BINARY_CHARSET if binary else UTF8MB4_0900_CHARSET,
+        )
     if kind in ("VARCHAR", "VARBINARY"):
         binary = kind == "VARBINARY"
         size = (65535 if length is None else length) * (1 if binary else UTF8MB4_MAXLEN)
-        return MYSQL_TYPE_VARCHAR, min(size, 65535).to_bytes(2, "little"), \
-            BINARY_CHARSET if binary else UTF8MB4_0900_CHARSET
+        return (
+            MYSQL_TYPE_VARCHAR,
+            min(size, 65535).to_bytes(2, "little"),
+            BINARY_CHARSET if binary else UTF8MB4_0900_CHARSET,
+        )
     if kind in _BLOB_PACK:
         charset = BINARY_CHARSET if kind.endswith("BLOB") else UTF8MB4_0900_CHARSET
         return MYSQL_TYPE_BLOB, bytes((_BLOB_PACK[kind],)), charset
     if kind == "ENUM":
-        return MYSQL_TYPE_STRING, bytes((MYSQL_TYPE_ENUM, 1 if len(members) < 256 else 2)), \
-            UTF8MB4_0900_CHARSET
+        return (
+            MYSQL_TYPE_STRING,
+            bytes((MYSQL_TYPE_ENUM, 1 if len(members) < 256 else 2)),
+            UTF8MB4_0900_CHARSET,
+        )
     if kind == "SET":
         size = (len(members) + 7) // 8
-        return MYSQL_TYPE_STRING, bytes((MYSQL_TYPE_SET, 8 if size > 4 else size)), \
-            UTF8MB4_0900_CHARSET
+        return (
+            MYSQL_TYPE_STRING,
+            bytes((MYSQL_TYPE_SET, 8 if size > 4 else size)),
+            UTF8MB4_0900_CHARSET,
+        )
     return None
 
 

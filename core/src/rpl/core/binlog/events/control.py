@@ -33,14 +33,52 @@ from rpl.core.binlog.events.header import (
 )
 from rpl.core.binlog.gtid import GtidSet
 
-POST_HEADER_LENGTHS_8029: Final = bytes((
-    0, 13, 0, 8, 0, 0, 0, 0, 4, 0,    # 1-10: QUERY 13, ROTATE 8, APPEND_BLOCK 4
-    4, 0, 0, 0, 98, 0, 4, 26, 8, 0,   # 11-20: DELETE_FILE 4, FD 98, *_LOAD_QUERY, TABLE_MAP 8
-    0, 0, 8, 8, 8, 2, 0, 0, 0, 10,    # 21-30: v1 ROWS 8, INCIDENT 2, WRITE_ROWS 10
-    10, 10, 42, 42, 0, 18, 52, 0, 10,  # 31-39: ROWS 10, GTID/ANONYMOUS 42, TRX_CONTEXT 18,
-    #                                    VIEW_CHANGE 52, PARTIAL_UPDATE_ROWS 10
-    40, 0,                            # 40-41: TRANSACTION_PAYLOAD (MySQL writes 40), HEARTBEAT_V2
-))
+POST_HEADER_LENGTHS_8029: Final = bytes(
+    (
+        0,
+        13,
+        0,
+        8,
+        0,
+        0,
+        0,
+        0,
+        4,
+        0,  # 1-10: QUERY 13, ROTATE 8, APPEND_BLOCK 4
+        4,
+        0,
+        0,
+        0,
+        98,
+        0,
+        4,
+        26,
+        8,
+        0,  # 11-20: DELETE_FILE 4, FD 98, *_LOAD_QUERY, TABLE_MAP 8
+        0,
+        0,
+        8,
+        8,
+        8,
+        2,
+        0,
+        0,
+        0,
+        10,  # 21-30: v1 ROWS 8, INCIDENT 2, WRITE_ROWS 10
+        10,
+        10,
+        42,
+        42,
+        0,
+        18,
+        52,
+        0,
+        10,  # 31-39: ROWS 10, GTID/ANONYMOUS 42, TRX_CONTEXT 18,
+        #                                    VIEW_CHANGE 52, PARTIAL_UPDATE_ROWS 10
+        40,
+        0,  # 40-41: TRANSACTION_PAYLOAD (MySQL writes 40), HEARTBEAT_V2
+    )
+)
 """The FD's post-header length per event type 1..41, as MySQL 8.0.29 and later write it."""
 
 SERVER_VERSION_LEN: Final = 50
@@ -70,11 +108,13 @@ class FormatDescriptionEvent(Event):
         version = self.server_version.encode("ascii")
         if len(version) >= SERVER_VERSION_LEN:
             raise ValueError(f"server_version {self.server_version!r} is longer than 49 bytes")
-        return b"".join((
-            _FD_FIXED.pack(self.binlog_version, version, self.created, self.header_length),
-            self.post_header_lengths,
-            bytes((self.checksum_alg,)),
-        ))
+        return b"".join(
+            (
+                _FD_FIXED.pack(self.binlog_version, version, self.created, self.header_length),
+                self.post_header_lengths,
+                bytes((self.checksum_alg,)),
+            )
+        )
 
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
@@ -90,7 +130,7 @@ class FormatDescriptionEvent(Event):
             server_version=version.split(b"\0", 1)[0].decode("ascii", "replace"),
             created=created,
             header_length=header_length,
-            post_header_lengths=body[_FD_FIXED.size:-1],
+            post_header_lengths=body[_FD_FIXED.size : -1],
             checksum_alg=body[-1],
         )
 
@@ -143,7 +183,7 @@ class RotateEvent(Event):
     def decode_body(cls, body: bytes) -> Self:
         if len(body) <= _U64.size:
             raise EventError("ROTATE body has no file name")
-        return cls(_U64.unpack_from(body)[0], _text(body[_U64.size:]))
+        return cls(_U64.unpack_from(body)[0], _text(body[_U64.size :]))
 
 
 @mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class

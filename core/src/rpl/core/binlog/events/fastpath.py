@@ -98,8 +98,9 @@ def finish_in_python(buf: bytearray, file_position: int, checksum: bool) -> int:
 
 
 _finish_helper = c_helpers.load("rpl.core.binlog._finish")
-_finish_in_c: Callable[[bytearray, int, bool], int] | None = \
+_finish_in_c: Callable[[bytearray, int, bool], int] | None = (
     _finish_helper.finish_events if _finish_helper is not None else None
+)
 """The compiled build's ``_finish.finish_events`` (core/setup.py), or None."""
 
 

@@ -87,7 +87,7 @@ def _unpack_length(body: bytes, position: int) -> tuple[int, int]:
     width = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first)
     if width is None or position + 1 + width > len(body):
         raise EventError(f"bad packed integer at body offset {position}")
-    return int.from_bytes(body[position + 1:position + 1 + width], "little"), position + 1 + width
+    return int.from_bytes(body[position + 1 : position + 1 + width], "little"), position + 1 + width
 
 
 def _packed_size(value: int) -> int:
@@ -121,16 +121,26 @@ class _GtidEventBase(Event):
         if self.layout == "5.6":
             return _GTID_V56.pack(self.flags, _sid_bytes(sid), gno)
         post_header = _GTID_POST_HEADER.pack(
-            self.flags, _sid_bytes(sid), gno, LOGICAL_TIMESTAMP_TYPECODE,
-            self.last_committed, self.sequence_number)
+            self.flags,
+            _sid_bytes(sid),
+            gno,
+            LOGICAL_TIMESTAMP_TYPECODE,
+            self.last_committed,
+            self.sequence_number,
+        )
         if self.layout == "5.7":
             return post_header
         return post_header + self._encode_commit_info()
 
     def _encode_commit_info(self) -> bytes:
-        return _commit_info(self.immediate_commit_timestamp, self.original_commit_timestamp,
-                            self.transaction_length, self.immediate_server_version,
-                            self.original_server_version, self.commit_group_ticket)
+        return _commit_info(
+            self.immediate_commit_timestamp,
+            self.original_commit_timestamp,
+            self.transaction_length,
+            self.immediate_server_version,
+            self.original_server_version,
+            self.commit_group_ticket,
+        )
 
     def with_transaction_length(self, rest_length: int, *, checksum: bool = True) -> Self:
         """This event with ``transaction_length`` set for a transaction whose other events
@@ -142,16 +152,24 @@ class _GtidEventBase(Event):
         """
         if self.layout != "8.0":
             return self
-        fixed = (HEADER_LEN + self._body_size_without_length()
-                 + (CHECKSUM_LEN if checksum else 0) + rest_length)
+        fixed = (
+            HEADER_LEN
+            + self._body_size_without_length()
+            + (CHECKSUM_LEN if checksum else 0)
+            + rest_length
+        )
         return attrs.evolve(self, transaction_length=_length_with_itself(fixed))
 
     def _body_size_without_length(self) -> int:
         """The 8.0 body's size less its packed ``transaction_length``: fixed by which
         optional fields are written, so it is measured once per combination.
         """
-        optional = (type(self), self.original_commit_timestamp is None,
-                    self.original_server_version is None, self.commit_group_ticket is None)
+        optional = (
+            type(self),
+            self.original_commit_timestamp is None,
+            self.original_server_version is None,
+            self.commit_group_ticket is None,
+        )
         size = _BODY_SIZES.get(optional)
         if size is None:
             bare = attrs.evolve(self, transaction_length=0)
@@ -170,20 +188,30 @@ def _length_with_itself(fixed: int) -> int:
     return total
 
 
-def _commit_info(immediate: int, original: int | None, transaction_length: int,
-                 version: int, original_version: int | None, ticket: int | None) -> bytes:
+def _commit_info(
+    immediate: int,
+    original: int | None,
+    transaction_length: int,
+    version: int,
+    original_version: int | None,
+    ticket: int | None,
+) -> bytes:
     """The 8.0 GTID body after the post header: commit timestamps, transaction length,
     server versions, Group Replication's ticket (the optional ones only when set).
     """
     if not 0 <= immediate <= _TIMESTAMP_MAX or not 0 <= (original or 0) <= _TIMESTAMP_MAX:
         raise ValueError("commit timestamps must fit in 55 bits")
-    parts = [(immediate | (0 if original is None else _ORIGINAL_TIMESTAMP_BIT))
-             .to_bytes(_TIMESTAMP_LEN, "little")]
+    parts = [
+        (immediate | (0 if original is None else _ORIGINAL_TIMESTAMP_BIT)).to_bytes(
+            _TIMESTAMP_LEN, "little"
+        )
+    ]
     if original is not None:
         parts.append(original.to_bytes(_TIMESTAMP_LEN, "little"))
     parts.append(_pack_length(transaction_length))
     if not 0 <= version < _ORIGINAL_VERSION_BIT or not (
-            0 <= (original_version or 0) < _ORIGINAL_VERSION_BIT):
+        0 <= (original_version or 0) < _ORIGINAL_VERSION_BIT
+    ):
         raise ValueError("server versions must fit in 31 bits")
     if original_version is None:
         parts.append(_U32.pack(version))
@@ -195,34 +223,52 @@ def _commit_info(immediate: int, original: int | None, transaction_length: int,
     return b"".join(parts)
 
 
-def encode_gtid(sid: uuid.UUID, gno: int, *, last_committed: int, sequence_number: int,
-                immediate_commit_timestamp: int, original_commit_timestamp: int | None,
-                rest_length: int, server_id: int, timestamp: int,
-                checksum: bool) -> bytearray:
+def encode_gtid(
+    sid: uuid.UUID,
+    gno: int,
+    *,
+    last_committed: int,
+    sequence_number: int,
+    immediate_commit_timestamp: int,
+    original_commit_timestamp: int | None,
+    rest_length: int,
+    server_id: int,
+    timestamp: int,
+    checksum: bool,
+) -> bytearray:
     """The whole GTID event that starts a transaction whose other events take
     ``rest_length`` bytes (CRCs included): the bytes of
     ``encode_event(GtidEvent(sid, gno, ...).with_transaction_length(rest_length), ...,
     crc_later=True)`` for the 8.0 layout with the default flags and server version, built
     without the event objects (the group commit leader makes one per transaction).
     """
-    post_header = _GTID_POST_HEADER.pack(GTID_FLAG_MAY_HAVE_SBR, _sid_bytes(sid), gno,
-                                         LOGICAL_TIMESTAMP_TYPECODE, last_committed,
-                                         sequence_number)
+    post_header = _GTID_POST_HEADER.pack(
+        GTID_FLAG_MAY_HAVE_SBR,
+        _sid_bytes(sid),
+        gno,
+        LOGICAL_TIMESTAMP_TYPECODE,
+        last_committed,
+        sequence_number,
+    )
     crc_size = CHECKSUM_LEN if checksum else 0
-    info_size = len(_commit_info(immediate_commit_timestamp, original_commit_timestamp, 0,
-                                 SERVER_VERSION_ID, None, None)) - _packed_size(0)
-    length = _length_with_itself(HEADER_LEN + len(post_header) + info_size + crc_size
-                                 + rest_length)
-    body = post_header + _commit_info(immediate_commit_timestamp, original_commit_timestamp,
-                                      length, SERVER_VERSION_ID, None, None)
+    info_size = len(
+        _commit_info(
+            immediate_commit_timestamp, original_commit_timestamp, 0, SERVER_VERSION_ID, None, None
+        )
+    ) - _packed_size(0)
+    length = _length_with_itself(HEADER_LEN + len(post_header) + info_size + crc_size + rest_length)
+    body = post_header + _commit_info(
+        immediate_commit_timestamp, original_commit_timestamp, length, SERVER_VERSION_ID, None, None
+    )
     return _unsealed(GTID_LOG_EVENT, body, server_id, timestamp, checksum)
 
 
 _G = TypeVar("_G", bound=_GtidEventBase)
 
 
-def gtid_fields(data: bytes | bytearray | memoryview, body_at: int,
-                body_end: int) -> tuple[int, bytes, int]:
+def gtid_fields(
+    data: bytes | bytearray | memoryview, body_at: int, body_end: int
+) -> tuple[int, bytes, int]:
     """(flags, SID bytes, GNO) of the GTID body at ``data[body_at:body_end]``."""
     if body_end - body_at < _GTID_V56.size:
         raise EventError(f"GTID body of {body_end - body_at} bytes is shorter than 25")
@@ -243,8 +289,9 @@ def gtid_body(body: bytes) -> tuple[uuid.UUID, int, dict[str, object]]:
         return sid, gno, fields
     if len(body) < GTID_POST_HEADER_LEN or body[25] != LOGICAL_TIMESTAMP_TYPECODE:
         raise EventError("GTID body has a bad logical clock (length or type code)")
-    _, _, _, _, fields["last_committed"], fields["sequence_number"] = (
-        _GTID_POST_HEADER.unpack_from(body))
+    _, _, _, _, fields["last_committed"], fields["sequence_number"] = _GTID_POST_HEADER.unpack_from(
+        body
+    )
     if len(body) == GTID_POST_HEADER_LEN:
         fields["layout"] = "5.7"
         return sid, gno, fields
@@ -289,14 +336,15 @@ def _decode_commit_info(body: bytes, position: int) -> dict[str, object]:
     end = len(body)
     if position + _TIMESTAMP_LEN > end:
         raise EventError("GTID body: truncated immediate_commit_timestamp")
-    immediate = int.from_bytes(body[position:position + _TIMESTAMP_LEN], "little")
+    immediate = int.from_bytes(body[position : position + _TIMESTAMP_LEN], "little")
     position += _TIMESTAMP_LEN
     fields["immediate_commit_timestamp"] = immediate & _TIMESTAMP_MAX
     if immediate & _ORIGINAL_TIMESTAMP_BIT:
         if position + _TIMESTAMP_LEN > end:
             raise EventError("GTID body: truncated original_commit_timestamp")
         fields["original_commit_timestamp"] = int.from_bytes(
-            body[position:position + _TIMESTAMP_LEN], "little")
+            body[position : position + _TIMESTAMP_LEN], "little"
+        )
         position += _TIMESTAMP_LEN
     if position < end:
         fields["transaction_length"], position = _unpack_length(body, position)

@@ -80,8 +80,9 @@ def _offsets(layout: struct.Struct, names: tuple[str, ...]) -> dict[str, int]:
     return {name: sum(sizes[:i]) for i, name in enumerate(names)}
 
 
-HEADER_AT: Final = _offsets(_HEADER, ("timestamp", "type_code", "server_id", "event_size",
-                                      "log_pos", "flags"))
+HEADER_AT: Final = _offsets(
+    _HEADER, ("timestamp", "type_code", "server_id", "event_size", "log_pos", "flags")
+)
 """The common header's field offsets: readers that take many events at once (the
 validator's sketches) read the same layout as :meth:`EventHeader.unpack`."""
 
@@ -127,12 +128,19 @@ class EventHeader:
 
     def pack(self) -> bytes:
         """The 19 header bytes."""
-        return _HEADER.pack(self.timestamp, self.type_code, self.server_id, self.event_size,
-                            self.log_pos, self.flags)
+        return _HEADER.pack(
+            self.timestamp,
+            self.type_code,
+            self.server_id,
+            self.event_size,
+            self.log_pos,
+            self.flags,
+        )
 
 
-def unpack_header(data: bytes | bytearray | memoryview | mmap.mmap,
-                  offset: int) -> tuple[int, int, int, int, int, int]:
+def unpack_header(
+    data: bytes | bytearray | memoryview | mmap.mmap, offset: int
+) -> tuple[int, int, int, int, int, int]:
     """The common header at ``data[offset:]`` as a tuple (timestamp, type_code, server_id,
     event_size, log_pos, flags), for readers that cannot afford an EventHeader per event;
     struct.error if fewer than 19 bytes are left.
@@ -184,8 +192,9 @@ def verify_checksum(data: bytes | bytearray | memoryview) -> bool:
     return bool(_crc(body) == _CRC_SLOT.unpack_from(data, len(data) - 4)[0])
 
 
-def _unsealed(type_code: int, body: bytes, server_id: int, timestamp: int,
-              checksum: bool) -> bytearray:
+def _unsealed(
+    type_code: int, body: bytes, server_id: int, timestamp: int, checksum: bool
+) -> bytearray:
     """Header and ``body``, ``log_pos`` 0 and the CRC's bytes zero: an event for
     :func:`relocate_events` to finish.
     """

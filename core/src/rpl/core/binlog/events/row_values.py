@@ -158,9 +158,9 @@ def _decimal_bytes(value: RowValue, precision: int, scale: int) -> bytes:
     fraction = fraction.ljust(scale, "0")
     head = intg % _DIGITS_PER_WORD
     groups = [(whole[:head], _DIG2BYTES[head])] if head else []
-    groups += [(whole[i:i + 9], 4) for i in range(head, intg, 9)]
+    groups += [(whole[i : i + 9], 4) for i in range(head, intg, 9)]
     full = scale - scale % _DIGITS_PER_WORD
-    groups += [(fraction[i:i + 9], 4) for i in range(0, full, 9)]
+    groups += [(fraction[i : i + 9], 4) for i in range(0, full, 9)]
     if scale % _DIGITS_PER_WORD:
         groups.append((fraction[full:], _DIG2BYTES[scale % _DIGITS_PER_WORD]))
     raw = b"".join(int(text).to_bytes(size, "big") for text, size in groups)
@@ -181,7 +181,7 @@ def _flip_sign(raw: bytes, invert: bool) -> bytes:
 def decimal_size(precision: int, scale: int) -> int:
     """Bytes of a binary DECIMAL(precision, scale) (``decimal_bin_size``)."""
     intg = precision - scale
-    return (intg // 9 * 4 + _DIG2BYTES[intg % 9] + scale // 9 * 4 + _DIG2BYTES[scale % 9])
+    return intg // 9 * 4 + _DIG2BYTES[intg % 9] + scale // 9 * 4 + _DIG2BYTES[scale % 9]
 
 
 def _enum_index(column: BinlogColumn, text: str) -> int:
@@ -212,10 +212,11 @@ def value_size(column: BinlogColumn, data: bytes, pos: int) -> int:
     """
     code = column.real_type
     if code in (MYSQL_TYPE_VARCHAR, MYSQL_TYPE_STRING, MYSQL_TYPE_BLOB):
-        width = (column.metadata[0] if code == MYSQL_TYPE_BLOB
-                 else 1 if column.max_length < 256 else 2)
+        width = (
+            column.metadata[0] if code == MYSQL_TYPE_BLOB else 1 if column.max_length < 256 else 2
+        )
         _need(data, pos, width, column)
-        size = width + int.from_bytes(data[pos:pos + width], "little")
+        size = width + int.from_bytes(data[pos : pos + width], "little")
     else:
         size = _fixed_size(column, code)
     _need(data, pos, size, column)
@@ -226,9 +227,15 @@ def _fixed_size(column: BinlogColumn, code: int) -> int:
     if code in INT_SIZE:
         return INT_SIZE[code]
     fsp = column.metadata[0] if column.metadata else 0
-    sizes = {MYSQL_TYPE_FLOAT: 4, MYSQL_TYPE_DOUBLE: 8, MYSQL_TYPE_DATE: 3,
-             MYSQL_TYPE_YEAR: 1, MYSQL_TYPE_DATETIME2: 5 + (fsp + 1) // 2,
-             MYSQL_TYPE_TIMESTAMP2: 4 + (fsp + 1) // 2, MYSQL_TYPE_TIME2: 3 + (fsp + 1) // 2}
+    sizes = {
+        MYSQL_TYPE_FLOAT: 4,
+        MYSQL_TYPE_DOUBLE: 8,
+        MYSQL_TYPE_DATE: 3,
+        MYSQL_TYPE_YEAR: 1,
+        MYSQL_TYPE_DATETIME2: 5 + (fsp + 1) // 2,
+        MYSQL_TYPE_TIMESTAMP2: 4 + (fsp + 1) // 2,
+        MYSQL_TYPE_TIME2: 3 + (fsp + 1) // 2,
+    }
     if code in sizes:
         return sizes[code]
     if code == MYSQL_TYPE_NEWDECIMAL:
@@ -242,8 +249,10 @@ def _fixed_size(column: BinlogColumn, code: int) -> int:
 
 def _need(data: bytes, pos: int, size: int, column: BinlogColumn) -> None:
     if pos + size > len(data):
-        raise EventError(f"row value of column type {column.real_type} needs {size} bytes "
-                         f"at offset {pos}, {len(data) - pos} left")
+        raise EventError(
+            f"row value of column type {column.real_type} needs {size} bytes "
+            f"at offset {pos}, {len(data) - pos} left"
+        )
 
 
 def decode_value(column: BinlogColumn, data: bytes, pos: int) -> tuple[RowValue, int]:
@@ -251,7 +260,7 @@ def decode_value(column: BinlogColumn, data: bytes, pos: int) -> tuple[RowValue,
     it is truncated or does not parse.
     """
     size = value_size(column, data, pos)
-    raw = data[pos:pos + size]
+    raw = data[pos : pos + size]
     try:
         return _decode(column, column.real_type, raw), pos + size
     except (ValueError, IndexError) as exc:
@@ -268,11 +277,11 @@ def _decode(column: BinlogColumn, code: int, raw: bytes) -> RowValue:
     if code == MYSQL_TYPE_NEWDECIMAL:
         return _decimal_value(raw, column.metadata[0], column.metadata[1])
     if code in (MYSQL_TYPE_VARCHAR, MYSQL_TYPE_STRING, MYSQL_TYPE_BLOB):
-        width = (column.metadata[0] if code == MYSQL_TYPE_BLOB
-                 else 1 if column.max_length < 256 else 2)
+        width = (
+            column.metadata[0] if code == MYSQL_TYPE_BLOB else 1 if column.max_length < 256 else 2
+        )
         payload = raw[width:]
-        if column.charset == BINARY_CHARSET or column.charset is None and code == \
-                MYSQL_TYPE_BLOB:
+        if column.charset == BINARY_CHARSET or column.charset is None and code == MYSQL_TYPE_BLOB:
             return payload
         return payload.decode("utf-8", "surrogateescape")
     return _decode_other(column, code, raw)
@@ -330,9 +339,7 @@ def _decimal_value(raw: bytes, precision: int, scale: int) -> decimal.Decimal:
 
 def _digit_group(data: bytes, pos: int, size: int, width: int) -> str:
     """One group of a binary DECIMAL as ``width`` digits; ValueError if it has more."""
-    group = int.from_bytes(data[pos:pos + size], "big")
-    if group >= 10 ** width:
+    group = int.from_bytes(data[pos : pos + size], "big")
+    if group >= 10**width:
         raise ValueError(f"DECIMAL digit group {group} has more than {width} digits")
     return str(group).rjust(width, "0")
-
-

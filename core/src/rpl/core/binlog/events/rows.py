@@ -48,8 +48,9 @@ Image: TypeAlias = tuple[RowValue, ...]
 """A row image: the values of the present columns, in column order (None for NULL)."""
 
 
-def _encode_image(columns: Sequence[BinlogColumn], present: Sequence[bool],
-                  image: Sequence[RowValue]) -> bytes:
+def _encode_image(
+    columns: Sequence[BinlogColumn], present: Sequence[bool], image: Sequence[RowValue]
+) -> bytes:
     chosen = [c for c, bit in zip(columns, present, strict=True) if bit]
     if len(image) != len(chosen):
         raise ValueError(f"row image has {len(image)} values for {len(chosen)} columns")
@@ -57,15 +58,17 @@ def _encode_image(columns: Sequence[BinlogColumn], present: Sequence[bool],
         if value is None and not column.nullable:
             raise ValueError(f"NULL for the NOT NULL column {column.name or '?'}")
     return bitmap([v is None for v in image]) + b"".join(
-        encode_value(c, v) for c, v in zip(chosen, image, strict=True) if v is not None)
+        encode_value(c, v) for c, v in zip(chosen, image, strict=True) if v is not None
+    )
 
 
-def _decode_image(chosen: Sequence[BinlogColumn], data: bytes,
-                  pos: int) -> tuple[Image, int]:
+def _decode_image(chosen: Sequence[BinlogColumn], data: bytes, pos: int) -> tuple[Image, int]:
     nulls_end = pos + (len(chosen) + 7) // 8
     if nulls_end > len(data):
-        raise EventError(f"row image truncated: its NULL bitmap needs {nulls_end - pos} "
-                         f"bytes at offset {pos}, {len(data) - pos} left")
+        raise EventError(
+            f"row image truncated: its NULL bitmap needs {nulls_end - pos} "
+            f"bytes at offset {pos}, {len(data) - pos} left"
+        )
     nulls = unbitmap(data[pos:nulls_end], len(chosen))
     pos = nulls_end
     values: list[RowValue] = []
@@ -101,8 +104,14 @@ class RowsEvent(Event):
         return len(self.columns)
 
     @classmethod
-    def of(cls, table_map: TableMapEvent, images: Sequence[Sequence[RowValue]], *,
-           columns: Sequence[bool] | None = None, flags: int = STMT_END_F) -> Self:
+    def of(
+        cls,
+        table_map: TableMapEvent,
+        images: Sequence[Sequence[RowValue]],
+        *,
+        columns: Sequence[bool] | None = None,
+        flags: int = STMT_END_F,
+    ) -> Self:
         """The event of ``images`` (each the values of the ``columns`` present, all by
         default) of the table ``table_map`` maps; ValueError if a value does not fit.
         """
@@ -112,14 +121,17 @@ class RowsEvent(Event):
         data = b"".join(_encode_image(table_map.columns, present, image) for image in images)
         return cls(table_map.table_id, flags, present, data)
 
-    def _chosen(self, table_map: TableMapEvent,
-                present: tuple[bool, ...]) -> list[BinlogColumn]:
+    def _chosen(self, table_map: TableMapEvent, present: tuple[bool, ...]) -> list[BinlogColumn]:
         if table_map.table_id != self.table_id:
-            raise EventError(f"rows event of table_id {self.table_id} read with the table "
-                             f"map of table_id {table_map.table_id}")
+            raise EventError(
+                f"rows event of table_id {self.table_id} read with the table "
+                f"map of table_id {table_map.table_id}"
+            )
         if len(table_map.columns) != self.width:
-            raise EventError(f"rows event has {self.width} columns, the table map of "
-                             f"{table_map.db}.{table_map.table} {len(table_map.columns)}")
+            raise EventError(
+                f"rows event has {self.width} columns, the table map of "
+                f"{table_map.db}.{table_map.table} {len(table_map.columns)}"
+            )
         return [c for c, bit in zip(table_map.columns, present, strict=True) if bit]
 
     def images(self, table_map: TableMapEvent) -> tuple[Image, ...]:
@@ -127,8 +139,9 @@ class RowsEvent(Event):
         the rows do not match ``table_map`` or are truncated.
         """
         before = self._chosen(table_map, self.columns)
-        after = before if self.columns_after is None else self._chosen(
-            table_map, self.columns_after)
+        after = (
+            before if self.columns_after is None else self._chosen(table_map, self.columns_after)
+        )
         shapes = (before,) if self.columns_after is None else (before, after)
         images: list[Image] = []
         pos, data = 0, self.rows_data
@@ -141,9 +154,12 @@ class RowsEvent(Event):
 
     def encode_body(self) -> bytes:
         parts = [
-            _POST_HEADER.pack(self.table_id.to_bytes(6, "little"), self.flags,
-                              2 + len(self.extra_data)),
-            self.extra_data, _pack_length(self.width), bitmap(self.columns),
+            _POST_HEADER.pack(
+                self.table_id.to_bytes(6, "little"), self.flags, 2 + len(self.extra_data)
+            ),
+            self.extra_data,
+            _pack_length(self.width),
+            bitmap(self.columns),
         ]
         if self.columns_after is not None:
             parts.append(bitmap(self.columns_after))
@@ -163,10 +179,16 @@ class RowsEvent(Event):
         count = 2 if cls.TYPE_CODE == UPDATE_ROWS_EVENT else 1
         if pos + count * size > len(body):
             raise EventError(f"rows event of {width} columns ends inside its bitmaps")
-        before = unbitmap(body[pos:pos + size], width)
-        after = unbitmap(body[pos + size:pos + 2 * size], width) if count == 2 else None
-        return cls(int.from_bytes(raw_id, "little"), flags, before, body[pos + count * size:],
-                   after, body[_POST_HEADER.size:_POST_HEADER.size + extra_len - 2])
+        before = unbitmap(body[pos : pos + size], width)
+        after = unbitmap(body[pos + size : pos + 2 * size], width) if count == 2 else None
+        return cls(
+            int.from_bytes(raw_id, "little"),
+            flags,
+            before,
+            body[pos + count * size :],
+            after,
+            body[_POST_HEADER.size : _POST_HEADER.size + extra_len - 2],
+        )
 
 
 def _present(table_map: TableMapEvent, columns: Sequence[bool] | None) -> tuple[bool, ...]:
@@ -205,17 +227,24 @@ class UpdateRowsEvent(RowsEvent):
     TYPE_CODE: "ClassVar[int]" = UPDATE_ROWS_EVENT
 
     @classmethod
-    def of_updates(cls, table_map: TableMapEvent,
-                   rows: Sequence[tuple[Sequence[RowValue], Sequence[RowValue]]], *,
-                   columns: Sequence[bool] | None = None,
-                   columns_after: Sequence[bool] | None = None,
-                   flags: int = STMT_END_F) -> Self:
+    def of_updates(
+        cls,
+        table_map: TableMapEvent,
+        rows: Sequence[tuple[Sequence[RowValue], Sequence[RowValue]]],
+        *,
+        columns: Sequence[bool] | None = None,
+        columns_after: Sequence[bool] | None = None,
+        flags: int = STMT_END_F,
+    ) -> Self:
         """The event of ``rows`` (before, after) pairs over the ``columns`` and
         ``columns_after`` present (all by default); ValueError if a value does not fit.
         """
         before, after = _present(table_map, columns), _present(table_map, columns_after)
-        data = b"".join(_encode_image(table_map.columns, before, old)
-                        + _encode_image(table_map.columns, after, new) for old, new in rows)
+        data = b"".join(
+            _encode_image(table_map.columns, before, old)
+            + _encode_image(table_map.columns, after, new)
+            for old, new in rows
+        )
         return cls(table_map.table_id, flags, before, data, after)
 
     def updates(self, table_map: TableMapEvent) -> tuple[tuple[Image, Image], ...]:

@@ -93,12 +93,12 @@ _CHARACTER_TYPES: Final = (MYSQL_TYPE_STRING, MYSQL_TYPE_VARCHAR, MYSQL_TYPE_BLO
 and SET, STRING's other real types, have charsets of their own)."""
 
 
-
 def _charset_of(column: BinlogColumn) -> int:
     """The collation of a character, ENUM or SET column; ValueError if it has none."""
     if column.charset is None:
-        raise ValueError(f"column {column.name or '?'} of type {column.real_type} needs "
-                         f"its charset")
+        raise ValueError(
+            f"column {column.name or '?'} of type {column.real_type} needs its charset"
+        )
     return column.charset
 
 
@@ -117,13 +117,12 @@ def _read_strings(value: bytes, pos: int, count: int | None) -> tuple[list[str],
         size, pos = _unpack_length(value, pos)
         if pos + size > len(value):
             raise EventError("optional metadata string overruns its field")
-        out.append(_text(value[pos:pos + size]))
+        out.append(_text(value[pos : pos + size]))
         pos += size
     return out, pos
 
 
-def _charset_tlv(collations: list[int], default_type: int,
-                 column_type: int) -> tuple[int, bytes]:
+def _charset_tlv(collations: list[int], default_type: int, column_type: int) -> tuple[int, bytes]:
     """``init_charset_field``: the most used collation (the lowest number on a tie) and
     the exceptions as (index among the columns concerned, collation) pairs; or every
     column's collation when MySQL's estimate (a byte per number) says that is shorter:
@@ -135,7 +134,8 @@ def _charset_tlv(collations: list[int], default_type: int,
     if len(collations) < 1 + 2 * len(exceptions):
         return column_type, b"".join(_pack_length(c) for c in collations)
     return default_type, _pack_length(default) + b"".join(
-        _pack_length(i) + _pack_length(c) for i, c in exceptions)
+        _pack_length(i) + _pack_length(c) for i, c in exceptions
+    )
 
 
 def _read_charsets(kind: int, value: bytes, count: int, default_type: int) -> list[int]:
@@ -183,15 +183,22 @@ class TableMapEvent(Event):
     def encode_body(self) -> bytes:
         columns = self.columns
         metadata = b"".join(c.metadata for c in columns)
-        return b"".join((
-            _POST_HEADER.pack(self.table_id.to_bytes(6, "little"), self.flags),
-            _name(self.db), _name(self.table),
-            _pack_length(len(columns)), bytes(c.type_code for c in columns),
-            _pack_length(len(metadata)), metadata,
-            bitmap([c.nullable for c in columns]),
-            b"".join(bytes((kind,)) + _pack_length(len(value)) + value
-                     for kind, value in self._optional_metadata()),
-        ))
+        return b"".join(
+            (
+                _POST_HEADER.pack(self.table_id.to_bytes(6, "little"), self.flags),
+                _name(self.db),
+                _name(self.table),
+                _pack_length(len(columns)),
+                bytes(c.type_code for c in columns),
+                _pack_length(len(metadata)),
+                metadata,
+                bitmap([c.nullable for c in columns]),
+                b"".join(
+                    bytes((kind,)) + _pack_length(len(value)) + value
+                    for kind, value in self._optional_metadata()
+                ),
+            )
+        )
 
     def _optional_metadata(self) -> list[tuple[int, bytes]]:
         """The TLVs in ``Table_map_log_event::init_metadata_fields``' order."""
@@ -217,13 +224,24 @@ class TableMapEvent(Event):
         out: list[tuple[int, bytes]] = []
         enum_or_set = [c for c in self.columns if _is_enum_or_set(c)]
         if enum_or_set:
-            out.append(_charset_tlv([_charset_of(c) for c in enum_or_set],
-                                    ENUM_AND_SET_DEFAULT_CHARSET, ENUM_AND_SET_COLUMN_CHARSET))
+            out.append(
+                _charset_tlv(
+                    [_charset_of(c) for c in enum_or_set],
+                    ENUM_AND_SET_DEFAULT_CHARSET,
+                    ENUM_AND_SET_COLUMN_CHARSET,
+                )
+            )
         for kind, real in ((SET_STR_VALUE, MYSQL_TYPE_SET), (ENUM_STR_VALUE, MYSQL_TYPE_ENUM)):
             chosen = [c for c in enum_or_set if c.real_type == real]
             if chosen:
-                out.append((kind, b"".join(_pack_length(len(c.members)) + _strings(c.members)
-                                           for c in chosen)))
+                out.append(
+                    (
+                        kind,
+                        b"".join(
+                            _pack_length(len(c.members)) + _strings(c.members) for c in chosen
+                        ),
+                    )
+                )
         return out
 
     @classmethod
@@ -235,7 +253,7 @@ class TableMapEvent(Event):
         db, pos = _read_name(body, pos)
         table, pos = _read_name(body, pos)
         count, pos = _unpack_length(body, pos)
-        types = body[pos:pos + count]
+        types = body[pos : pos + count]
         pos += count
         meta_len, pos = _unpack_length(body, pos)
         meta_end = pos + meta_len
@@ -248,16 +266,16 @@ class TableMapEvent(Event):
             size = metadata_length(code)
             if pos + size > meta_end:
                 raise EventError(f"TABLE_MAP metadata of column {i} overruns its field")
-            columns.append(BinlogColumn(code, body[pos:pos + size], nullable[i]))
+            columns.append(BinlogColumn(code, body[pos : pos + size], nullable[i]))
             pos += size
         if pos != meta_end:
             raise EventError(f"TABLE_MAP metadata has {meta_end - pos} bytes left over")
         tlvs = _read_tlvs(body, nulls_end)
-        bare = cls(int.from_bytes(raw_id, "little"), _text(db), _text(table), tuple(columns),
-                   flags)
+        bare = cls(int.from_bytes(raw_id, "little"), _text(db), _text(table), tuple(columns), flags)
         filled, row_metadata, primary_key, other = _apply_optional(bare, tlvs)
-        return cls(bare.table_id, bare.db, bare.table, filled, flags, row_metadata,
-                   primary_key, other)
+        return cls(
+            bare.table_id, bare.db, bare.table, filled, flags, row_metadata, primary_key, other
+        )
 
 
 def _name(name: str) -> bytes:
@@ -274,7 +292,7 @@ def _read_name(body: bytes, pos: int) -> tuple[bytes, int]:
     end = pos + 1 + size
     if end >= len(body) or body[end] != 0:
         raise EventError("TABLE_MAP name is not NUL-terminated within the body")
-    return body[pos + 1:end], end + 1
+    return body[pos + 1 : end], end + 1
 
 
 def _read_tlvs(body: bytes, pos: int) -> list[tuple[int, bytes]]:
@@ -286,13 +304,14 @@ def _read_tlvs(body: bytes, pos: int) -> list[tuple[int, bytes]]:
         size, pos = _unpack_length(body, pos + 1)
         if pos + size > len(body):
             raise EventError(f"TABLE_MAP optional metadata {kind} overruns the body")
-        out.append((kind, body[pos:pos + size]))
+        out.append((kind, body[pos : pos + size]))
         pos += size
     return out
 
 
-_Optional: TypeAlias = tuple[tuple[BinlogColumn, ...], RowMetadata, tuple[int, ...],
-                             tuple[tuple[int, bytes], ...]]
+_Optional: TypeAlias = tuple[
+    tuple[BinlogColumn, ...], RowMetadata, tuple[int, ...], tuple[tuple[int, bytes], ...]
+]
 
 
 def _apply_optional(event: TableMapEvent, tlvs: list[tuple[int, bytes]]) -> _Optional:
@@ -305,16 +324,20 @@ def _apply_optional(event: TableMapEvent, tlvs: list[tuple[int, bytes]]) -> _Opt
     for kind, value in tlvs:
         if kind == SIMPLE_PRIMARY_KEY:
             primary_key = _read_ints(value)
-        elif not _fill_columns(kind, value, event.columns, columns) \
-                and kind != COLUMN_VISIBILITY:
+        elif not _fill_columns(kind, value, event.columns, columns) and kind != COLUMN_VISIBILITY:
             other.append((kind, value))
     full = any(c["name"] is not None for c in columns)
-    return (tuple(BinlogColumn(**c) for c in columns), "FULL" if full else "MINIMAL",
-            primary_key, tuple(other))
+    return (
+        tuple(BinlogColumn(**c) for c in columns),
+        "FULL" if full else "MINIMAL",
+        primary_key,
+        tuple(other),
+    )
 
 
-def _fill_columns(kind: int, value: bytes, read: tuple[BinlogColumn, ...],
-                  columns: list[dict[str, object]]) -> bool:
+def _fill_columns(
+    kind: int, value: bytes, read: tuple[BinlogColumn, ...], columns: list[dict[str, object]]
+) -> bool:
     """Fill ``columns`` (the fields of the ``read`` columns) from the TLV ``kind``;
     False for a TLV that says nothing of the columns.
     """
@@ -327,8 +350,11 @@ def _fill_columns(kind: int, value: bytes, read: tuple[BinlogColumn, ...],
     elif kind in (DEFAULT_CHARSET, COLUMN_CHARSET):
         _assign(chars, "charset", _read_charsets(kind, value, len(chars), DEFAULT_CHARSET))
     elif kind in (ENUM_AND_SET_DEFAULT_CHARSET, ENUM_AND_SET_COLUMN_CHARSET):
-        _assign(enum_or_set, "charset", _read_charsets(kind, value, len(enum_or_set),
-                                                       ENUM_AND_SET_DEFAULT_CHARSET))
+        _assign(
+            enum_or_set,
+            "charset",
+            _read_charsets(kind, value, len(enum_or_set), ENUM_AND_SET_DEFAULT_CHARSET),
+        )
     elif kind == COLUMN_NAME:
         names, _ = _read_strings(value, 0, None)
         if len(names) != len(columns):

@@ -23,7 +23,8 @@ _TIMEF_INT_OFS: Final = 0x800000
 _TIMEF_OFS: Final = 0x800000000000
 _EPOCH: Final = datetime.datetime(1970, 1, 1)
 _DATETIME_TEXT: Final = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?)?\Z")
+    r"(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?)?\Z"
+)
 _TIME_TEXT: Final = re.compile(r"(-?)(\d{2,3}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\Z")
 
 
@@ -102,7 +103,7 @@ def _fraction(micro: int, fsp: int) -> bytes:
 
 def _datetime2(text: str, fsp: int) -> bytes:
     year, month, day, hour, minute, second, micro = _moment(text)
-    packed = ((year * 13 + month) << 22 | day << 17 | hour << 12 | minute << 6 | second)
+    packed = (year * 13 + month) << 22 | day << 17 | hour << 12 | minute << 6 | second
     return (packed + _DATETIMEF_INT_OFS).to_bytes(5, "big") + _fraction(micro, fsp)
 
 
@@ -157,7 +158,7 @@ def _datetime2_text(raw: bytes, fsp: int) -> str:
     packed = int.from_bytes(raw[:5], "big") - _DATETIMEF_INT_OFS
     ym, day = packed >> 22, packed >> 17 & 31
     hour, minute, second = packed >> 12 & 31, packed >> 6 & 63, packed & 63
-    text = (f"{ym // 13:04d}-{ym % 13:02d}-{day:02d} {hour:02d}:{minute:02d}:{second:02d}")
+    text = f"{ym // 13:04d}-{ym % 13:02d}-{day:02d} {hour:02d}:{minute:02d}:{second:02d}"
     return text + _fraction_text(_fraction_micro(raw[5:], fsp), fsp)
 
 

@@ -51,8 +51,9 @@ _QUERY_POST_HEADER: Final = struct.Struct("<IIBHH")
 
 _INTVAR: Final = struct.Struct("<BQ")
 
-QUERY_AT: Final = _offsets(_QUERY_POST_HEADER, ("thread_id", "exec_time", "db_len",
-                                                "error_code", "status_len"))
+QUERY_AT: Final = _offsets(
+    _QUERY_POST_HEADER, ("thread_id", "exec_time", "db_len", "error_code", "status_len")
+)
 """The QUERY post header's field offsets, from the body's start (see :func:`query_layout`)."""
 QUERY_POST_HEADER_LEN: Final = _QUERY_POST_HEADER.size
 
@@ -76,11 +77,15 @@ def default_status_vars(
     """
     catalog_bytes = catalog.encode("utf-8")
     parts = [
-        bytes((Q_FLAGS2_CODE,)), _U32.pack(flags2),
-        bytes((Q_SQL_MODE_CODE,)), _U64.pack(sql_mode),
-        bytes((Q_CATALOG_NZ_CODE, len(catalog_bytes))), catalog_bytes,
-        struct.pack("<BHHH", Q_CHARSET_CODE, charset_client, collation_connection,
-                    collation_server),
+        bytes((Q_FLAGS2_CODE,)),
+        _U32.pack(flags2),
+        bytes((Q_SQL_MODE_CODE,)),
+        _U64.pack(sql_mode),
+        bytes((Q_CATALOG_NZ_CODE, len(catalog_bytes))),
+        catalog_bytes,
+        struct.pack(
+            "<BHHH", Q_CHARSET_CODE, charset_client, collation_connection, collation_server
+        ),
     ]
     if updated_db_names is not None:
         if len(updated_db_names) > MAX_DBS_IN_EVENT_MTS:
@@ -106,8 +111,9 @@ class QueryEvent(Event):
     query: str
 
     def encode_body(self) -> bytes:
-        return _query_body(self.thread_id, self.exec_time, self.error_code, self.status_vars,
-                           self.db, self.query)
+        return _query_body(
+            self.thread_id, self.exec_time, self.error_code, self.status_vars, self.db, self.query
+        )
 
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
@@ -117,7 +123,7 @@ class QueryEvent(Event):
             thread_id=thread_id,
             exec_time=exec_time,
             error_code=error_code,
-            status_vars=body[_QUERY_POST_HEADER.size:db_start],
+            status_vars=body[_QUERY_POST_HEADER.size : db_start],
             db=db,
             query=query,
         )
@@ -130,43 +136,66 @@ def query_body(body: bytes) -> tuple[str, str]:
 
 
 def _query_strings(body: bytes, db_start: int, db_len: int) -> tuple[str, str]:
-    return _text(body[db_start:db_start + db_len]), _text(body[db_start + db_len + 1:])
+    return _text(body[db_start : db_start + db_len]), _text(body[db_start + db_len + 1 :])
 
 
-def _query_body(thread_id: int, exec_time: int, error_code: int, status_vars: bytes,
-                db: str, query: str) -> bytes:
+def _query_body(
+    thread_id: int, exec_time: int, error_code: int, status_vars: bytes, db: str, query: str
+) -> bytes:
     raw_db = _raw(db)
     if len(raw_db) > 255 or b"\0" in raw_db:
         raise ValueError(f"database name {db!r} is too long or contains NUL")
-    return b"".join((
-        _QUERY_POST_HEADER.pack(thread_id, exec_time, len(raw_db), error_code,
-                                len(status_vars)),
-        status_vars, raw_db, b"\0", _raw(query),
-    ))
+    return b"".join(
+        (
+            _QUERY_POST_HEADER.pack(
+                thread_id, exec_time, len(raw_db), error_code, len(status_vars)
+            ),
+            status_vars,
+            raw_db,
+            b"\0",
+            _raw(query),
+        )
+    )
 
 
-def encode_query(thread_id: int, db: str, query: str, *, status_vars: bytes, server_id: int,
-                 timestamp: int, checksum: bool) -> bytearray:
+def encode_query(
+    thread_id: int,
+    db: str,
+    query: str,
+    *,
+    status_vars: bytes,
+    server_id: int,
+    timestamp: int,
+    checksum: bool,
+) -> bytearray:
     """The whole QUERY event of a statement that ran without error: the bytes of
     ``encode_event(QueryEvent(thread_id, 0, 0, status_vars, db, query), ...,
     crc_later=True)``, built without the event object (a session makes one or more per
     transaction).
     """
-    return _unsealed(QUERY_EVENT, _query_body(thread_id, 0, 0, status_vars, db, query),
-                     server_id, timestamp, checksum)
+    return _unsealed(
+        QUERY_EVENT,
+        _query_body(thread_id, 0, 0, status_vars, db, query),
+        server_id,
+        timestamp,
+        checksum,
+    )
 
 
-def query_layout(data: bytes | bytearray | memoryview, body_at: int,
-                 body_end: int) -> tuple[int, int, int, int, int]:
+def query_layout(
+    data: bytes | bytearray | memoryview, body_at: int, body_end: int
+) -> tuple[int, int, int, int, int]:
     """(thread_id, exec_time, error_code, database offset, database length) of the QUERY
     body at ``data[body_at:body_end]``; the statement starts after the database name and
     its NUL. EventError if the layout overruns the body.
     """
     if body_end - body_at < _QUERY_POST_HEADER.size:
-        raise EventError(f"QUERY body of {body_end - body_at} bytes is shorter than the "
-                         f"post header")
-    thread_id, exec_time, db_len, error_code, status_len = (
-        _QUERY_POST_HEADER.unpack_from(data, body_at))
+        raise EventError(
+            f"QUERY body of {body_end - body_at} bytes is shorter than the post header"
+        )
+    thread_id, exec_time, db_len, error_code, status_len = _QUERY_POST_HEADER.unpack_from(
+        data, body_at
+    )
     db_start = body_at + _QUERY_POST_HEADER.size + status_len
     if db_start + db_len + 1 > body_end:
         raise EventError("QUERY: status variables and database name overrun the event")

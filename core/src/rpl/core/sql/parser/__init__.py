@@ -94,19 +94,27 @@ def _join(*tables: dict[str, Rule]) -> dict[str, Rule]:
     return joined
 
 
-STATEMENTS: Final = _join(dml.STATEMENTS, ddl.STATEMENTS, session.STATEMENTS,
-                          admin.STATEMENTS, accounts.STATEMENTS, replication.STATEMENTS)
+STATEMENTS: Final = _join(
+    dml.STATEMENTS,
+    ddl.STATEMENTS,
+    session.STATEMENTS,
+    admin.STATEMENTS,
+    accounts.STATEMENTS,
+    replication.STATEMENTS,
+)
 """Every statement's rule, by its first word or first two words."""
 _SHARED_VERBS: Final = frozenset(words.split()[0] for words in STATEMENTS if " " in words)
 """First words whose statements are found by their first two words."""
 _OBJECT_VERBS: Final = frozenset(("CREATE", "DROP", "ALTER"))
 """Shared first words after which anything the subset lacks is named in a 1235 (MySQL
 has many objects: VIEW, TRIGGER, EVENT...); after the others only a word is."""
-_UNSUPPORTED_VERBS: Final = frozenset("""
+_UNSUPPORTED_VERBS: Final = frozenset(
+    """
     ALTER ANALYZE BINLOG CACHE CALL CHECK CLONE DEALLOCATE DECLARE DO EXECUTE GET HANDLER HELP
     IMPORT LOAD LOCK OPTIMIZE PREPARE RELEASE RENAME REPAIR RESIGNAL RESTART SAVEPOINT SIGNAL
     TABLE UNLOCK VALUES WITH XA
-""".split())
+""".split()
+)
 
 
 def statement(p: Parser) -> ast.Statement:

@@ -169,7 +169,8 @@ def revoke(p: Parser) -> ast.Revoke:
     if p.key == "PROXY":
         raise not_supported("REVOKE PROXY")
     if p.accept_seq("ALL", "PRIVILEGES", ",", "GRANT", "OPTION") or p.accept_seq(
-            "ALL", ",", "GRANT", "OPTION"):
+        "ALL", ",", "GRANT", "OPTION"
+    ):
         p.expect("FROM")
         return ast.Revoke(("ALL", "GRANT OPTION"), ast.GrantLevel("*", "*"), user_list(p))
     revoked = privileges(p)

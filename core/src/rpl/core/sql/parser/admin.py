@@ -137,8 +137,7 @@ def show_master(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show 
     return None
 
 
-def show_binlog_events(p: Parser, key: str, full: bool,
-                       scope: str | None) -> ast.Show | None:
+def show_binlog_events(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show | None:
     """BINLOG EVENTS ``[IN 'file'] [FROM pos] [LIMIT [offset,] n]``."""
     if not p.accept("EVENTS"):
         return None
@@ -162,20 +161,30 @@ def show_slave(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show |
 
 
 SHOW_RULES: Final[dict[str, ShowRule]] = {
-    "VARIABLES": show_variables, "STATUS": show_variables,
-    "DATABASES": show_databases, "SCHEMAS": show_databases,
+    "VARIABLES": show_variables,
+    "STATUS": show_variables,
+    "DATABASES": show_databases,
+    "SCHEMAS": show_databases,
     "TABLES": show_tables,
-    "COLUMNS": show_columns, "FIELDS": show_columns,
-    "INDEX": show_index, "INDEXES": show_index, "KEYS": show_index,
-    "PROCESSLIST": show_word, "PLUGINS": show_word, "ENGINES": show_word,
+    "COLUMNS": show_columns,
+    "FIELDS": show_columns,
+    "INDEX": show_index,
+    "INDEXES": show_index,
+    "KEYS": show_index,
+    "PROCESSLIST": show_word,
+    "PLUGINS": show_word,
+    "ENGINES": show_word,
     "REPLICAS": show_word,
     "STORAGE": show_storage,
-    "WARNINGS": show_messages, "ERRORS": show_messages,
+    "WARNINGS": show_messages,
+    "ERRORS": show_messages,
     "CREATE": show_create,
     "GRANTS": show_grants,
-    "MASTER": show_master, "BINARY": show_master,
+    "MASTER": show_master,
+    "BINARY": show_master,
     "BINLOG": show_binlog_events,
-    "SLAVE": show_slave, "REPLICA": show_slave,
+    "SLAVE": show_slave,
+    "REPLICA": show_slave,
 }
 """SHOW's rules by the word after SHOW [FULL] [scope]."""
 _TAKES_FULL: Final = frozenset(("TABLES", "COLUMNS", "FIELDS", "PROCESSLIST"))
@@ -208,8 +217,21 @@ def show_limit(p: Parser) -> tuple[int, int | None]:
 
 def describe(p: Parser) -> ast.Statement:
     p.i += 1
-    if p.key in ("SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "FORMAT", "ANALYZE",
-                 "(", "TABLE", "WITH", "FOR", "EXTENDED", "PARTITIONS"):
+    if p.key in (
+        "SELECT",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "REPLACE",
+        "FORMAT",
+        "ANALYZE",
+        "(",
+        "TABLE",
+        "WITH",
+        "FOR",
+        "EXTENDED",
+        "PARTITIONS",
+    ):
         raise not_supported("EXPLAIN")
     table = p.table_name()
     if not p.at_end():
@@ -235,8 +257,7 @@ def flush(p: Parser) -> ast.Flush:
             if not (p.at_end() or p.key == ","):
                 raise not_supported("FLUSH TABLES with options")
             targets.append("TABLES")
-        elif key in ("LOGS", "STATUS", "PRIVILEGES", "HOSTS", "USER_RESOURCES",
-                     "OPTIMIZER_COSTS"):
+        elif key in ("LOGS", "STATUS", "PRIVILEGES", "HOSTS", "USER_RESOURCES", "OPTIMIZER_COSTS"):
             targets.append(key)
         else:
             p.i -= 1

@@ -30,7 +30,8 @@ from rpl.core.sql.lexer import (
     tokenize,
 )
 
-RESERVED: Final = frozenset("""
+RESERVED: Final = frozenset(
+    """
     ACCESSIBLE ADD ALL ALTER ANALYZE AND AS ASC ASENSITIVE BEFORE BETWEEN BIGINT BINARY BLOB
     BOTH BY CALL CASCADE CASE CHANGE CHAR CHARACTER CHECK COLLATE COLUMN CONDITION CONSTRAINT
     CONTINUE CONVERT CREATE CROSS CUBE CUME_DIST CURRENT_DATE CURRENT_TIME CURRENT_TIMESTAMP
@@ -56,17 +57,40 @@ RESERVED: Final = frozenset("""
     UNLOCK UNSIGNED UPDATE USAGE USE USING UTC_DATE UTC_TIME UTC_TIMESTAMP VALUES VARBINARY
     VARCHAR VARCHARACTER VARYING VIRTUAL WHEN WHERE WHILE WINDOW WITH WRITE XOR YEAR_MONTH
     ZEROFILL
-""".split())
+""".split()
+)
 """MySQL 8.0's reserved words: never an unquoted identifier or alias."""
 
 SCOPES: Final = {
-    "GLOBAL": "GLOBAL", "SESSION": "SESSION", "LOCAL": "SESSION", "PERSIST": "PERSIST",
-    "PERSIST_ONLY": "PERSIST_ONLY"}
+    "GLOBAL": "GLOBAL",
+    "SESSION": "SESSION",
+    "LOCAL": "SESSION",
+    "PERSIST": "PERSIST",
+    "PERSIST_ONLY": "PERSIST_ONLY",
+}
 """A variable scope keyword -> the scope it names (LOCAL is SESSION)."""
 _END: Final = frozenset((";", ""))
-_ONE_WORD_VERBS: Final = frozenset((
-    "CALL", "DEALLOCATE", "DO", "EXECUTE", "HANDLER", "HELP", "PREPARE", "RESIGNAL",
-    "RESTART", "SAVEPOINT", "SIGNAL", "TABLE", "VALUES", "WITH", "XA", "BINLOG", "CLONE"))
+_ONE_WORD_VERBS: Final = frozenset(
+    (
+        "CALL",
+        "DEALLOCATE",
+        "DO",
+        "EXECUTE",
+        "HANDLER",
+        "HELP",
+        "PREPARE",
+        "RESIGNAL",
+        "RESTART",
+        "SAVEPOINT",
+        "SIGNAL",
+        "TABLE",
+        "VALUES",
+        "WITH",
+        "XA",
+        "BINLOG",
+        "CLONE",
+    )
+)
 
 
 def not_supported(what: str) -> MySQLError:
@@ -184,7 +208,8 @@ class Parser:
             if self.accept("AS"):
                 alias_name = self.ident()
             elif self.toks[self.i][0] is K_QUOTED or (
-                    self.toks[self.i][0] is K_WORD and self.key not in RESERVED):
+                self.toks[self.i][0] is K_WORD and self.key not in RESERVED
+            ):
                 alias_name = self.ident()
         return ast.TableName(name, schema, alias_name)
 

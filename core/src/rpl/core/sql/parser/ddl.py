@@ -235,8 +235,23 @@ def column_def(p: Parser) -> ast.ColumnDef:
             p.i -= 1
             p.error()
     return ast.ColumnDef(
-        name, type_name, length, scale, values, unsigned, zerofill, charset, collation,
-        nullable, default, on_update, auto_increment, primary_key, unique, comment)
+        name,
+        type_name,
+        length,
+        scale,
+        values,
+        unsigned,
+        zerofill,
+        charset,
+        collation,
+        nullable,
+        default,
+        on_update,
+        auto_increment,
+        primary_key,
+        unique,
+        comment,
+    )
 
 
 def column_default(p: Parser) -> ast.Expression:

@@ -16,13 +16,31 @@ from rpl.core.sql.lexer import K_QUOTED, K_STRING, K_WORD
 from rpl.core.sql.parser.cursor import RESERVED, Parser, Rule, not_supported
 from rpl.core.sql.parser.expressions import column_ref, expr
 
-_SELECT_OPTIONS: Final = frozenset((
-    "ALL", "HIGH_PRIORITY", "STRAIGHT_JOIN", "SQL_SMALL_RESULT", "SQL_BIG_RESULT",
-    "SQL_BUFFER_RESULT", "SQL_NO_CACHE", "SQL_CACHE",
-))
-_JOIN_WORDS: Final = frozenset((
-    "JOIN", "INNER", "LEFT", "RIGHT", "CROSS", "STRAIGHT_JOIN", "NATURAL", "OUTER", "FULL",
-))
+_SELECT_OPTIONS: Final = frozenset(
+    (
+        "ALL",
+        "HIGH_PRIORITY",
+        "STRAIGHT_JOIN",
+        "SQL_SMALL_RESULT",
+        "SQL_BIG_RESULT",
+        "SQL_BUFFER_RESULT",
+        "SQL_NO_CACHE",
+        "SQL_CACHE",
+    )
+)
+_JOIN_WORDS: Final = frozenset(
+    (
+        "JOIN",
+        "INNER",
+        "LEFT",
+        "RIGHT",
+        "CROSS",
+        "STRAIGHT_JOIN",
+        "NATURAL",
+        "OUTER",
+        "FULL",
+    )
+)
 _SET_OPS: Final = frozenset(("UNION", "EXCEPT", "INTERSECT"))
 
 
@@ -86,8 +104,8 @@ def select(p: Parser) -> ast.Select:
         if p.key == "INTO":
             raise not_supported("SELECT ... INTO")
     return ast.Select(
-        tuple(items), table, distinct, where, group_by, having, order_by, limit, offset,
-        lock)
+        tuple(items), table, distinct, where, group_by, having, order_by, limit, offset, lock
+    )
 
 
 def select_item(p: Parser) -> ast.SelectItem:
@@ -101,13 +119,13 @@ def select_item(p: Parser) -> ast.SelectItem:
         if toks[i + 2][1] == "*":
             p.i += 3
             star = ast.Star(toks[i][2])
-            return ast.SelectItem(star, None, p.sql[start:toks[i + 2][4]])
+            return ast.SelectItem(star, None, p.sql[start : toks[i + 2][4]])
         if len(toks) > i + 4 and toks[i + 3][1] == "." and toks[i + 4][1] == "*":
             p.i += 5
             star = ast.Star(toks[i + 2][2], toks[i][2])
-            return ast.SelectItem(star, None, p.sql[start:toks[i + 4][4]])
+            return ast.SelectItem(star, None, p.sql[start : toks[i + 4][4]])
     item = expr(p)
-    text = p.sql[start:p.toks[p.i - 1][4]]
+    text = p.sql[start : p.toks[p.i - 1][4]]
     alias = None
     kind, key, value, _, _ = p.toks[p.i]
     if key == "AS":

@@ -20,17 +20,42 @@ from rpl.core.sql.lexer import K_BYTES, K_NUMBER, K_OP, K_QUOTED, K_STRING, K_US
 from rpl.core.sql.parser.cursor import RESERVED, SCOPES, Parser, not_supported
 
 _COMPARISON: Final = {
-    "=": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
+    "=": "=",
+    "<>": "<>",
+    "!=": "<>",
+    "<": "<",
+    "<=": "<=",
+    ">": ">",
+    ">=": ">=",
     "<=>": "<=>",
 }
 _BIT_OPS: Final = {
-    "|": 1, "&": 2, "<<": 3, ">>": 3, "+": 4, "-": 4,
-    "*": 5, "/": 5, "DIV": 5, "%": 5, "MOD": 5, "^": 6,
+    "|": 1,
+    "&": 2,
+    "<<": 3,
+    ">>": 3,
+    "+": 4,
+    "-": 4,
+    "*": 5,
+    "/": 5,
+    "DIV": 5,
+    "%": 5,
+    "MOD": 5,
+    "^": 6,
 }
-_NILADIC: Final = frozenset((
-    "CURRENT_TIMESTAMP", "CURRENT_USER", "CURRENT_DATE", "CURRENT_TIME", "LOCALTIME",
-    "LOCALTIMESTAMP", "UTC_TIMESTAMP", "UTC_DATE", "UTC_TIME",
-))
+_NILADIC: Final = frozenset(
+    (
+        "CURRENT_TIMESTAMP",
+        "CURRENT_USER",
+        "CURRENT_DATE",
+        "CURRENT_TIME",
+        "LOCALTIME",
+        "LOCALTIMESTAMP",
+        "UTC_TIMESTAMP",
+        "UTC_DATE",
+        "UTC_TIME",
+    )
+)
 
 
 def expr(p: Parser) -> ast.Expression:

@@ -15,8 +15,7 @@ from rpl.core.sql.lexer import K_EOF, K_OP, K_USERVAR, K_WORD
 from rpl.core.sql.parser.cursor import SCOPES, Parser, Rule, not_supported
 from rpl.core.sql.parser.expressions import expr, variable_name
 
-_ISOLATION_LEVELS: Final = {
-    "READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"}
+_ISOLATION_LEVELS: Final = {"READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"}
 
 
 def begin(p: Parser) -> ast.Begin:
@@ -69,10 +68,10 @@ def use(p: Parser) -> ast.Use:
 def set_(p: Parser) -> ast.Statement:
     p.i += 1
     if p.key == "TRANSACTION" or (
-            p.key in ("GLOBAL", "SESSION", "LOCAL") and p.peek_key() == "TRANSACTION"):
+        p.key in ("GLOBAL", "SESSION", "LOCAL") and p.peek_key() == "TRANSACTION"
+    ):
         return set_transaction(p)
-    if p.key in ("PASSWORD", "ROLE", "RESOURCE") or (
-            p.key == "DEFAULT" and p.peek_key() == "ROLE"):
+    if p.key in ("PASSWORD", "ROLE", "RESOURCE") or (p.key == "DEFAULT" and p.peek_key() == "ROLE"):
         raise not_supported(f"SET {'DEFAULT ROLE' if p.key == 'DEFAULT' else p.key}")
     items: list[ast.SetItem] = []
     while True:
@@ -115,9 +114,12 @@ def set_item(p: Parser) -> ast.SetItem:
 def set_value(p: Parser) -> ast.Expression:
     """A system variable's value: an expression, or a bare word as its text."""
     kind, key, value, _, _ = p.toks[p.i]
-    if (kind is K_WORD and key not in ("NULL", "TRUE", "FALSE", "DEFAULT")
-            and p.toks[p.i + 1][1] in (",", ";", "")
-            and p.toks[p.i + 1][0] in (K_OP, K_EOF)):
+    if (
+        kind is K_WORD
+        and key not in ("NULL", "TRUE", "FALSE", "DEFAULT")
+        and p.toks[p.i + 1][1] in (",", ";", "")
+        and p.toks[p.i + 1][0] in (K_OP, K_EOF)
+    ):
         p.i += 1
         return ast.Literal(value)
     return expr(p)

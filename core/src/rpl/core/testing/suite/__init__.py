@@ -61,7 +61,19 @@ from rpl.core.testing.suite.topology import TopologySuite
 from rpl.core.testing.suite.waits import WaitsSuite
 
 __all__ = [
-    "OPEN", "AckReceiverSuite", "FailoverHarness", "LosslessFailoverSuite", "Nodes",
-    "Requirement", "Requirements", "SemisyncFixtures", "SemisyncPlugins", "SemisyncSuite",
-    "StatusSuite", "TopologySuite", "WaitsSuite", "closed", "requires",
+    "OPEN",
+    "AckReceiverSuite",
+    "FailoverHarness",
+    "LosslessFailoverSuite",
+    "Nodes",
+    "Requirement",
+    "Requirements",
+    "SemisyncFixtures",
+    "SemisyncPlugins",
+    "SemisyncSuite",
+    "StatusSuite",
+    "TopologySuite",
+    "WaitsSuite",
+    "closed",
+    "requires",
 ]

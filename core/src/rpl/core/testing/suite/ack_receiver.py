@@ -21,16 +21,22 @@ from rpl.core.testing.suite.requirements import requires
 from rpl.core.testing.topology import wait_for
 
 ACK_RECEIVER: Final = "thread/semisync/Ack_receiver"
-ACK_RECEIVER_STATES: Final = ("Waiting for semi-sync slave connection",
-                              "Waiting for semi-sync ACK from slave",
-                              "Reading semi-sync ACK from slave")
+ACK_RECEIVER_STATES: Final = (
+    "Waiting for semi-sync slave connection",
+    "Waiting for semi-sync ACK from slave",
+    "Reading semi-sync ACK from slave",
+)
 
 
 def ack_receivers(source: ServerProcess) -> list[str]:
     """PROCESSLIST_STATE of each ACK receiver thread of ``source`` (none: empty)."""
-    return [str(row[0]) for row in source.query(
-        "SELECT PROCESSLIST_STATE FROM performance_schema.threads "
-        f"WHERE NAME = '{ACK_RECEIVER}'")]
+    return [
+        str(row[0])
+        for row in source.query(
+            "SELECT PROCESSLIST_STATE FROM performance_schema.threads "
+            f"WHERE NAME = '{ACK_RECEIVER}'"
+        )
+    ]
 
 
 class AckReceiverSuite(SemisyncFixtures):
@@ -41,20 +47,25 @@ class AckReceiverSuite(SemisyncFixtures):
         source = nodes.source(enabled=False)
         assert ack_receivers(source) == []
         source.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")
-        wait_for(lambda: ack_receivers(source) == [ACK_RECEIVER_STATES[0]], 10,
-                 "one receiver, waiting for a semisync replica")
+        wait_for(
+            lambda: ack_receivers(source) == [ACK_RECEIVER_STATES[0]],
+            10,
+            "one receiver, waiting for a semisync replica",
+        )
         source.query("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
         assert ack_receivers(source) == []
 
     @requires("ack_receiver_thread")
-    def test_ack_receiver_polls_replicas_and_keeps_them_while_down(self,
-                                                                   nodes: Nodes) -> None:
+    def test_ack_receiver_polls_replicas_and_keeps_them_while_down(self, nodes: Nodes) -> None:
         source = nodes.source()
         assert ack_receivers(source) == [ACK_RECEIVER_STATES[0]]
         nodes.replica(source)
         wait_for(clients_are(source, 1), 20, "the semisync dump")
-        wait_for(lambda: ack_receivers(source)[0] in ACK_RECEIVER_STATES[1:], 10,
-                 "the receiver to poll the replica")
+        wait_for(
+            lambda: ack_receivers(source)[0] in ACK_RECEIVER_STATES[1:],
+            10,
+            "the receiver to poll the replica",
+        )
         source.query("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
         assert ack_receivers(source) == []
         source.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")

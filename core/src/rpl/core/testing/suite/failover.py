@@ -31,9 +31,15 @@ from rpl.core.testing.suite.fixtures import (
 from rpl.core.testing.topology import drain, wait_for
 from rpl.core.validate.stitch import violations_in
 
-KILLS = ("random", "crash_before_flush_binlog", "half_binlogged_transaction",
-         "crash_after_flush_binlog", "crash_after_sync_binlog", "crash_after_engine_commit",
-         "network_cut")
+KILLS = (
+    "random",
+    "crash_before_flush_binlog",
+    "half_binlogged_transaction",
+    "crash_after_flush_binlog",
+    "crash_after_sync_binlog",
+    "crash_after_engine_commit",
+    "network_cut",
+)
 """How a trial ends the source: SIGKILL at a random moment, at one of the server's named
 crash points, or SIGKILL after the network between source and replica was cut (a
 :class:`TcpProxy` drops what is in flight), so that commits pile up unacknowledged."""
@@ -66,8 +72,7 @@ class Verdict:
     phantom_reads: frozenset[int]
 
 
-def _writer(source: ServerProcess, number: int, history: History,
-            stop: threading.Event) -> None:
+def _writer(source: ServerProcess, number: int, history: History, stop: threading.Event) -> None:
     """Insert rows number*10^7 + 1, 2, ...; an id is acknowledged once the client has OK."""
     try:
         connection = source.connect()
@@ -141,13 +146,21 @@ class FailoverHarness(SemisyncFixtures):
             proxy.close()
 
     @staticmethod
-    def _load_and_kill(source: ServerProcess, replica: ServerProcess, proxy: TcpProxy,
-                       kill: str, rng: random.Random) -> Verdict:
+    def _load_and_kill(
+        source: ServerProcess,
+        replica: ServerProcess,
+        proxy: TcpProxy,
+        kill: str,
+        rng: random.Random,
+    ) -> Verdict:
         history, stop = History(), threading.Event()
-        threads = [in_background(lambda n=n: _writer(source, n, history, stop))[0]  # type: ignore[misc]
-                   for n in range(WRITERS)]
-        threads += [in_background(lambda: _reader(source, history, stop))[0]
-                    for _ in range(READERS)]
+        threads = [
+            in_background(lambda n=n: _writer(source, n, history, stop))[0]  # type: ignore[misc]
+            for n in range(WRITERS)
+        ]
+        threads += [
+            in_background(lambda: _reader(source, history, stop))[0] for _ in range(READERS)
+        ]
         # The kill's moment is drawn from when commits flow, not from when the clients
         # started: on a loaded machine connecting sixteen clients can take most of a second.
         wait_for(lambda: bool(history.acknowledged), 30, "a first acknowledged commit")
@@ -168,8 +181,12 @@ class FailoverHarness(SemisyncFixtures):
         held = _promote(replica)
         unsound = violations_in([str(replica.datadir)])
         assert not unsound, "the promoted replica's logs: " + "; ".join(unsound)
-        return Verdict(len(history.acknowledged), len(history.read),
-                       frozenset(history.acknowledged - held), frozenset(history.read - held))
+        return Verdict(
+            len(history.acknowledged),
+            len(history.read),
+            frozenset(history.acknowledged - held),
+            frozenset(history.read - held),
+        )
 
 
 class LosslessFailoverSuite(FailoverHarness):
@@ -183,9 +200,11 @@ class LosslessFailoverSuite(FailoverHarness):
         kill = KILLS[trial % len(KILLS)]
         verdict = self.run_trial(nodes, kill, trial)
         assert verdict.acknowledged > 0, "the clients wrote before the kill"
-        assert not verdict.lost_acknowledged, \
-            f"{kill}: acknowledged rows missing on the promoted replica: " \
+        assert not verdict.lost_acknowledged, (
+            f"{kill}: acknowledged rows missing on the promoted replica: "
             f"{sorted(verdict.lost_acknowledged)[:10]}"
-        assert not verdict.phantom_reads, \
-            f"{kill}: rows read from the source missing on the promoted replica: " \
+        )
+        assert not verdict.phantom_reads, (
+            f"{kill}: rows read from the source missing on the promoted replica: "
             f"{sorted(verdict.phantom_reads)[:10]}"
+        )

@@ -47,8 +47,9 @@ class Nodes:
 
     def start(self, name: str, *options: str) -> ServerProcess:
         """A new server ``name`` with ``options``."""
-        server = ServerProcess(self.root / name, options=[
-            "--server-id", str(len(self.started) + 1), *options])
+        server = ServerProcess(
+            self.root / name, options=["--server-id", str(len(self.started) + 1), *options]
+        )
         server.start()
         self.started.append(server)
         return server
@@ -59,8 +60,12 @@ class Nodes:
         """
         p = self.plugins
         name = "source" if not self.started else f"source{len(self.started)}"
-        server = self.start(name, f"--plugin-load={p.master}",
-                            f"--rpl-semi-sync-master-timeout={p.timeout_ms}", *options)
+        server = self.start(
+            name,
+            f"--plugin-load={p.master}",
+            f"--rpl-semi-sync-master-timeout={p.timeout_ms}",
+            *options,
+        )
         create_replication_user(server)
         server.query("CREATE DATABASE d")
         server.query("CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(20))")
@@ -68,14 +73,22 @@ class Nodes:
             server.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")
         return server
 
-    def replica(self, source: ServerProcess, *, semisync: bool = True, name: str = "",
-                port: int | None = None) -> ServerProcess:
+    def replica(
+        self,
+        source: ServerProcess,
+        *,
+        semisync: bool = True,
+        name: str = "",
+        port: int | None = None,
+    ) -> ServerProcess:
         """A replica of ``source`` with the slave plugin (enabled when ``semisync``),
         replicating with GTID auto-position (through ``port``, a proxy, when given).
         """
-        server = self.start(name or f"replica{len(self.started)}",
-                            f"--plugin-load={self.plugins.slave}",
-                            f"--rpl-semi-sync-slave-enabled={'ON' if semisync else 'OFF'}")
+        server = self.start(
+            name or f"replica{len(self.started)}",
+            f"--plugin-load={self.plugins.slave}",
+            f"--rpl-semi-sync-slave-enabled={'ON' if semisync else 'OFF'}",
+        )
         replicate(server, source, master_port=port or source.port)
         return server
 
@@ -108,8 +121,9 @@ class SemisyncFixtures:
         return Requirements()
 
     @pytest.fixture(autouse=True)
-    def _requirements_gate(self, request: pytest.FixtureRequest,
-                           requirements: Requirements) -> None:
+    def _requirements_gate(
+        self, request: pytest.FixtureRequest, requirements: Requirements
+    ) -> None:
         """Skip a test that needs a closed requirement, before anything of it runs."""
         gate(requirements, required_by(request.function))
 

@@ -145,8 +145,10 @@ def gate(requirements: Requirements, names: tuple[str, ...]) -> None:
     for name in names:
         value = getattr(requirements, name)
         if not isinstance(value, Requirement):
-            raise TypeError(f"{type(requirements).__name__}.{name} is {value!r}, "
-                            "not a Requirement (OPEN or closed(reason))")
+            raise TypeError(
+                f"{type(requirements).__name__}.{name} is {value!r}, "
+                "not a Requirement (OPEN or closed(reason))"
+            )
         if not value.is_open:
             closed_ones.append(f"{name} ({value.reason})")
     if closed_ones:

@@ -40,11 +40,29 @@ from rpl.core.testing.suite.topology import TopologySuite
 from rpl.core.testing.suite.waits import WaitsSuite
 
 __all__ = [
-    "ACK_RECEIVER", "ACK_RECEIVER_STATES", "ER_PLUGIN_CANNOT_BE_UNINSTALLED", "KILLS",
-    "TRIALS", "AckReceiverSuite", "FailoverHarness", "History", "Inserts",
-    "LosslessFailoverSuite", "Nodes", "SemisyncFixtures", "SemisyncPlugins", "SemisyncSuite",
-    "StatusSuite", "TopologySuite", "Verdict", "WaitsSuite", "clients_are", "counter",
-    "in_background", "master_on", "rows",
+    "ACK_RECEIVER",
+    "ACK_RECEIVER_STATES",
+    "ER_PLUGIN_CANNOT_BE_UNINSTALLED",
+    "KILLS",
+    "TRIALS",
+    "AckReceiverSuite",
+    "FailoverHarness",
+    "History",
+    "Inserts",
+    "LosslessFailoverSuite",
+    "Nodes",
+    "SemisyncFixtures",
+    "SemisyncPlugins",
+    "SemisyncSuite",
+    "StatusSuite",
+    "TopologySuite",
+    "Verdict",
+    "WaitsSuite",
+    "clients_are",
+    "counter",
+    "in_background",
+    "master_on",
+    "rows",
 ]
 
 

@@ -81,14 +81,13 @@ class StatusSuite(SemisyncFixtures):
     def test_variable_type_and_scope_errors(self, nodes: Nodes) -> None:
         source = nodes.source()
         for statement, errno in [
-                ("SET GLOBAL rpl_semi_sync_master_wait_point = 'AFTER_FLUSH'",
-                 ER_WRONG_VALUE_FOR_VAR),
-                ("SET GLOBAL rpl_semi_sync_master_timeout = 'abc'", ER_WRONG_TYPE_FOR_VAR),
-                ("SET GLOBAL rpl_semi_sync_master_timeout = 1.5", ER_WRONG_TYPE_FOR_VAR),
-                ("SET SESSION rpl_semi_sync_master_enabled = ON", ER_GLOBAL_VARIABLE),
-                ("SET SESSION rpl_semi_sync_master_wait_point = 'AFTER_SYNC'",
-                 ER_GLOBAL_VARIABLE),
-                ("SET rpl_semi_sync_master_timeout = 10", ER_GLOBAL_VARIABLE)]:
+            ("SET GLOBAL rpl_semi_sync_master_wait_point = 'AFTER_FLUSH'", ER_WRONG_VALUE_FOR_VAR),
+            ("SET GLOBAL rpl_semi_sync_master_timeout = 'abc'", ER_WRONG_TYPE_FOR_VAR),
+            ("SET GLOBAL rpl_semi_sync_master_timeout = 1.5", ER_WRONG_TYPE_FOR_VAR),
+            ("SET SESSION rpl_semi_sync_master_enabled = ON", ER_GLOBAL_VARIABLE),
+            ("SET SESSION rpl_semi_sync_master_wait_point = 'AFTER_SYNC'", ER_GLOBAL_VARIABLE),
+            ("SET rpl_semi_sync_master_timeout = 10", ER_GLOBAL_VARIABLE),
+        ]:
             with pytest.raises(pymysql.MySQLError) as refused:
                 source.query(statement)
             assert refused.value.args[0] == errno, statement
@@ -97,21 +96,21 @@ class StatusSuite(SemisyncFixtures):
     def test_wait_for_slave_count_is_clamped_to_its_range(self, nodes: Nodes) -> None:
         source = nodes.source()
         source.query("SET GLOBAL rpl_semi_sync_master_wait_for_slave_count = 0")
-        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_for_slave_count") == \
-            [(1,)]
+        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_for_slave_count") == [(1,)]
         source.query("SET GLOBAL rpl_semi_sync_master_wait_for_slave_count = 65536")
-        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_for_slave_count") == \
-            [(65535,)]
+        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_for_slave_count") == [
+            (65535,)
+        ]
 
     @requires("after_commit_wait_point", "wait_point_switch_at_runtime")
     def test_wait_point_names_in_any_case(self, nodes: Nodes) -> None:
         source = nodes.source()
         source.query("SET GLOBAL rpl_semi_sync_master_wait_point = 'after_commit'")
-        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_point") == \
-            [("AFTER_COMMIT",)]
+        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_point") == [
+            ("AFTER_COMMIT",)
+        ]
         source.query("SET GLOBAL rpl_semi_sync_master_wait_point = 'After_Sync'")
-        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_point") == \
-            [("AFTER_SYNC",)]
+        assert source.query("SELECT @@global.rpl_semi_sync_master_wait_point") == [("AFTER_SYNC",)]
 
     @requires("uninstall_refused_while_in_use")
     def test_uninstall_refused_while_in_use(self, nodes: Nodes) -> None:

@@ -151,10 +151,14 @@ class TopologySuite(SemisyncFixtures):
         inserts = Inserts(source)
         inserts.one()
         heartbeats = int(status(replica, "Slave_received_heartbeats"))
-        wait_for(lambda: int(status(replica, "Slave_received_heartbeats")) >= heartbeats + 5,
-                 20, "heartbeats while the source is idle")
-        assert slave_status(replica)["Slave_IO_Running"] == "Yes", \
-            slave_status(replica)["Last_IO_Error"]
+        wait_for(
+            lambda: int(status(replica, "Slave_received_heartbeats")) >= heartbeats + 5,
+            20,
+            "heartbeats while the source is idle",
+        )
+        assert slave_status(replica)["Slave_IO_Running"] == "Yes", slave_status(replica)[
+            "Last_IO_Error"
+        ]
         yes_tx = counter(source, "yes_tx")
         inserts.one()  # still acknowledged by the replica that read the heartbeats
         assert counter(source, "yes_tx") == yes_tx + 1

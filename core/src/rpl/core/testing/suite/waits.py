@@ -29,8 +29,9 @@ def rows_while_the_commit_waits(nodes: Nodes, wait_point: str) -> int:
     for an ACK that cannot come (the replica's receiver is stopped); the INSERT itself
     then returns at the timeout (4 s), and its row is there.
     """
-    source = nodes.source(f"--rpl-semi-sync-master-wait-point={wait_point}",
-                          "--rpl-semi-sync-master-timeout=4000")
+    source = nodes.source(
+        f"--rpl-semi-sync-master-wait-point={wait_point}", "--rpl-semi-sync-master-timeout=4000"
+    )
     replica = nodes.replica(source)
     wait_for(clients_are(source, 1), 20, "the semisync dump")
     replica.query("STOP SLAVE IO_THREAD")
@@ -103,10 +104,10 @@ class WaitsSuite(SemisyncFixtures):
         assert rows_while_the_commit_waits(nodes, "AFTER_COMMIT") == 1
 
     @requires("after_commit_wait_point", "wait_point_switch_at_runtime")
-    def test_wait_point_switched_at_runtime_applies_to_the_next_commit(
-            self, nodes: Nodes) -> None:
-        source = nodes.source("--rpl-semi-sync-master-wait-point=AFTER_SYNC",
-                              "--rpl-semi-sync-master-timeout=20000")
+    def test_wait_point_switched_at_runtime_applies_to_the_next_commit(self, nodes: Nodes) -> None:
+        source = nodes.source(
+            "--rpl-semi-sync-master-wait-point=AFTER_SYNC", "--rpl-semi-sync-master-timeout=20000"
+        )
         replica = nodes.replica(source)
         wait_for(clients_are(source, 1), 20, "the semisync dump")
         inserts = Inserts(source)
