@@ -38,6 +38,24 @@ def client(directory: Path, node: str, sql: str) -> str:
     return done.stdout.strip()
 
 
+def deploy_semisync(directory: Path, base_port: int) -> subprocess.CompletedProcess[str]:
+    """``rpl sandbox deploy``: a source and two AFTER_SYNC semisync replicas from
+    ``base_port``."""
+    return rpl(
+        "sandbox",
+        "deploy",
+        "replication",
+        "--replicas",
+        "2",
+        "--semisync",
+        "after_sync",
+        "--base-port",
+        str(base_port),
+        "--dir",
+        str(directory),
+    )
+
+
 def alive(pid: int) -> bool:
     """Running (a zombie whose parent has not reaped it does not count)."""
     try:
@@ -61,19 +79,7 @@ def test_sandbox_lifecycle(tmp_path: Path, base_port: int) -> None:
     blocker.bind(("127.0.0.1", base_port))
     blocker.listen()
     try:
-        done = rpl(
-            "sandbox",
-            "deploy",
-            "replication",
-            "--replicas",
-            "2",
-            "--semisync",
-            "after_sync",
-            "--base-port",
-            str(base_port),
-            "--dir",
-            str(directory),
-        )
+        done = deploy_semisync(directory, base_port)
     finally:
         blocker.close()
     assert done.returncode == 0, done.stderr
@@ -168,19 +174,7 @@ def test_stopped_and_restarted_sandbox_validates_clean_by_sketches(
     relay log) with a STOP_EVENT and opens a new file: a clean restart, which ``rpl
     validate`` proves clean from the split sketches with no notice of a crash."""
     directory = tmp_path / "sbx"
-    done = rpl(
-        "sandbox",
-        "deploy",
-        "replication",
-        "--replicas",
-        "2",
-        "--semisync",
-        "after_sync",
-        "--base-port",
-        str(base_port),
-        "--dir",
-        str(directory),
-    )
+    done = deploy_semisync(directory, base_port)
     assert done.returncode == 0, done.stderr
     try:
         client(

@@ -20,7 +20,7 @@ anything else                          the value unchanged
 Every stored value goes through here (each column of each row written), so this module
 is compiled in the compiled build; the column definitions it reads
 (:class:`rpl.core.engine.schema.ColumnSchema`) stay attrs classes in a module of their
-own, which mypyc does not compile, and are seen here through :class:`ColumnLike`.
+own, which mypyc does not compile, and are seen here through :class:`ColumnDefinition`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ import datetime
 import decimal
 import re
 from collections.abc import Callable
-from typing import Final, Protocol, TypeAlias
+from typing import Final, TypeAlias
 
+from rpl.core.columns import ColumnDefinition
 from rpl.core.errors import (
     ER_BAD_NULL_ERROR,
     ER_DATA_TOO_LONG,
@@ -42,23 +43,6 @@ from rpl.core.errors import (
 
 Value: TypeAlias = int | str | float | decimal.Decimal | bytes | None
 """A stored column value."""
-
-
-class ColumnLike(Protocol):
-    """What conversion reads of a column definition (ColumnSchema has it all)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def type_name(self) -> str: ...
-    @property
-    def length(self) -> int | None: ...
-    @property
-    def unsigned(self) -> bool: ...
-    @property
-    def nullable(self) -> bool: ...
-    @property
-    def scale(self) -> int | None: ...
 
 
 _INT_BITS: Final = {
@@ -100,18 +84,18 @@ _TS_MIN: Final = datetime.datetime(1970, 1, 1, 0, 0, 1)
 _TS_MAX: Final = datetime.datetime(2038, 1, 19, 3, 14, 7, 999999)
 
 
-def _wrong_value(kind: str, value: object, column: ColumnLike, row: int) -> MySQLError:
+def _wrong_value(kind: str, value: object, column: ColumnDefinition, row: int) -> MySQLError:
     return MySQLError.of(ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, kind, _shown(value), column.name, row)
 
 
-def _wrong_temporal(kind: str, value: object, column: ColumnLike, row: int) -> MySQLError:
+def _wrong_temporal(kind: str, value: object, column: ColumnDefinition, row: int) -> MySQLError:
     # MySQL reports temporal values with code 1292 (ER_TRUNCATED_WRONG_VALUE) but the
     # per-column message of ER_TRUNCATED_WRONG_VALUE_FOR_FIELD.
     message = ER_TRUNCATED_WRONG_VALUE_FOR_FIELD.format(kind, _shown(value), column.name, row)
     return MySQLError(1292, "22007", message)
 
 
-def _out_of_range(column: ColumnLike, row: int) -> MySQLError:
+def _out_of_range(column: ColumnDefinition, row: int) -> MySQLError:
     return MySQLError.of(ER_WARN_DATA_OUT_OF_RANGE, column.name, row)
 
 
@@ -127,7 +111,7 @@ def _round_half_away(value: decimal.Decimal) -> int:
     )
 
 
-def _coerce_int(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_int(column: ColumnDefinition, value: object, row: int) -> Value:
     if type(value) is not int:
         if isinstance(value, int):  # bool and int subclasses
             value = int(value)
@@ -159,7 +143,7 @@ def _coerce_int(column: ColumnLike, value: object, row: int) -> Value:
     return value
 
 
-def _as_text(column: ColumnLike, value: object, row: int) -> str:
+def _as_text(column: ColumnDefinition, value: object, row: int) -> str:
     if type(value) is str:
         return value
     if isinstance(value, bytes):
@@ -174,7 +158,7 @@ def _as_text(column: ColumnLike, value: object, row: int) -> str:
     raise _wrong_value("string", value, column, row)
 
 
-def _fit_chars(column: ColumnLike, text: str, limit: int, row: int) -> str:
+def _fit_chars(column: ColumnDefinition, text: str, limit: int, row: int) -> str:
     # Strict mode refuses a value longer than the column, except that excess trailing spaces
     # are cut silently (MySQL notes them, it does not fail the statement).
     if len(text) > limit:
@@ -184,18 +168,18 @@ def _fit_chars(column: ColumnLike, text: str, limit: int, row: int) -> str:
     return text
 
 
-def _coerce_char(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_char(column: ColumnDefinition, value: object, row: int) -> Value:
     text = _fit_chars(column, _as_text(column, value, row), column.length or 1, row)
     return text.rstrip(" ")
 
 
-def _coerce_varchar(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_varchar(column: ColumnDefinition, value: object, row: int) -> Value:
     return _fit_chars(
         column, _as_text(column, value, row), 65535 if column.length is None else column.length, row
     )
 
 
-def _coerce_text(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_text(column: ColumnDefinition, value: object, row: int) -> Value:
     text = _as_text(column, value, row)
     limit = _TEXT_BYTES.get(column.type_name)
     if limit is not None and len(text) * 4 > limit and len(text.encode("utf-8")) > limit:
@@ -203,7 +187,7 @@ def _coerce_text(column: ColumnLike, value: object, row: int) -> Value:
     return text
 
 
-def _as_bytes(column: ColumnLike, value: object, row: int) -> bytes:
+def _as_bytes(column: ColumnDefinition, value: object, row: int) -> bytes:
     if type(value) is bytes:
         return value
     if isinstance(value, bytes | bytearray | memoryview):
@@ -211,7 +195,7 @@ def _as_bytes(column: ColumnLike, value: object, row: int) -> bytes:
     return _as_text(column, value, row).encode("utf-8")
 
 
-def _coerce_binary(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_binary(column: ColumnDefinition, value: object, row: int) -> Value:
     data = _as_bytes(column, value, row)
     if column.type_name == "BINARY":
         limit = column.length or 1
@@ -226,7 +210,7 @@ def _coerce_binary(column: ColumnLike, value: object, row: int) -> Value:
     return data
 
 
-def _coerce_float(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_float(column: ColumnDefinition, value: object, row: int) -> Value:
     if type(value) is float:
         result = value
     elif isinstance(value, int | float | decimal.Decimal):
@@ -245,7 +229,7 @@ def _coerce_float(column: ColumnLike, value: object, row: int) -> Value:
     return result
 
 
-def _coerce_decimal(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_decimal(column: ColumnDefinition, value: object, row: int) -> Value:
     if isinstance(value, decimal.Decimal):
         number = value
     elif isinstance(value, int):
@@ -305,7 +289,7 @@ def _format_datetime(moment: datetime.datetime, digits: int) -> str:
     return text
 
 
-def _coerce_temporal(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_temporal(column: ColumnDefinition, value: object, row: int) -> Value:
     kind = column.type_name.lower()
     if isinstance(value, datetime.datetime):
         moment: datetime.datetime | None = value.replace(tzinfo=None)
@@ -330,7 +314,7 @@ def _coerce_temporal(column: ColumnLike, value: object, row: int) -> Value:
     return _format_datetime(moment, digits)
 
 
-def _coerce_time(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_time(column: ColumnDefinition, value: object, row: int) -> Value:
     if isinstance(value, datetime.time):
         value = value.isoformat()
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
@@ -350,7 +334,7 @@ def _coerce_time(column: ColumnLike, value: object, row: int) -> Value:
     return result
 
 
-def _coerce_year(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_year(column: ColumnDefinition, value: object, row: int) -> Value:
     try:
         year = int(value) if isinstance(value, int | str | bytes) else None
     except ValueError:
@@ -366,11 +350,11 @@ def _coerce_year(column: ColumnLike, value: object, row: int) -> Value:
     return year
 
 
-def _coerce_any(column: ColumnLike, value: object, row: int) -> Value:
+def _coerce_any(column: ColumnDefinition, value: object, row: int) -> Value:
     return value  # type: ignore[return-value]
 
 
-_Coercer: TypeAlias = Callable[[ColumnLike, object, int], Value]
+_Coercer: TypeAlias = Callable[[ColumnDefinition, object, int], Value]
 _COERCERS: Final[dict[str, _Coercer]] = {
     **dict.fromkeys(_INT_BITS, _coerce_int),
     "CHAR": _coerce_char,
@@ -385,7 +369,7 @@ _COERCERS: Final[dict[str, _Coercer]] = {
 }
 
 
-def coerce(column: ColumnLike, value: object, row_number: int = 1) -> Value:
+def coerce(column: ColumnDefinition, value: object, row_number: int = 1) -> Value:
     """``value`` converted to what ``column`` stores, or the error strict mode raises.
 
     NULL into a NOT NULL column is ER_BAD_NULL_ERROR (1048); a value that is not a number
@@ -405,7 +389,7 @@ def coerce(column: ColumnLike, value: object, row_number: int = 1) -> Value:
 
 
 def coerce_leniently(
-    column: ColumnLike, value: object, row_number: int = 1
+    column: ColumnDefinition, value: object, row_number: int = 1
 ) -> tuple[Value, MySQLError | None]:
     """``value`` for ``column`` as INSERT IGNORE stores it: what strict mode refuses is
     adjusted, and the error comes back to be shown as a warning. A number out of range is
@@ -428,7 +412,7 @@ def coerce_leniently(
 _NO_ADJUSTMENT: Final = object()
 
 
-def _lenient_value(column: ColumnLike, value: object, error: MySQLError) -> object:
+def _lenient_value(column: ColumnDefinition, value: object, error: MySQLError) -> object:
     kind = column.type_name
     numeric = kind in _INT_BITS or kind in ("DECIMAL", "NUMERIC", "DEC", "FIXED")
     if error.errno == ER_BAD_NULL_ERROR.errno:
@@ -442,7 +426,7 @@ def _lenient_value(column: ColumnLike, value: object, error: MySQLError) -> obje
     return _NO_ADJUSTMENT
 
 
-def _nearest_bound(column: ColumnLike, value: object) -> int | decimal.Decimal:
+def _nearest_bound(column: ColumnDefinition, value: object) -> int | decimal.Decimal:
     try:
         negative = decimal.Decimal(_shown(value).strip()) < 0
     except decimal.InvalidOperation:

@@ -83,7 +83,6 @@ from rpl.core.binlog.events.column_types import (
     NUMERIC_TYPES,
     UTF8MB4_0900_CHARSET,
     BinlogColumn,
-    ColumnDefinition,
     binlog_column,
 )
 from rpl.core.binlog.events.control import (
@@ -203,6 +202,7 @@ from rpl.core.binlog.events.transaction import (
     query_layout,
     xid_body,
 )
+from rpl.core.columns import ColumnDefinition
 
 __all__ = [
     # header

@@ -12,12 +12,13 @@ one, as MySQL 8.0 declares that type with utf8mb4 text. The values themselves ar
 
 from __future__ import annotations
 
-from typing import Final, Protocol
+from typing import Final
 
 import attrs
 from mypy_extensions import mypyc_attr
 
 from rpl.core.binlog.events.header import EventError
+from rpl.core.columns import ColumnDefinition
 
 MYSQL_TYPE_DECIMAL: Final = 0
 MYSQL_TYPE_TINY: Final = 1
@@ -142,23 +143,6 @@ _TEMPORAL: Final = {
     "TIMESTAMP": MYSQL_TYPE_TIMESTAMP2,
     "TIME": MYSQL_TYPE_TIME2,
 }
-
-
-class ColumnDefinition(Protocol):
-    """What :func:`binlog_column` reads of a column (ColumnSchema has it all)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def type_name(self) -> str: ...
-    @property
-    def length(self) -> int | None: ...
-    @property
-    def unsigned(self) -> bool: ...
-    @property
-    def nullable(self) -> bool: ...
-    @property
-    def scale(self) -> int | None: ...
 
 
 @mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
