@@ -356,3 +356,16 @@ ER_SLAVE_RELAY_LOG_WRITE_FAILURE: Final = _code(
     13122, "ER_SLAVE_RELAY_LOG_WRITE_FAILURE", "HY000", "Relay log write failure: %s"
 )
 ER_SLAVE_INCIDENT: Final = _code(1590, "ER_SLAVE_INCIDENT", "HY000", "%s")
+ER_KEY_NOT_FOUND: Final = _code(1032, "ER_KEY_NOT_FOUND", "HY000", "Can't find record in '%s'")
+ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_BINLOG_FORMAT: Final = _code(
+    1679,
+    "ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_BINLOG_FORMAT",
+    "HY000",
+    "Cannot modify @@session.binlog_format inside a transaction",
+)
+ER_SLAVE_CONVERSION_FAILED: Final = _code(
+    1677,
+    "ER_SLAVE_CONVERSION_FAILED",
+    "HY000",
+    "Column %d of table '%s.%s' cannot be converted from type '%s' to type '%s'",
+)

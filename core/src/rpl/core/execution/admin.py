@@ -16,10 +16,12 @@ from rpl.core.engine import NO_DEFAULT
 from rpl.core.errors import (
     ER_ERROR_WHEN_EXECUTING_COMMAND,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
+    ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_BINLOG_FORMAT,
     ER_NO_DB_ERROR,
     ER_NONEXISTING_GRANT,
     ER_NOT_SUPPORTED_YET,
     ER_UNKNOWN_TARGET_BINLOG,
+    ER_WRONG_VALUE_FOR_VAR,
     MySQLError,
 )
 from rpl.core.execution.dml import resolve_table
@@ -75,17 +77,38 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
         if item.scope is None:
             server.variables.check_session_scope(item.name)
         session.require("SUPER", "SYSTEM_VARIABLES_ADMIN")
+        if definition.name in _LOGGING_PAIR:
+            _check_logging_pair(session, definition.name, coerce(definition, raw)[0], "GLOBAL")
         session.warnings.extend(server.variables.set_global(item.name, raw))
         return
     server.variables.check_session_scope(item.name)
     if not definition.dynamic:
         raise MySQLError.of(ER_INCORRECT_GLOBAL_LOCAL_VAR, definition.name, "read only")
     value, warnings = coerce(definition, raw)
-    session.warnings.extend(warnings)
     name = definition.name
+    if name == "binlog_format" and session.in_transaction:
+        raise MySQLError.of(ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_BINLOG_FORMAT)
+    if name in _LOGGING_PAIR:
+        _check_logging_pair(session, name, value, None)
+    session.warnings.extend(warnings)
     if name == "autocommit" and value and not session.autocommit:
         session.commit()
     session.session_vars[name] = value
+
+
+_LOGGING_PAIR = ("binlog_format", "transaction_write_set_extraction")
+"""Variables whose values must agree: write-set extraction may be OFF only while the
+binlog format is STATEMENT (row events and WRITESET tracking need the write set)."""
+
+
+def _check_logging_pair(session: Session, name: str, value: object, scope: str | None) -> None:
+    """ER_WRONG_VALUE_FOR_VAR when setting ``name`` to ``value`` (in ``scope``) would leave
+    ``transaction_write_set_extraction`` OFF with a binlog format other than STATEMENT.
+    """
+    other = _LOGGING_PAIR[1] if name == _LOGGING_PAIR[0] else _LOGGING_PAIR[0]
+    values = {name: str(value).upper(), other: str(session.variable(other, scope)).upper()}
+    if values["transaction_write_set_extraction"] == "OFF" and values["binlog_format"] != "STATEMENT":
+        raise MySQLError.of(ER_WRONG_VALUE_FOR_VAR, name, value)
 
 
 def set_transaction(session: Session, stmt: ast.SetTransaction) -> Result:

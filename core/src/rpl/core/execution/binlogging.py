@@ -1,18 +1,58 @@
-"""Turning a transaction's row changes into binlog events.
+"""Turning a statement's row changes into binlog events, in either format.
 
-The binlog holds each row change as a deterministic statement that any
-MySQL-compatible server replays to the same result: auto-increment values are
-resolved, every value is a literal, every row is addressed by its full primary key,
-and tables are qualified with their database. The rows of one INSERT statement go
-into one multi-row INSERT; updates and deletes are one statement per row.
+ROW (``binlog_format = ROW``, the default): per statement, a TABLE_MAP for each table it
+changed, then its rows in WRITE/UPDATE/DELETE_ROWS v2 events (:meth:`EventEncoder.rows`).
+A run of changes of one kind to one table shares an event until its rows reach
+``binlog_row_event_max_size`` (a row is never split); the statement's last rows event
+carries STMT_END_F. ``binlog_row_image`` chooses the columns each image carries,
+``binlog_row_metadata`` TABLE_MAP's optional metadata, and ``binlog_rows_query_log_events``
+puts a ROWS_QUERY with the statement first. A table keeps one table_id for as long as its
+definition lasts: DDL makes a new definition, which gets a new id.
+
+STATEMENT and MIXED: each row change as a deterministic statement that any
+MySQL-compatible server replays to the same result: auto-increment values are resolved,
+every value is a literal, every row is addressed by its full primary key, and tables are
+qualified with their database. The rows of one INSERT statement go into one multi-row
+INSERT; updates and deletes are one statement per row. Such statements are always safe
+to log as statements, so MIXED (which MySQL logs as ROW only for unsafe statements) logs
+what STATEMENT does.
+
+A table with a column the row codec does not encode (ENUM and SET, whose members the
+engine does not keep, and JSON) has its changes logged as statements in every format.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias
 
-from rpl.core.binlog.events import default_status_vars, encode_query, encode_xid
+import attrs
+
+from rpl.core.binlog.events import (
+    DELETE_ROWS_EVENT,
+    LOG_EVENT_IGNORABLE_F,
+    MYSQL_TYPE_BLOB,
+    ROWS_QUERY_LOG_EVENT,
+    STMT_END_F,
+    TABLE_MAP_EVENT,
+    UPDATE_ROWS_EVENT,
+    WRITE_ROWS_EVENT,
+    BinlogColumn,
+    DeleteRowsEvent,
+    RowsEvent,
+    RowsQueryEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+    binlog_column,
+    default_status_vars,
+    encode_image,
+    encode_query,
+    encode_xid,
+    unsealed,
+)
 from rpl.core.engine import Row, RowChange, TableSchema
 from rpl.core.engine.memo import SchemaMemo
 from rpl.core.sql.ast import quote_identifier, quote_literal
@@ -94,6 +134,86 @@ def change_statements(changes: Iterable[RowChange]) -> list[tuple[str, str]]:
     return out
 
 
+NO_ROW_ENCODING = frozenset(("ENUM", "SET", "JSON"))
+"""Column types whose tables are logged as statements in every format (see the module
+docstring)."""
+
+_ROWS_EVENTS: dict[str, tuple[int, type[RowsEvent]]] = {
+    "insert": (WRITE_ROWS_EVENT, WriteRowsEvent),
+    "update": (UPDATE_ROWS_EVENT, UpdateRowsEvent),
+    "delete": (DELETE_ROWS_EVENT, DeleteRowsEvent),
+}
+
+
+@attrs.frozen
+class RowLogging:
+    """How a session logs rows: ``binlog_row_image``, ``binlog_row_metadata``,
+    ``binlog_row_event_max_size`` and ``binlog_rows_query_log_events``.
+    """
+
+    image: str = "FULL"
+    metadata: str = "MINIMAL"
+    max_size: int = 8192
+    rows_query: bool = False
+
+
+def _make_columns(schema: TableSchema, _: None) -> tuple[BinlogColumn, ...] | None:
+    if any(c.type_name in NO_ROW_ENCODING for c in schema.columns):
+        return None
+    try:
+        return tuple(binlog_column(c) for c in schema.columns)
+    except ValueError:
+        return None
+
+
+_binlog_columns: SchemaMemo[None, tuple[BinlogColumn, ...] | None] = SchemaMemo(_make_columns)
+"""A table's columns as TABLE_MAP describes them; None when one has no row encoding."""
+
+
+def _make_masks(schema: TableSchema, image: str) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+    """(every column, the before image's columns) under ``binlog_row_image = image``."""
+    count = len(schema.columns)
+    every = (True,) * count
+    keys = frozenset(schema.pk_positions)
+    if image == "MINIMAL":
+        return every, tuple(i in keys for i in range(count))
+    if image == "NOBLOB":
+        columns = _binlog_columns.get(schema, None) or ()
+        blobs = frozenset(i for i, c in enumerate(columns) if c.type_code == MYSQL_TYPE_BLOB)
+        return every, tuple(i in keys or i not in blobs for i in range(count))
+    return every, every
+
+
+_masks: SchemaMemo[str, tuple[tuple[bool, ...], tuple[bool, ...]]] = SchemaMemo(_make_masks)
+
+
+def _after_mask(change: RowChange, image: str, before_mask: tuple[bool, ...]) -> tuple[bool, ...]:
+    """An UPDATE's after-image columns: all (FULL); the changed ones (MINIMAL, the key
+    when none differs); NOBLOB's before columns plus the changed BLOB/TEXT ones.
+    """
+    before, after = change.before, change.after
+    assert before is not None and after is not None
+    if image == "FULL":
+        return (True,) * len(after)
+    changed = [
+        a != b or type(a) is not type(b) for a, b in zip(before, after, strict=True)
+    ]
+    if image == "NOBLOB":
+        return tuple(c or kept for c, kept in zip(changed, before_mask, strict=True))
+    if not any(changed):
+        return tuple(i in change.table.pk_positions for i in range(len(after)))
+    return tuple(changed)
+
+
+def _pick(row: Row, mask: Sequence[bool]) -> list[object]:
+    return [value for value, bit in zip(row, mask, strict=True) if bit]
+
+
+def row_encodable(schema: TableSchema) -> bool:
+    """Whether ``schema``'s rows can be logged as rows events."""
+    return _binlog_columns.get(schema, None) is not None
+
+
 Origin = tuple[int, int]
 """A replicated transaction's originating ``(server_id, timestamp)``: its events keep
 them in every binlog down a chain, as MySQL's do (loop detection, replication lag)."""
@@ -108,6 +228,12 @@ class EventEncoder:
         self.server_id = server_id
         self.checksum = checksum
         self._status_vars = default_status_vars()
+        self._table_ids = itertools.count(1)
+        self._table_maps: SchemaMemo[str, tuple[TableMapEvent, bytes]] = SchemaMemo(
+            self._make_table_map
+        )
+        """Per table definition and binlog_row_metadata: its TABLE_MAP and the body's
+        bytes. The table_id is the definition's for as long as the entry lives."""
         self._begins: dict[int, tuple[int, int, bytes]] = {}
         """thread id -> (server id, timestamp, QUERY "BEGIN"): the last BEGIN of each
         thread, the same bytes for every transaction it starts within that second."""
@@ -137,6 +263,61 @@ class EventEncoder:
         self._begins[thread_id] = (server_id, timestamp, bytes(event))
         return event
 
+    def rows(
+        self,
+        thread_id: int,
+        changes: Sequence[RowChange],
+        logging: RowLogging,
+        statement: str | None = None,
+        origin: Origin | None = None,
+    ) -> list[bytearray] | None:
+        """One statement's ``changes`` as ROWS_QUERY (if asked), TABLE_MAPs and rows
+        events (see the module docstring); None when a table's rows have no encoding
+        (the caller logs statements instead). ValueError if a value does not fit its
+        column (the engine's values always do).
+        """
+        maps: dict[int, TableMapEvent] = {}
+        for change in changes:
+            key = id(change.table)
+            if key not in maps:
+                if not row_encodable(change.table):
+                    return None
+                maps[key] = self._table_maps.get(change.table, logging.metadata)[0]
+        server_id, timestamp = self._stamp(origin)
+        checksum = self.checksum
+        out: list[bytearray] = []
+        if logging.rows_query and statement:
+            body = RowsQueryEvent(statement).encode_body()
+            out.append(
+                unsealed(
+                    ROWS_QUERY_LOG_EVENT, body, server_id, timestamp, checksum, LOG_EVENT_IGNORABLE_F
+                )
+            )
+        for change in changes:
+            if id(change.table) in maps:
+                body = self._table_maps.get(change.table, logging.metadata)[1]
+                out.append(unsealed(TABLE_MAP_EVENT, body, server_id, timestamp, checksum))
+                del maps[id(change.table)]
+        bodies = _rows_bodies(changes, logging, self._table_maps)
+        for i, (code, event) in enumerate(bodies):
+            if i == len(bodies) - 1:
+                event = attrs.evolve(event, flags=STMT_END_F)
+            out.append(unsealed(code, event.encode_body(), server_id, timestamp, checksum))
+        return out
+
+    def _make_table_map(self, schema: TableSchema, metadata: str) -> tuple[TableMapEvent, bytes]:
+        columns = _binlog_columns.get(schema, None)
+        assert columns is not None
+        event = TableMapEvent(
+            next(self._table_ids),
+            schema.db,
+            schema.name,
+            columns,
+            row_metadata="FULL" if metadata == "FULL" else "MINIMAL",
+            primary_key=schema.pk_positions,
+        )
+        return event, event.encode_body()
+
     def xid(self, xid: int, origin: Origin | None = None) -> bytearray:
         """An XID event ending a transaction."""
         server_id, timestamp = self._stamp(origin)
@@ -147,3 +328,59 @@ class EventEncoder:
         replicated transaction, this server's and now otherwise.
         """
         return origin if origin else (self.server_id, int(time.time()))
+
+
+_Shape: TypeAlias = tuple[int, str, tuple[bool, ...], tuple[bool, ...] | None]
+"""What the rows of one event share: table_id, kind, the columns present before and after."""
+
+
+def _rows_bodies(
+    changes: Sequence[RowChange],
+    logging: RowLogging,
+    table_maps: SchemaMemo[str, tuple[TableMapEvent, bytes]],
+) -> list[tuple[int, RowsEvent]]:
+    """The rows events of ``changes`` (flags 0): a new event at each change of table,
+    kind or columns present, or when the next row would take the rows' bytes past
+    ``logging.max_size``.
+    """
+    out: list[tuple[int, RowsEvent]] = []
+    shape: _Shape | None = None
+    rows: list[bytes] = []
+    size = 0
+    for change in changes:
+        schema = change.table
+        table_map = table_maps.get(schema, logging.metadata)[0]
+        columns = table_map.columns
+        every, before_mask = _masks.get(schema, logging.image)
+        if change.kind == "insert":
+            assert change.after is not None
+            present, present_after = every, None
+            data = encode_image(columns, every, change.after)  # type: ignore[arg-type]
+        elif change.kind == "delete":
+            assert change.before is not None
+            present, present_after = before_mask, None
+            data = encode_image(columns, before_mask, _pick(change.before, before_mask))  # type: ignore[arg-type]
+        else:
+            assert change.before is not None and change.after is not None
+            after_mask = _after_mask(change, logging.image, before_mask)
+            present, present_after = before_mask, after_mask
+            data = encode_image(
+                columns, before_mask, _pick(change.before, before_mask)  # type: ignore[arg-type]
+            ) + encode_image(columns, after_mask, _pick(change.after, after_mask))  # type: ignore[arg-type]
+        key = (table_map.table_id, change.kind, present, present_after)
+        if key != shape or (rows and size + len(data) > logging.max_size):
+            _close_event(out, shape, rows)
+            shape, rows, size = key, [], 0
+        rows.append(data)
+        size += len(data)
+    _close_event(out, shape, rows)
+    return out
+
+
+def _close_event(out: list[tuple[int, RowsEvent]], shape: _Shape | None, rows: list[bytes]) -> None:
+    """Append the event of ``rows`` (all of ``shape``) to ``out``, if there are rows."""
+    if shape is None or not rows:
+        return
+    table_id, kind, present, present_after = shape
+    code, cls = _ROWS_EVENTS[kind]
+    out.append((code, cls(table_id, 0, present, b"".join(rows), present_after)))

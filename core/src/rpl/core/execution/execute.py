@@ -122,6 +122,7 @@ def execute(session: Session, sql: str) -> Result:
     if handler is None:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, type(statement).__name__)
     session.server.questions += 1
+    session.statement_text = sql
     if isinstance(statement, WRITE_STATEMENTS):
         check_read_only(session)
     try:

@@ -28,7 +28,7 @@ from rpl.core.binlog.writer import CommitTicket, Reply
 from rpl.core.delegates import HookError
 from rpl.core.engine import Transaction
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_SPECIFIC_ACCESS_DENIED_ERROR, MySQLError
-from rpl.core.execution.binlogging import Origin, change_statements
+from rpl.core.execution.binlogging import Origin, RowLogging, change_statements
 from rpl.core.execution.expressions import Context
 from rpl.core.execution.results import Ok, Result
 from rpl.core.net.packets import ReplyBatch
@@ -224,6 +224,8 @@ class Session:
         sends this statement's reply (see :meth:`_leader_reply`)."""
         self.replied = False
         """The running statement's reply was handed to the group commit leader."""
+        self.statement_text: str | None = None
+        """The running statement's text (ROWS_QUERY events carry it)."""
         self.lock_wait_override: float | None = None
         """Seconds a lock wait may last, instead of innodb_lock_wait_timeout."""
 
@@ -235,6 +237,25 @@ class Session:
         if value is None:
             value = self.server.variables.get_global("autocommit")
         return bool(value)
+
+    def _setting(self, name: str) -> object:
+        """A session-scoped variable's value: the session's own, else the global one."""
+        value = self.session_vars.get(name)
+        return self.server.variables.get_global(name) if value is None else value
+
+    def binlog_format(self) -> str:
+        """The session's ``binlog_format``: ROW, STATEMENT or MIXED."""
+        return str(self._setting("binlog_format"))
+
+    def row_logging(self) -> RowLogging:
+        """How this session's rows events are written (the binlog_row_* variables)."""
+        variables = self.server.variables
+        return RowLogging(
+            str(self._setting("binlog_row_image")),
+            str(variables.get_global("binlog_row_metadata")),
+            variables.global_int("binlog_row_event_max_size"),
+            bool(self._setting("binlog_rows_query_log_events")),
+        )
 
     def lock_wait_timeout(self) -> float:
         """The session's ``innodb_lock_wait_timeout`` in seconds."""
@@ -352,6 +373,13 @@ class Session:
         encoder = self.server.encoder
         if not self.events:
             self.events.append(encoder.begin(self.thread_id, self.origin))
+        if self.binlog_format() == "ROW":
+            events = encoder.rows(
+                self.thread_id, changes, self.row_logging(), self.statement_text, self.origin
+            )
+            if events is not None:
+                self.events += events
+                return
         for db, text in change_statements(changes):
             self.events.append(encoder.query(self.thread_id, db, text, self.origin))
 

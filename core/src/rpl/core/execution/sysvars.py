@@ -77,10 +77,43 @@ def server_variables(
         SystemVariable(
             "binlog_format",
             VarType.ENUM,
-            "STATEMENT",
-            "rpl logs each row change as a deterministic statement",
-            dynamic=False,
+            "ROW",
+            "ROW logs each changed row (TABLE_MAP and rows events); STATEMENT and MIXED "
+            "log each change as a deterministic statement",
+            scope=both,
             enum_values=("ROW", "STATEMENT", "MIXED"),
+        ),
+        SystemVariable(
+            "binlog_row_image",
+            VarType.ENUM,
+            "FULL",
+            "columns a rows event carries: all (FULL), the key and the changed ones "
+            "(MINIMAL), all but unneeded BLOB/TEXT (NOBLOB)",
+            scope=both,
+            enum_values=("FULL", "MINIMAL", "NOBLOB"),
+        ),
+        SystemVariable(
+            "binlog_row_metadata",
+            VarType.ENUM,
+            "MINIMAL",
+            "TABLE_MAP's optional metadata: signedness and charsets (MINIMAL), plus column "
+            "names, primary key, ENUM/SET members (FULL)",
+            enum_values=("MINIMAL", "FULL"),
+        ),
+        _bool(
+            "binlog_rows_query_log_events",
+            False,
+            both,
+            "write a ROWS_QUERY event with the statement before its rows events",
+        ),
+        SystemVariable(
+            "binlog_row_event_max_size",
+            VarType.INT,
+            8192,
+            "bytes of rows after which a statement's rows go on in a new event (set at start)",
+            dynamic=False,
+            min_value=256,
+            max_value=U32,
         ),
         SystemVariable(
             "binlog_checksum", VarType.ENUM, checksum, dynamic=False, enum_values=("NONE", "CRC32")

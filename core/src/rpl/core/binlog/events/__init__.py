@@ -150,6 +150,7 @@ from rpl.core.binlog.events.header import (
     EventError,
     EventHeader,
     unpack_header,
+    unsealed,
     verify_checksum,
 )
 from rpl.core.binlog.events.row_values import RowValue, decode_value, encode_value, value_size
@@ -169,6 +170,7 @@ from rpl.core.binlog.events.rows import (
     RowsQueryEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
+    encode_image,
 )
 from rpl.core.binlog.events.table_map import (
     TABLE_MAP_EVENT,
@@ -236,6 +238,7 @@ __all__ = [
     "EventError",
     "EventHeader",
     "unpack_header",
+    "unsealed",
     "verify_checksum",
     # control
     "POST_HEADER_LENGTHS_8029",
@@ -333,6 +336,7 @@ __all__ = [
     "RowsQueryEvent",
     "UpdateRowsEvent",
     "WriteRowsEvent",
+    "encode_image",
     "TABLE_MAP_EVENT",
     "TABLE_MAP_POST_HEADER_LEN",
     "TM_BIT_LEN_EXACT_F",

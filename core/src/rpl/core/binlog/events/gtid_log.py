@@ -33,7 +33,7 @@ from rpl.core.binlog.events.header import (
     Event,
     EventError,
     _offsets,
-    _unsealed,
+    unsealed,
 )
 from rpl.core.binlog.gtid import GNO_MAX, Gtid
 
@@ -260,7 +260,7 @@ def encode_gtid(
     body = post_header + _commit_info(
         immediate_commit_timestamp, original_commit_timestamp, length, SERVER_VERSION_ID, None, None
     )
-    return _unsealed(GTID_LOG_EVENT, body, server_id, timestamp, checksum)
+    return unsealed(GTID_LOG_EVENT, body, server_id, timestamp, checksum)
 
 
 _G = TypeVar("_G", bound=_GtidEventBase)

@@ -3,7 +3,7 @@ the constants all event families use (type codes, header flags, lengths, version
 
 Also the base :class:`Event` (a type code and a body codec), :class:`EventError`, and the
 small helpers the family modules build on: the header's struct, the text codec of names
-and statements, the CRC rule, and ``_unsealed`` (an event's bytes with ``log_pos`` and the
+and statements, the CRC rule, and ``unsealed`` (an event's bytes with ``log_pos`` and the
 CRC left for :func:`rpl.core.binlog.events.relocate_events`). Underscored names here are
 the package's own: its modules share them, :mod:`rpl.core.binlog.events` does not export
 them.
@@ -192,14 +192,14 @@ def verify_checksum(data: bytes | bytearray | memoryview) -> bool:
     return bool(_crc(body) == _CRC_SLOT.unpack_from(data, len(data) - 4)[0])
 
 
-def _unsealed(
-    type_code: int, body: bytes, server_id: int, timestamp: int, checksum: bool
+def unsealed(
+    type_code: int, body: bytes, server_id: int, timestamp: int, checksum: bool, flags: int = 0
 ) -> bytearray:
     """Header and ``body``, ``log_pos`` 0 and the CRC's bytes zero: an event for
     :func:`relocate_events` to finish.
     """
     size = HEADER_LEN + len(body) + (CHECKSUM_LEN if checksum else 0)
-    data = bytearray(_HEADER.pack(timestamp, type_code, server_id, size, 0, 0))
+    data = bytearray(_HEADER.pack(timestamp, type_code, server_id, size, 0, flags))
     data += body
     if checksum:
         data += _NO_CRC

@@ -48,9 +48,12 @@ Image: TypeAlias = tuple[RowValue, ...]
 """A row image: the values of the present columns, in column order (None for NULL)."""
 
 
-def _encode_image(
+def encode_image(
     columns: Sequence[BinlogColumn], present: Sequence[bool], image: Sequence[RowValue]
 ) -> bytes:
+    """One row image's bytes: the NULL bitmap over the ``present`` columns, then each
+    non-NULL value; ValueError if the image does not fit the columns.
+    """
     chosen = [c for c, bit in zip(columns, present, strict=True) if bit]
     if len(image) != len(chosen):
         raise ValueError(f"row image has {len(image)} values for {len(chosen)} columns")
@@ -118,7 +121,7 @@ class RowsEvent(Event):
         if cls is UpdateRowsEvent:
             raise TypeError("UPDATE rows are pairs: use UpdateRowsEvent.of_updates")
         present = _present(table_map, columns)
-        data = b"".join(_encode_image(table_map.columns, present, image) for image in images)
+        data = b"".join(encode_image(table_map.columns, present, image) for image in images)
         return cls(table_map.table_id, flags, present, data)
 
     def _chosen(self, table_map: TableMapEvent, present: tuple[bool, ...]) -> list[BinlogColumn]:
@@ -241,8 +244,8 @@ class UpdateRowsEvent(RowsEvent):
         """
         before, after = _present(table_map, columns), _present(table_map, columns_after)
         data = b"".join(
-            _encode_image(table_map.columns, before, old)
-            + _encode_image(table_map.columns, after, new)
+            encode_image(table_map.columns, before, old)
+            + encode_image(table_map.columns, after, new)
             for old, new in rows
         )
         return cls(table_map.table_id, flags, before, data, after)

@@ -27,7 +27,7 @@ from rpl.core.binlog.events.header import (
     _offsets,
     _raw,
     _text,
-    _unsealed,
+    unsealed,
 )
 
 INVALID_INT_EVENT: Final = 0
@@ -173,7 +173,7 @@ def encode_query(
     crc_later=True)``, built without the event object (a session makes one or more per
     transaction).
     """
-    return _unsealed(
+    return unsealed(
         QUERY_EVENT,
         _query_body(thread_id, 0, 0, status_vars, db, query),
         server_id,
@@ -233,7 +233,7 @@ def encode_xid(xid: int, *, server_id: int, timestamp: int, checksum: bool) -> b
     """The whole XID event: the bytes of ``encode_event(XidEvent(xid), ...,
     crc_later=True)``, built without the event object (every transaction ends with one).
     """
-    return _unsealed(XID_EVENT, _U64.pack(xid), server_id, timestamp, checksum)
+    return unsealed(XID_EVENT, _U64.pack(xid), server_id, timestamp, checksum)
 
 
 @mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
