@@ -405,10 +405,14 @@ def test_relay_logs_are_read_by_mariadb_binlog(
         assert result.returncode == 0, result.stderr
         assert "ERROR" not in result.stderr, result.stderr
     texts = "".join(
-        subprocess.run([tool, str(replica.datadir / n)], capture_output=True, text=True).stdout
+        subprocess.run(
+            [tool, "-v", "--base64-output=decode-rows", str(replica.datadir / n)],
+            capture_output=True,
+            text=True,
+        ).stdout
         for n in names
     )
-    assert "INSERT INTO `d`.`t`" in texts and "Rotate to" in texts
+    assert "### INSERT INTO `d`.`t`" in texts and "Rotate to" in texts
 
 
 def test_relay_logs_are_purged_once_applied(

@@ -369,3 +369,9 @@ ER_SLAVE_CONVERSION_FAILED: Final = _code(
     "HY000",
     "Column %d of table '%s.%s' cannot be converted from type '%s' to type '%s'",
 )
+ER_BINLOG_ROW_WRONG_TABLE_DEF: Final = _code(
+    1535,
+    "ER_BINLOG_ROW_WRONG_TABLE_DEF",
+    "HY000",
+    "Table definition on master and slave does not match: %s",
+)

@@ -107,7 +107,8 @@ def _check_logging_pair(session: Session, name: str, value: object, scope: str |
     """
     other = _LOGGING_PAIR[1] if name == _LOGGING_PAIR[0] else _LOGGING_PAIR[0]
     values = {name: str(value).upper(), other: str(session.variable(other, scope)).upper()}
-    if values["transaction_write_set_extraction"] == "OFF" and values["binlog_format"] != "STATEMENT":
+    extraction, binlog_format = values[_LOGGING_PAIR[1]], values[_LOGGING_PAIR[0]]
+    if extraction == "OFF" and binlog_format != "STATEMENT":
         raise MySQLError.of(ER_WRONG_VALUE_FOR_VAR, name, value)
 
 

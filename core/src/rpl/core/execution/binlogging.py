@@ -195,9 +195,7 @@ def _after_mask(change: RowChange, image: str, before_mask: tuple[bool, ...]) ->
     assert before is not None and after is not None
     if image == "FULL":
         return (True,) * len(after)
-    changed = [
-        a != b or type(a) is not type(b) for a, b in zip(before, after, strict=True)
-    ]
+    changed = [a != b or type(a) is not type(b) for a, b in zip(before, after, strict=True)]
     if image == "NOBLOB":
         return tuple(c or kept for c, kept in zip(changed, before_mask, strict=True))
     if not any(changed):
@@ -288,11 +286,8 @@ class EventEncoder:
         out: list[bytearray] = []
         if logging.rows_query and statement:
             body = RowsQueryEvent(statement).encode_body()
-            out.append(
-                unsealed(
-                    ROWS_QUERY_LOG_EVENT, body, server_id, timestamp, checksum, LOG_EVENT_IGNORABLE_F
-                )
-            )
+            flags = LOG_EVENT_IGNORABLE_F
+            out.append(unsealed(ROWS_QUERY_LOG_EVENT, body, server_id, timestamp, checksum, flags))
         for change in changes:
             if id(change.table) in maps:
                 body = self._table_maps.get(change.table, logging.metadata)[1]
@@ -355,7 +350,7 @@ def _rows_bodies(
         if change.kind == "insert":
             assert change.after is not None
             present, present_after = every, None
-            data = encode_image(columns, every, change.after)  # type: ignore[arg-type]
+            data = encode_image(columns, every, change.after)
         elif change.kind == "delete":
             assert change.before is not None
             present, present_after = before_mask, None
@@ -365,7 +360,9 @@ def _rows_bodies(
             after_mask = _after_mask(change, logging.image, before_mask)
             present, present_after = before_mask, after_mask
             data = encode_image(
-                columns, before_mask, _pick(change.before, before_mask)  # type: ignore[arg-type]
+                columns,
+                before_mask,
+                _pick(change.before, before_mask),  # type: ignore[arg-type]
             ) + encode_image(columns, after_mask, _pick(change.after, after_mask))  # type: ignore[arg-type]
         key = (table_map.table_id, change.kind, present, present_after)
         if key != shape or (rows and size + len(data) > logging.max_size):

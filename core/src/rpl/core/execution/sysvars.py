@@ -286,6 +286,7 @@ ALIASES = {
     "sync_master_info": "sync_source_info",
     "skip_slave_start": "skip_replica_start",
     "slave_transaction_retries": "replica_transaction_retries",
+    "slave_exec_mode": "replica_exec_mode",
 }
 """Pre-8.0.26 names MySQL still accepts for the replication variables."""
 
@@ -362,6 +363,14 @@ def replication_variables(datadir: str, port: int) -> list[SystemVariable]:
             1024,
             description="independent replicated transactions (same logical-clock window "
             "on the source) the applier commits as one binlog group",
+        ),
+        SystemVariable(
+            "replica_exec_mode",
+            VarType.ENUM,
+            "STRICT",
+            "STRICT stops the applier at a missing row (1032) or a duplicate key (1062) "
+            "in a rows event; IDEMPOTENT skips the missing row and overwrites the duplicate",
+            enum_values=("STRICT", "IDEMPOTENT"),
         ),
         _ro("report_host", VarType.STR, ""),
         _ro("report_port", VarType.INT, port),

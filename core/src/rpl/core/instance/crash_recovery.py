@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rpl.core.binlog.events import GtidEvent, QueryEvent, XidEvent
+from rpl.core.binlog.events import GtidEvent, QueryEvent, RowsEvent, TableMapEvent, XidEvent
 from rpl.core.binlog.gtid import Gtid, GtidSet
 from rpl.core.binlog.logfile import LogError, read_events
 from rpl.core.binlog.trim import mark_closed, truncate_tail
 from rpl.core.binlog.writer import Binlog
 from rpl.core.execution.execute import execute
+from rpl.core.execution.row_apply import RowApplier
 from rpl.core.execution.session import Session
 
 
@@ -72,6 +73,8 @@ def _replay_file(replayer: Replayer, path: Path, position: int, gtids: GtidSet) 
                 applied += 1
         elif isinstance(event, XidEvent):
             applied += replayer.commit()
+        elif isinstance(event, TableMapEvent | RowsEvent):
+            replayer.row_event(event, entry.header.log_pos)
     return applied
 
 
@@ -84,11 +87,22 @@ class Replayer:
         self.open = False
         self.gtids: GtidSet | None = None
         self.gtid: GtidEvent | None = None
+        self.rows = RowApplier(session)
 
     def start(self, event: GtidEvent, gtids: GtidSet) -> None:
         """A GTID event: the next transaction's identity."""
         self.gtids, self.gtid = gtids, event
         self.skip = Gtid(event.sid, event.gno) in gtids
+        self.rows.reset()
+
+    def row_event(self, event: TableMapEvent | RowsEvent, end_log_pos: int) -> None:
+        """A TABLE_MAP or rows event of the open transaction."""
+        if self.skip:
+            return
+        if isinstance(event, TableMapEvent):
+            self.rows.table_map(event)
+        else:
+            self.rows.rows(event, end_log_pos)
 
     def query(self, event: QueryEvent) -> bool:
         """A QUERY event; True when it completed a (DDL) transaction."""
@@ -102,6 +116,7 @@ class Replayer:
             return bool(self.commit())
         if self.skip:
             return not self.open
+        self.rows.end_statement()
         self.session.db = event.db or None
         execute(self.session, text)
         if not self.open:
@@ -114,6 +129,7 @@ class Replayer:
         self.open = False
         if self.skip:
             return 0
+        self.rows.end_transaction()
         self.session.commit()
         self._done()
         return 1

@@ -261,11 +261,12 @@ class Applier(ChannelThread):
             body = checked_body(raw, code, event_size, checksum=self._checksum)
             if code == GTID_LOG_EVENT:
                 pending = self._pending = RelayTransaction(body, server_id, timestamp)
+                pending.source_file = self.channel.relay_info.master_log_file
                 self._tracker = TransactionTracker()
                 statement = ""
             else:
                 pending = self._pending
-                statement = pending.add(code, body) if pending is not None else ""
+                statement = pending.add(code, body, log_pos) if pending is not None else ""
         except (ValueError, struct.error, IndexError) as exc:  # EventError, as decode_event
             raise _parse_failure(exc, name, offset) from exc
         if pending is None:

@@ -13,8 +13,20 @@ from collections.abc import Callable
 from typing import cast
 
 from rpl.core.binlog.events import (
+    DELETE_ROWS_EVENT,
     QUERY_EVENT,
+    ROWS_QUERY_LOG_EVENT,
+    STMT_END_F,
+    TABLE_MAP_EVENT,
+    UPDATE_ROWS_EVENT,
+    WRITE_ROWS_EVENT,
     XID_EVENT,
+    DeleteRowsEvent,
+    RowsEvent,
+    RowsQueryEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
     gtid_body,
     query_body,
     valid_gno,
@@ -23,12 +35,23 @@ from rpl.core.binlog.events import (
 from rpl.core.binlog.gtid import Gtid
 from rpl.core.errors import ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT, MySQLError
 from rpl.core.execution.execute import execute
+from rpl.core.execution.row_apply import RowApplier
 from rpl.core.execution.session import Session
 
 RETRYABLE = frozenset((ER_LOCK_WAIT_TIMEOUT.errno, ER_LOCK_DEADLOCK.errno))
 
 COMMIT_MARK = ("", "COMMIT")
 """The statement an XID event stands for."""
+
+_ROWS_CLASSES: dict[int, type[RowsEvent]] = {
+    WRITE_ROWS_EVENT: WriteRowsEvent,
+    UPDATE_ROWS_EVENT: UpdateRowsEvent,
+    DELETE_ROWS_EVENT: DeleteRowsEvent,
+}
+
+Step = tuple[str, str] | TableMapEvent | tuple[RowsEvent, int] | RowsQueryEvent
+"""One thing a transaction does, in order: a statement ``(db, text)`` (an XID is
+COMMIT_MARK), a TABLE_MAP, a rows event with its ``end_log_pos``, a ROWS_QUERY."""
 
 
 class RelayTransaction:
@@ -52,8 +75,10 @@ class RelayTransaction:
         """When it committed on its originating server (µs)."""
         self.origin = (server_id, timestamp)
         """The originating server's id and the GTID event's timestamp."""
-        self.statements: list[tuple[str, str]] = []
-        """(database, statement) of each QUERY event in order; an XID is COMMIT_MARK."""
+        self.steps: list[Step] = []
+        """What the transaction's events do, in order (see :data:`Step`)."""
+        self.source_file = ""
+        """The source's binlog file (Last_SQL_Error names it)."""
         self.is_ddl = True
         """A self-committing statement (DDL, account statement) rather than BEGIN ... XID:
         settled by the event after the GTID event."""
@@ -61,17 +86,29 @@ class RelayTransaction:
         self.end_relay: tuple[str, int] = ("", 0)
         self.end_master_pos = 0
 
-    def add(self, code: int, body: bytes) -> str:
-        """Take the next event's body (CRC checked); for a QUERY its statement (what the
-        transaction tracker reads), else "". EventError if a QUERY or XID is malformed.
+    @property
+    def statements(self) -> list[tuple[str, str]]:
+        """(database, statement) of each QUERY event in order; an XID is COMMIT_MARK."""
+        return [s for s in self.steps if isinstance(s, tuple) and isinstance(s[0], str)]
+
+    def add(self, code: int, body: bytes, log_pos: int = 0) -> str:
+        """Take the next event's body (CRC checked) and its end ``log_pos``; for a QUERY
+        its statement (what the transaction tracker reads), else "". EventError if a
+        QUERY, XID, TABLE_MAP or rows event is malformed.
         """
         statement = ""
         if code == QUERY_EVENT:
             db, statement = query_body(body)
-            self.statements.append((db, statement))
+            self.steps.append((db, statement))
         elif code == XID_EVENT:
             xid_body(body)
-            self.statements.append(COMMIT_MARK)
+            self.steps.append(COMMIT_MARK)
+        elif code == TABLE_MAP_EVENT:
+            self.steps.append(TableMapEvent.decode_body(body))
+        elif code in _ROWS_CLASSES:
+            self.steps.append((_ROWS_CLASSES[code].decode_body(body), log_pos))
+        elif code == ROWS_QUERY_LOG_EVENT:
+            self.steps.append(RowsQueryEvent.decode_body(body))
         if self._events == 1:
             self.is_ddl = not (code == QUERY_EVENT and statement == "BEGIN")
         self._events += 1
@@ -103,15 +140,25 @@ def _execute(session: Session, transaction: RelayTransaction) -> None:
     session.gtid_next = transaction.gtid
     session.origin = transaction.origin
     session.original_commit_timestamp = transaction.commit_timestamp
+    rows = RowApplier(session, idempotent=_idempotent(session))
+    rows.source_file = transaction.source_file
+    rows_query: str | None = None
     try:
-        for db, text in transaction.statements:
-            if text == "BEGIN":
-                session.begin()
-            elif text == "COMMIT":
-                session.commit()
+        for step in transaction.steps:
+            if isinstance(step, TableMapEvent):
+                rows.table_map(step)
+            elif isinstance(step, RowsQueryEvent):
+                rows_query = step.query
+            elif isinstance(step[0], RowsEvent):
+                event = step[0]
+                rows.rows(event, step[1], rows_query)
+                if event.flags & STMT_END_F:
+                    rows_query = None
             else:
-                session.db = db or None
-                execute(session, text)
+                db, text = step
+                rows.end_statement(rows_query)
+                _statement(session, db, text)
+        rows.end_transaction()
         if session.trx is not None:
             session.commit()
         if _gtid_next_pending(session):  # a statement that logged nothing here
@@ -123,6 +170,23 @@ def _execute(session: Session, transaction: RelayTransaction) -> None:
         session.original_commit_timestamp = None
 
 
+def _statement(session: Session, db: str, text: str) -> None:
+    """One QUERY event's statement (BEGIN, COMMIT, DDL or DML), logged as a statement."""
+    if text == "BEGIN":
+        session.begin()
+    elif text == "COMMIT":
+        session.commit()
+    else:
+        session.db = db or None
+        session.session_vars["binlog_format"] = "STATEMENT"
+        execute(session, text)
+
+
+def _idempotent(session: Session) -> bool:
+    """replica_exec_mode = IDEMPOTENT."""
+    return str(session.server.variables.get_global("replica_exec_mode")) == "IDEMPOTENT"
+
+
 def _gtid_next_pending(session: Session) -> bool:
     """Whether the session's GTID_NEXT is still set. Read through a call: the commits
     between clear it, and a compiled build would otherwise trust what ``_execute`` stored.
@@ -132,7 +196,7 @@ def _gtid_next_pending(session: Session) -> bool:
 
 def sql_error(exc: MySQLError, transaction: RelayTransaction) -> MySQLError:
     """``exc`` as Last_SQL_Error words it: "Error '...' on query. Default database: ..."."""
-    if exc.message.startswith("Error '"):
+    if exc.message.startswith(("Error '", "Could not execute")):
         return exc
     query = next(
         ((db, text) for db, text in transaction.statements if text not in ("BEGIN", "COMMIT")), None
