@@ -16,9 +16,8 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from rpl.core.binlog.events import QueryEvent
-from rpl.core.binlog.logfile import BinlogIndex, read_events
 from rpl.core.debug import CRASH_POINTS
+from rpl.core.testing.binlogs import rows_written
 from rpl.core.testing.process import ServerProcess
 from rpl.core.validate.stitch import violations_in
 
@@ -26,15 +25,13 @@ WRITERS = 4
 
 
 def binlog_ids(datadir: Path) -> set[int]:
-    """Ids of rows the binlog's INSERT statements (minus its DELETEs) leave in c.t."""
+    """Ids of rows the binlog's rows events leave in c.t (inserts minus deletes)."""
     ids: set[int] = set()
-    for name in BinlogIndex(datadir / "binlog.index").names():
-        for entry in read_events(datadir / name):
-            if isinstance(entry.event, QueryEvent) and "`c`.`t`" in entry.event.query:
-                text = entry.event.query
-                found = {int(m) for m in re.findall(r"\((\d+),", text)}
-                if text.startswith("INSERT"):
-                    ids |= found
+    for kind, before, after in rows_written(datadir, "c", "t"):
+        if kind == "insert" and after is not None:
+            ids.add(int(after[0]))  # type: ignore[arg-type]
+        elif kind == "delete" and before is not None:
+            ids.discard(int(before[0]))  # type: ignore[arg-type]
     return ids
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -25,10 +25,16 @@ import attrs
 from rpl.core.binlog.events import (
     HEADER_LEN,
     LOG_EVENT_ARTIFICIAL_F,
+    DeleteRowsEvent,
     Event,
     GtidEvent,
+    Image,
     QueryEvent,
     RotateEvent,
+    RowsEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
     XidEvent,
     artificial,
     default_status_vars,
@@ -36,7 +42,7 @@ from rpl.core.binlog.events import (
     relocate_events,
 )
 from rpl.core.binlog.gtid import GtidSet
-from rpl.core.binlog.logfile import binlog_file_name
+from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, read_events
 from rpl.core.binlog.writer import FLAGS_OFFSET, file_header
 
 SOURCE_ID: Final = 1
@@ -253,3 +259,35 @@ def _rotate_source(source: _LogWriter, relay: _LogWriter, source_dir: Path, done
         relay.write(bytearray(f.read()), events=1, relocate=False)
     _relay_marker(relay, source.names[-1], 4)
     relay.write(_source_format_description(source_dir, source.names[-1]), events=1, relocate=False)
+
+
+RowWrite = tuple[str, "Image | None", "Image | None"]
+"""A row a rows event wrote: ("insert" | "update" | "delete", before image, after image)."""
+
+
+def rows_written(
+    datadir: Path, db: str, table: str, index: str = "binlog.index"
+) -> Iterator[RowWrite]:
+    """Every row the rows events of the binlog (or relay log: ``index``) files in
+    ``datadir`` wrote to ``db.table``, in log order (tests read a crashed server's binlog
+    with it; statement-format events are not read).
+    """
+    for name in BinlogIndex(datadir / index).names():
+        maps: dict[int, TableMapEvent] = {}
+        for entry in read_events(datadir / name):
+            event = entry.event
+            if isinstance(event, TableMapEvent):
+                maps[event.table_id] = event
+            elif isinstance(event, RowsEvent):
+                table_map = maps[event.table_id]
+                if (table_map.db, table_map.table) != (db, table):
+                    continue
+                if isinstance(event, UpdateRowsEvent):
+                    for before, after in event.updates(table_map):
+                        yield "update", before, after
+                elif isinstance(event, WriteRowsEvent):
+                    for image in event.images(table_map):
+                        yield "insert", None, image
+                elif isinstance(event, DeleteRowsEvent):
+                    for image in event.images(table_map):
+                        yield "delete", image, None
