@@ -744,16 +744,26 @@ def test_master_status_and_binlog_events(fresh_server: Any) -> None:
     assert events[0][2] == "Format_desc" and events[0][1] == 4
     assert events[0][5] == "Server ver: 8.0.36-rpl, Binlog ver: 4"
     assert events[1][2] == "Previous_gtids"
-    tail = [(e[2], e[5]) for e in events[-4:]]
-    xid = tail[3][1]
+    tail = [(e[2], e[5]) for e in events[-5:]]
+    xid = tail[4][1]
+    table_id = tail[2][1].split()[1]
     assert tail == [
         ("Gtid", f"SET @@SESSION.GTID_NEXT= '{uuid}:{start + 3}'"),
         ("Query", "BEGIN"),
-        # rows are logged as deterministic statements with every column named
-        ("Query", "use `d`; INSERT INTO `d`.`t` (`id`,`v`) VALUES (1,'a')"),
+        ("Table_map", f"table_id: {table_id} (d.t)"),
+        ("Write_rows", f"table_id: {table_id} flags: STMT_END_F"),
         ("Xid", xid),
     ]
     assert xid.startswith("COMMIT /* xid=") and xid.endswith(" */")
+    cur.execute("SET SESSION binlog_format = STATEMENT")
+    cur.execute("INSERT INTO d.t VALUES (2, 'b')")
+    events = rows(cur, "SHOW BINLOG EVENTS IN 'binlog.000001'")
+    # in STATEMENT format rows are logged as deterministic statements, every column named
+    assert (events[-2][2], events[-2][5]) == (
+        "Query",
+        "use `d`; INSERT INTO `d`.`t` (`id`,`v`) VALUES (2,'b')",
+    )
+    after = rows(cur, "SHOW MASTER STATUS")[0][1]
     ddl = [(e[2], e[5]) for e in events if e[5].startswith("CREATE DATABASE")]
     assert ddl == [("Query", "CREATE DATABASE d")]
     for before, event in itertools.pairwise(events):

@@ -99,11 +99,16 @@ def test_mariadb_binlog_reads_every_binlog(sb_server: ServerProcess) -> None:
         if name != names[-1]:
             assert "Rotate to" in done.stdout
     last_full = subprocess.run(
-        [_tool("mariadb-binlog"), str(sb_server.datadir / names[-2])],
+        [
+            _tool("mariadb-binlog"),
+            "-v",
+            "--base64-output=decode-rows",
+            str(sb_server.datadir / names[-2]),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
     ).stdout
-    assert "UPDATE `sbtest`.`sbtest" in last_full or "INSERT INTO `sbtest`" in last_full
+    assert "### UPDATE `sbtest`.`sbtest" in last_full or "### INSERT INTO `sbtest`" in last_full
     assert "COMMIT/*!*/;" in last_full
     sysbench(sb_server.port, "oltp_write_only", "cleanup")
