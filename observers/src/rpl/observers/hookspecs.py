@@ -95,6 +95,24 @@ class TransactionObserver:
         events that will be written and ``param.write_set`` the rows changed
         (Group Replication certifies here).
 
+        ``param.write_set`` is filled in every binlog format (ROW, STATEMENT,
+        MIXED), as MySQL fills it with ``transaction_write_set_extraction=
+        XXHASH64`` (the default); with ``OFF`` it is empty. Each item is an
+        unsigned 64-bit XXHASH64 (seed 0) of one unique key's value in one row
+        image: for an insert the new row, for a delete the old row, for an
+        update both, for each unique key (the primary key, index name
+        ``PRIMARY``) whose parts are all non-NULL. The hashed bytes are MySQL's
+        (``sql/rpl_write_set_handler.cc``)::
+
+            index ½ db ½ len(db) table ½ len(table) v1 ½ len(v1) [v2 ½ len(v2) ...]
+
+        where ``½`` is the UTF-8 bytes C2 BD, each length is a decimal byte
+        count, and each ``v`` is the key part's memcmp-able key image (for
+        ``INT`` 1: ``80 00 00 01``). Two transactions that changed the same row
+        share an item. Text key parts are hashed by their UTF-8 bytes, not by a
+        collation's weights as in MySQL (rpl.core.execution.write_sets has the
+        details).
+
         Holds: every row lock of the transaction is held; its changes are
         visible only to itself; nothing of it is in the binary log.
 

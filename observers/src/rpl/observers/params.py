@@ -75,9 +75,11 @@ class TransParam:
     trx_cache: bytes = b""
     """``before_commit`` only: the transaction's binlog events as they will be
     written (QUERY "BEGIN" ... XID), without the GTID event."""
-    write_set: frozenset[str] = frozenset()
-    """``before_commit`` only: identities ``"db.table.<primary key>"`` of every
-    row the transaction changed."""
+    write_set: frozenset[int] = frozenset()
+    """``before_commit`` only: the transaction's write set, one 64-bit XXHASH64
+    per unique key of every row image it changed (the ``before_commit`` hook
+    says exactly what is hashed); empty with
+    ``transaction_write_set_extraction=OFF``."""
     group_replication_consistency: str = "EVENTUAL"
     hold_timeout: int = 28800
     """Seconds a hook may hold the session (the session's ``wait_timeout``)."""

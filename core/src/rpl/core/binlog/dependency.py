@@ -7,10 +7,13 @@ as soon as everything up to its ``last_committed`` has committed.
 * ``COMMIT_ORDER``: the last transaction of the previous commit group (everything in one
   group held its locks at the same time, so the group is mutually independent).
 * ``WRITESET`` (WL#9556): the latest earlier transaction that changed one of the same
-  rows, never later than COMMIT_ORDER's answer. A transaction without a write set (DDL,
-  account statements) depends on everything before it and everything after depends on it;
-  the history is dropped when it outgrows ``binlog_transaction_dependency_history_size``
-  and at every new file.
+  rows, never later than COMMIT_ORDER's answer. Rows are compared by their write-set
+  items, the 64-bit XXHASH64 key hashes of :mod:`rpl.core.execution.write_sets` (MySQL's).
+  A transaction without a write set (DDL, account statements) depends on everything
+  before it; one with an empty write set (``transaction_write_set_extraction=OFF``, or it
+  changed no row) keeps COMMIT_ORDER's answer, as MySQL does. Everything after either
+  depends on it. The history is dropped when it outgrows
+  ``binlog_transaction_dependency_history_size`` and at every new file.
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ class DependencyTracker:
         self._history_start = 0
 
     def next(
-        self, write_set: Iterable[str] | None, mode: str, history_size: int
+        self, write_set: Iterable[int] | None, mode: str, history_size: int
     ) -> tuple[int, int]:
-        """(last_committed, sequence_number) for the next transaction of the group."""
+        """(last_committed, sequence_number) for the next transaction of the group;
+        ``write_set`` holds its write-set items (64-bit key hashes).
+        """
         self.sequence += 1
         sequence = self.sequence
         parent = self.group_parent
@@ -50,9 +55,13 @@ class DependencyTracker:
             self._history.clear()
             self._history_start = sequence
             return sequence - 1, sequence
-        found = self._history_start
-        hashes = [hash(key) for key in write_set]
+        hashes = list(write_set)
         history = self._history
+        if not hashes:
+            history.clear()
+            self._history_start = sequence
+            return parent, sequence
+        found = self._history_start
         for key in hashes:
             previous = history.get(key, 0)
             if previous > found:

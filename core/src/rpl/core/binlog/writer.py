@@ -168,7 +168,7 @@ class CommitTicket:
         gtid: Gtid | None = None,
         server_id: int | None = None,
         original_commit_timestamp: int | None = None,
-        write_set: frozenset[str] | None = None,
+        write_set: frozenset[int] | None = None,
     ) -> None:
         self.thread_id = thread_id
         self.events = events
@@ -182,7 +182,9 @@ class CommitTicket:
         """Microseconds: when a replicated transaction committed on its originating
         server."""
         self.write_set = write_set
-        """Identities of the rows it changed (None: not a row transaction, e.g. DDL)."""
+        """Its write-set items, the 64-bit XXHASH64 key hashes of the rows it changed
+        (:mod:`rpl.core.execution.write_sets`; empty with
+        ``transaction_write_set_extraction=OFF``; None: not a row transaction, e.g. DDL)."""
         self.log_file = ""
         self.log_pos = 0
         self.error: MySQLError | None = None

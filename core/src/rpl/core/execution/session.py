@@ -521,14 +521,15 @@ class Session:
         finally:
             self.state = ""
 
-    @staticmethod
-    def _write_set(trx: Transaction) -> frozenset[str]:
-        keys = set()
-        for change in trx.changes():
-            row = change.after if change.after is not None else change.before
-            if row is not None:
-                keys.add(f"{change.table.db}.{change.table.name}.{change.table.key_of(row)}")
-        return frozenset(keys)
+    def _write_set(self, trx: Transaction) -> frozenset[int]:
+        """The transaction's write set (:mod:`rpl.core.execution.write_sets`): MySQL's
+        XXHASH64 items, none with ``transaction_write_set_extraction=OFF``.
+        """
+        from rpl.core.execution.write_sets import write_set
+
+        if self.variable("transaction_write_set_extraction", None) == "OFF":
+            return frozenset()
+        return write_set(trx.changes())
 
     def rollback(self) -> None:
         """ROLLBACK."""

@@ -163,6 +163,15 @@ def server_variables(
             "earlier transaction that changed the same rows",
             enum_values=("COMMIT_ORDER", "WRITESET"),
         ),
+        SystemVariable(
+            "transaction_write_set_extraction",
+            VarType.ENUM,
+            "XXHASH64",
+            "how each changed row's keys become write-set items: 64-bit XXHASH64 "
+            "hashes, or OFF (no write set)",
+            scope=both,
+            enum_values=("OFF", "XXHASH64"),
+        ),
         _int(
             "binlog_transaction_dependency_history_size",
             25000,
