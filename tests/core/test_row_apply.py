@@ -146,9 +146,7 @@ def test_each_dml_shape_applies_to_the_same_rows(pair: tuple[Server, Server], im
 
 
 def _rows_events(events: list[tuple[int, bytes, int]]) -> list[RowsEvent]:
-    return [
-        RowsEvent.decode_body(body) for code, body, _ in events if code in (30, 31, 32)
-    ]
+    return [RowsEvent.decode_body(body) for code, body, _ in events if code in (30, 31, 32)]
 
 
 def test_minimal_image_logs_the_key_before_and_the_changed_columns_after(

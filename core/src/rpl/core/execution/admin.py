@@ -24,6 +24,7 @@ from rpl.core.errors import (
     ER_WRONG_VALUE_FOR_VAR,
     MySQLError,
 )
+from rpl.core.execution import virtual_tables
 from rpl.core.execution.dml import resolve_table
 from rpl.core.execution.expressions import Compiler
 from rpl.core.execution.results import Ok, Result, Rows
@@ -302,25 +303,8 @@ def _show_columns(session: Session, stmt: ast.Show) -> Result:
     schema = resolve_table(session, stmt.table).schema
     rows = []
     for column in schema.columns:
-        kind = column.type_name.lower() + (f"({column.length})" if column.length else "")
-        key = (
-            "PRI"
-            if column.name in schema.primary_key
-            else "MUL"
-            if any(c[0] == column.name for c in schema.indexes.values())
-            else ""
-        )
-        default = None if column.default is NO_DEFAULT else column.default
-        rows.append(
-            [
-                column.name,
-                kind,
-                "YES" if column.nullable else "NO",
-                key,
-                default,
-                "auto_increment" if column.auto_increment else "",
-            ]
-        )
+        kind, key, default, extra = virtual_tables.column_facts(schema, column)
+        rows.append([column.name, kind, "YES" if column.nullable else "NO", key, default, extra])
     return Rows(_texts("Field", "Type", "Null", "Key", "Default", "Extra"), rows)
 
 

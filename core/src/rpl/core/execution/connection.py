@@ -22,6 +22,7 @@ from rpl.core.errors import (
     ER_UNKNOWN_ERROR,
     MySQLError,
 )
+from rpl.core.execution import virtual_tables
 from rpl.core.execution.execute import execute
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import ServerContext, Session
@@ -104,7 +105,7 @@ class Connection:
         session = Session(self.server, account, self.host, self.thread_id)
         session.found_rows = bool(self.capabilities & hs.CLIENT_FOUND_ROWS)
         if response.database:
-            if not self.server.engine.has_database(response.database):
+            if not virtual_tables.database_exists(self.server.engine, response.database):
                 self._error(MySQLError.of(ER_BAD_DB_ERROR, response.database))
                 return None
             session.db = response.database

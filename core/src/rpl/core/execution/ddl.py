@@ -20,6 +20,7 @@ from rpl.core.errors import (
     ER_TABLE_EXISTS_ERROR,
     MySQLError,
 )
+from rpl.core.execution import virtual_tables
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import Session
 from rpl.core.net.handshake import NATIVE_PASSWORD, password_hash
@@ -134,7 +135,7 @@ def create_index(session: Session, stmt: ast.CreateIndex, text: str) -> Result:
 
 def use_database(session: Session, stmt: ast.Use) -> Result:
     """USE db."""
-    if not session.server.engine.has_database(stmt.database):
+    if not virtual_tables.database_exists(session.server.engine, stmt.database):
         raise MySQLError.of(ER_BAD_DB_ERROR, stmt.database)
     session.db = stmt.database
     return Ok()

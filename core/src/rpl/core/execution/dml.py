@@ -59,8 +59,9 @@ def resolve_table(session: Session, name: ast.TableName) -> Table:
     db = name.schema or session.db
     if db is None:
         raise MySQLError.of(ER_NO_DB_ERROR)
-    if db.lower() == virtual_tables.SCHEMA:
-        return virtual_tables.virtual_table(session.server.threads, db, name.name)
+    if db.lower() in virtual_tables.SCHEMAS:
+        server = session.server
+        return virtual_tables.virtual_table(server.threads, server.engine, db, name.name)
     return session.server.engine.table(db, name.name)
 
 
