@@ -332,3 +332,43 @@ def test_a_failed_row_leaves_nothing_of_its_transaction(pair: tuple[Server, Serv
     error = _fails(replica, relay(last_transaction(source), 100))
     assert error.errno == 1032 and "Delete_rows" in error.message
     assert table(replica) == [(1, "a", 1, None)]
+
+
+def test_binlog_format_variables_and_their_errors(pair: tuple[Server, Server]) -> None:
+    source, _ = pair
+    connection = pymysql.connect(host="127.0.0.1", port=source.port, user="root")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT @@global.binlog_format, @@session.binlog_format, @@binlog_row_image, "
+            "@@binlog_row_metadata, @@binlog_rows_query_log_events, "
+            "@@binlog_row_event_max_size, @@transaction_write_set_extraction, "
+            "@@replica_exec_mode"
+        )
+        assert cursor.fetchall() == (
+            ("ROW", "ROW", "FULL", "MINIMAL", 0, 8192, "XXHASH64", "STRICT"),
+        )
+        cursor.execute("BEGIN")
+        with pytest.raises(pymysql.err.OperationalError) as caught:
+            cursor.execute("SET SESSION binlog_format = STATEMENT")
+        assert caught.value.args == (
+            1679,
+            "Cannot modify @@session.binlog_format inside a transaction",
+        )
+        cursor.execute("COMMIT")
+        with pytest.raises(pymysql.err.OperationalError) as caught:
+            cursor.execute("SET SESSION transaction_write_set_extraction = OFF")
+        assert caught.value.args[0] == 1231
+        cursor.execute("SET SESSION binlog_format = STATEMENT")
+        cursor.execute("SET SESSION transaction_write_set_extraction = OFF")
+        with pytest.raises(pymysql.err.OperationalError) as caught:
+            cursor.execute("SET SESSION binlog_format = ROW")
+        assert caught.value.args == (
+            1231,
+            "Variable 'binlog_format' can't be set to the value of 'ROW'",
+        )
+        with pytest.raises(pymysql.err.OperationalError) as caught:
+            cursor.execute("SET GLOBAL binlog_row_event_max_size = 1024")
+        assert caught.value.args[0] == 1238
+        cursor.execute("SELECT @@session.binlog_format, @@global.binlog_format")
+        assert cursor.fetchall() == (("STATEMENT", "ROW"),)
+    connection.close()
