@@ -40,16 +40,13 @@ from rpl.core.binlog.events import (
     UPDATE_ROWS_EVENT,
     WRITE_ROWS_EVENT,
     BinlogColumn,
-    DeleteRowsEvent,
-    RowsEvent,
     RowsQueryEvent,
     TableMapEvent,
-    UpdateRowsEvent,
-    WriteRowsEvent,
     binlog_column,
     default_status_vars,
     encode_image,
     encode_query,
+    encode_rows_body,
     encode_xid,
     unsealed,
 )
@@ -138,11 +135,8 @@ NO_ROW_ENCODING = frozenset(("ENUM", "SET", "JSON"))
 """Column types whose tables are logged as statements in every format (see the module
 docstring)."""
 
-_ROWS_EVENTS: dict[str, tuple[int, type[RowsEvent]]] = {
-    "insert": (WRITE_ROWS_EVENT, WriteRowsEvent),
-    "update": (UPDATE_ROWS_EVENT, UpdateRowsEvent),
-    "delete": (DELETE_ROWS_EVENT, DeleteRowsEvent),
-}
+_ROWS_CODES = {"insert": WRITE_ROWS_EVENT, "update": UPDATE_ROWS_EVENT, "delete": DELETE_ROWS_EVENT}
+"""The rows event type of each kind of row change."""
 
 
 @attrs.frozen
@@ -274,13 +268,13 @@ class EventEncoder:
         (the caller logs statements instead). ValueError if a value does not fit its
         column (the engine's values always do).
         """
-        maps: dict[int, TableMapEvent] = {}
+        maps: dict[int, tuple[TableMapEvent, bytes]] = {}
         for change in changes:
             key = id(change.table)
             if key not in maps:
                 if not row_encodable(change.table):
                     return None
-                maps[key] = self._table_maps.get(change.table, logging.metadata)[0]
+                maps[key] = self._table_maps.get(change.table, logging.metadata)
         server_id, timestamp = self._stamp(origin)
         checksum = self.checksum
         out: list[bytearray] = []
@@ -288,16 +282,16 @@ class EventEncoder:
             body = RowsQueryEvent(statement).encode_body()
             flags = LOG_EVENT_IGNORABLE_F
             out.append(unsealed(ROWS_QUERY_LOG_EVENT, body, server_id, timestamp, checksum, flags))
-        for change in changes:
-            if id(change.table) in maps:
-                body = self._table_maps.get(change.table, logging.metadata)[1]
-                out.append(unsealed(TABLE_MAP_EVENT, body, server_id, timestamp, checksum))
-                del maps[id(change.table)]
-        bodies = _rows_bodies(changes, logging, self._table_maps)
-        for i, (code, event) in enumerate(bodies):
-            if i == len(bodies) - 1:
-                event = attrs.evolve(event, flags=STMT_END_F)
-            out.append(unsealed(code, event.encode_body(), server_id, timestamp, checksum))
+        for _, body in maps.values():
+            out.append(unsealed(TABLE_MAP_EVENT, body, server_id, timestamp, checksum))
+        events = _rows_events(changes, logging, maps)
+        last = len(events) - 1
+        for i, (shape, rows) in enumerate(events):
+            table_id, kind, present, present_after = shape
+            body = encode_rows_body(
+                table_id, STMT_END_F if i == last else 0, present, rows, present_after
+            )
+            out.append(unsealed(_ROWS_CODES[kind], body, server_id, timestamp, checksum))
         return out
 
     def _make_table_map(self, schema: TableSchema, metadata: str) -> tuple[TableMapEvent, bytes]:
@@ -329,22 +323,22 @@ _Shape: TypeAlias = tuple[int, str, tuple[bool, ...], tuple[bool, ...] | None]
 """What the rows of one event share: table_id, kind, the columns present before and after."""
 
 
-def _rows_bodies(
+def _rows_events(
     changes: Sequence[RowChange],
     logging: RowLogging,
-    table_maps: SchemaMemo[str, tuple[TableMapEvent, bytes]],
-) -> list[tuple[int, RowsEvent]]:
-    """The rows events of ``changes`` (flags 0): a new event at each change of table,
-    kind or columns present, or when the next row would take the rows' bytes past
-    ``logging.max_size``.
+    maps: dict[int, tuple[TableMapEvent, bytes]],
+) -> list[tuple[_Shape, bytes]]:
+    """The rows events of ``changes``, as (shape, rows' bytes): a new event at each change
+    of table, kind or columns present, or when the next row would take the rows' bytes
+    past ``logging.max_size``. ``maps``: each changed table's TABLE_MAP, by ``id(schema)``.
     """
-    out: list[tuple[int, RowsEvent]] = []
+    out: list[tuple[_Shape, bytes]] = []
     shape: _Shape | None = None
     rows: list[bytes] = []
     size = 0
     for change in changes:
         schema = change.table
-        table_map = table_maps.get(schema, logging.metadata)[0]
+        table_map = maps[id(schema)][0]
         columns = table_map.columns
         every, before_mask = _masks.get(schema, logging.image)
         if change.kind == "insert":
@@ -366,18 +360,11 @@ def _rows_bodies(
             ) + encode_image(columns, after_mask, _pick(change.after, after_mask))  # type: ignore[arg-type]
         key = (table_map.table_id, change.kind, present, present_after)
         if key != shape or (rows and size + len(data) > logging.max_size):
-            _close_event(out, shape, rows)
+            if shape is not None and rows:
+                out.append((shape, b"".join(rows)))
             shape, rows, size = key, [], 0
         rows.append(data)
         size += len(data)
-    _close_event(out, shape, rows)
+    if shape is not None and rows:
+        out.append((shape, b"".join(rows)))
     return out
-
-
-def _close_event(out: list[tuple[int, RowsEvent]], shape: _Shape | None, rows: list[bytes]) -> None:
-    """Append the event of ``rows`` (all of ``shape``) to ``out``, if there are rows."""
-    if shape is None or not rows:
-        return
-    table_id, kind, present, present_after = shape
-    code, cls = _ROWS_EVENTS[kind]
-    out.append((code, cls(table_id, 0, present, b"".join(rows), present_after)))

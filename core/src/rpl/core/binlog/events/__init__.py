@@ -171,6 +171,7 @@ from rpl.core.binlog.events.rows import (
     UpdateRowsEvent,
     WriteRowsEvent,
     encode_image,
+    encode_rows_body,
 )
 from rpl.core.binlog.events.table_map import (
     TABLE_MAP_EVENT,
@@ -337,6 +338,7 @@ __all__ = [
     "UpdateRowsEvent",
     "WriteRowsEvent",
     "encode_image",
+    "encode_rows_body",
     "TABLE_MAP_EVENT",
     "TABLE_MAP_POST_HEADER_LEN",
     "TM_BIT_LEN_EXACT_F",

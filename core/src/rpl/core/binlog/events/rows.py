@@ -18,6 +18,7 @@ in column order (all columns with ``binlog_row_image = FULL``).
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Sequence
 from typing import ClassVar, Final, Self, TypeAlias
@@ -156,18 +157,14 @@ class RowsEvent(Event):
         return tuple(images)
 
     def encode_body(self) -> bytes:
-        parts = [
-            _POST_HEADER.pack(
-                self.table_id.to_bytes(6, "little"), self.flags, 2 + len(self.extra_data)
-            ),
+        return encode_rows_body(
+            self.table_id,
+            self.flags,
+            self.columns,
+            self.rows_data,
+            self.columns_after,
             self.extra_data,
-            _pack_length(self.width),
-            bitmap(self.columns),
-        ]
-        if self.columns_after is not None:
-            parts.append(bitmap(self.columns_after))
-        parts.append(self.rows_data)
-        return b"".join(parts)
+        )
 
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
@@ -192,6 +189,29 @@ class RowsEvent(Event):
             after,
             body[_POST_HEADER.size : _POST_HEADER.size + extra_len - 2],
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _present_bitmap(columns: tuple[bool, ...]) -> bytes:
+    """The columns-present bitmap, with the column count before it (a table's few
+    bitmaps recur in every event)."""
+    return _pack_length(len(columns)) + bitmap(columns)
+
+
+def encode_rows_body(
+    table_id: int,
+    flags: int,
+    columns: tuple[bool, ...],
+    rows_data: bytes,
+    columns_after: tuple[bool, ...] | None = None,
+    extra_data: bytes = b"",
+) -> bytes:
+    """A rows event's body (see :class:`RowsEvent`) from its parts, with no event object:
+    the source encodes every statement's rows events through here.
+    """
+    head = _POST_HEADER.pack(table_id.to_bytes(6, "little"), flags, 2 + len(extra_data))
+    after = b"" if columns_after is None else bitmap(columns_after)
+    return b"".join((head, extra_data, _present_bitmap(columns), after, rows_data))
 
 
 def _present(table_map: TableMapEvent, columns: Sequence[bool] | None) -> tuple[bool, ...]:
