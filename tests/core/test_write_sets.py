@@ -182,9 +182,11 @@ def test_server_write_sets_and_writeset_dependencies(live: Server) -> None:
     cursor.execute("UPDATE g.t SET id = 3 WHERE id = 2")
     cursor.execute("SELECT @@SESSION.transaction_write_set_extraction")
     assert cursor.fetchall() == (("XXHASH64",),)
+    cursor.execute("SET SESSION binlog_format = 'STATEMENT'")  # OFF needs STATEMENT
     cursor.execute("SET SESSION transaction_write_set_extraction = 'OFF'")
     cursor.execute("UPDATE g.t SET v = 2 WHERE id = 1")
     cursor.execute("SET SESSION transaction_write_set_extraction = 'XXHASH64'")
+    cursor.execute("SET SESSION binlog_format = 'ROW'")
     cursor.execute("INSERT INTO g.t VALUES (4, 0)")
     connection.close()
 
