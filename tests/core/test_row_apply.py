@@ -372,3 +372,13 @@ def test_binlog_format_variables_and_their_errors(pair: tuple[Server, Server]) -
         cursor.execute("SELECT @@session.binlog_format, @@global.binlog_format")
         assert cursor.fetchall() == (("STATEMENT", "ROW"),)
     connection.close()
+
+
+def test_gtid_flags_say_whether_a_transaction_is_rows_only(pair: tuple[Server, Server]) -> None:
+    source, _ = pair
+    run(source, "INSERT INTO d.t VALUES (1, 'a', 1, NULL)")
+    assert last_transaction(source)[0][1][0] == 0, "rows only: no FLAG_MAY_HAVE_SBR"
+    run(source, "SET SESSION binlog_format = STATEMENT", "INSERT INTO d.t VALUES (2, 'b', 2, NULL)")
+    assert last_transaction(source)[0][1][0] == 1
+    run(source, "CREATE TABLE d.x (id INT PRIMARY KEY)")
+    assert last_transaction(source)[0][1][0] == 1, "DDL may have statements"

@@ -50,6 +50,7 @@ import attrs
 from rpl.core import errorlog
 from rpl.core.binlog.dependency import WRITESET, DependencyTracker
 from rpl.core.binlog.events import (
+    GTID_FLAG_MAY_HAVE_SBR,
     LOG_EVENT_BINLOG_IN_USE_F,
     FormatDescriptionEvent,
     PreviousGtidsEvent,
@@ -169,8 +170,11 @@ class CommitTicket:
         server_id: int | None = None,
         original_commit_timestamp: int | None = None,
         write_set: frozenset[int] | None = None,
+        rows_only: bool = False,
     ) -> None:
         self.thread_id = thread_id
+        self.rows_only = rows_only
+        """Its changes are all rows events (its GTID event's flags say so)."""
         self.events = events
         self.engine_commit = engine_commit
         self.after_commit = after_commit
@@ -690,6 +694,7 @@ class Binlog:
                 server_id=ticket.server_id or self.server_id,
                 timestamp=(original or now_us) // 1_000_000,
                 checksum=checksum,
+                flags=0 if ticket.rows_only else GTID_FLAG_MAY_HAVE_SBR,
             )
             parts.append(raw)
             parts += ticket.events

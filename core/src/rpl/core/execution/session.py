@@ -22,7 +22,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
 
 from rpl.core import errorlog
-from rpl.core.binlog.events import seal_events
+from rpl.core.binlog.events import (
+    DELETE_ROWS_EVENT,
+    ROWS_QUERY_LOG_EVENT,
+    TABLE_MAP_EVENT,
+    UPDATE_ROWS_EVENT,
+    WRITE_ROWS_EVENT,
+    seal_events,
+)
 from rpl.core.binlog.gtid import Gtid
 from rpl.core.binlog.writer import CommitTicket, Reply
 from rpl.core.delegates import HookError
@@ -38,6 +45,15 @@ from rpl.core.variables import display
 from rpl.observers import TableInfo, TransFlags, TransParam
 
 _log = errorlog.logger("session")
+_ROW_EVENT_CODES = frozenset(
+    (
+        TABLE_MAP_EVENT,
+        ROWS_QUERY_LOG_EVENT,
+        WRITE_ROWS_EVENT,
+        UPDATE_ROWS_EVENT,
+        DELETE_ROWS_EVENT,
+    )
+)
 ReplyLater = Callable[["Session", Ok], Reply]
 """Given the session and its statement's OK, the sender of that reply (or of the commit's
 error) that another thread may call later (see Session._leader_reply)."""
@@ -492,6 +508,7 @@ class Session:
             server_id=self.origin[0] if self.origin else None,
             original_commit_timestamp=self.original_commit_timestamp,
             write_set=write_set,
+            rows_only=_rows_only(events),
             engine_commit=trx.commit if trx is not None else _nothing,
             after_commit=lambda f, p: self._hook("after_commit", f, p),
         )
@@ -557,6 +574,11 @@ class Session:
 
 def _nothing() -> None:
     return None
+
+
+def _rows_only(events: list[bytearray]) -> bool:
+    """Whether a transaction's events are BEGIN, then rows events only, then its XID."""
+    return len(events) > 2 and all(e[4] in _ROW_EVENT_CODES for e in events[1:-1])
 
 
 def _trx_cache(events: list[bytearray], checksum: bool) -> bytes:

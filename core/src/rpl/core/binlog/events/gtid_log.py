@@ -235,15 +235,18 @@ def encode_gtid(
     server_id: int,
     timestamp: int,
     checksum: bool,
+    flags: int = GTID_FLAG_MAY_HAVE_SBR,
 ) -> bytearray:
     """The whole GTID event that starts a transaction whose other events take
     ``rest_length`` bytes (CRCs included): the bytes of
     ``encode_event(GtidEvent(sid, gno, ...).with_transaction_length(rest_length), ...,
-    crc_later=True)`` for the 8.0 layout with the default flags and server version, built
-    without the event objects (the group commit leader makes one per transaction).
+    crc_later=True)`` for the 8.0 layout and server version, built without the event
+    objects (the group commit leader makes one per transaction). ``flags``: 0 for a
+    transaction of rows events only (mysqlbinlog's ``rbr_only=yes``), else
+    GTID_FLAG_MAY_HAVE_SBR.
     """
     post_header = _GTID_POST_HEADER.pack(
-        GTID_FLAG_MAY_HAVE_SBR,
+        flags,
         _sid_bytes(sid),
         gno,
         LOGICAL_TIMESTAMP_TYPECODE,

@@ -194,7 +194,8 @@ class RowsEvent(Event):
 @functools.lru_cache(maxsize=1024)
 def _present_bitmap(columns: tuple[bool, ...]) -> bytes:
     """The columns-present bitmap, with the column count before it (a table's few
-    bitmaps recur in every event)."""
+    bitmaps recur in every event).
+    """
     return _pack_length(len(columns)) + bitmap(columns)
 
 
