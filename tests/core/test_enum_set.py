@@ -354,3 +354,22 @@ def test_python_mysql_replication_decodes_full_metadata(pair: tuple[Server, Serv
         (one, {**one, "size": "large", "tags": {"b", "c"}})
     ]
     assert [r["values"] for r in seen[2][1]] == [three]
+
+
+@pytest.mark.parametrize("metadata", ["FULL", "MINIMAL"])
+def test_replica_reads_numeric_looking_members_by_number(
+    pair: tuple[Server, Server], metadata: str
+) -> None:
+    """With MINIMAL metadata the replica gets the index, not the name: ENUM('3','2','1')'s
+    index 3 must become the member '1', not the member '3'."""
+    source, replica = pair
+    table = "CREATE TABLE d.n (id INT PRIMARY KEY, e ENUM('3','2','1'), s SET('1','2','4'))"
+    for server in pair:
+        run(server, table)
+    run(source, f"SET GLOBAL binlog_row_metadata = {metadata}")
+    replicate = Replication(source, replica)
+    replicate("INSERT INTO d.n VALUES (1, '1', '4,1'), (2, 1, 6), (3, '3', '')")
+    replicate("UPDATE d.n SET e = '2', s = '2' WHERE id = 3")
+    expected = [(1, "1", "1,4"), (2, "3", "2,4"), (3, "2", "2")]
+    assert run(source, "SELECT id, e, s FROM d.n ORDER BY id") == expected
+    assert run(replica, "SELECT id, e, s FROM d.n ORDER BY id") == expected
