@@ -221,6 +221,15 @@ ER_IO_ERR_LOG_INDEX_READ: Final = _code(
 ER_LOG_IN_USE: Final = _code(
     1378, "ER_LOG_IN_USE", "HY000", "A purgeable log is in use, will not purge"
 )
+ER_TOO_BIG_SET: Final = _code(
+    1097, "ER_TOO_BIG_SET", "HY000", "Too many strings for column %s and SET"
+)
+ER_DUPLICATED_VALUE_IN_TYPE: Final = _code(
+    1291, "ER_DUPLICATED_VALUE_IN_TYPE", "HY000", "Column '%s' has duplicated value '%s' in %s"
+)
+ER_ILLEGAL_VALUE_FOR_TYPE: Final = _code(
+    1367, "ER_ILLEGAL_VALUE_FOR_TYPE", "22007", "Illegal %s '%s' value found during parsing"
+)
 ER_CANNOT_USER: Final = _code(1396, "ER_CANNOT_USER", "HY000", "Operation %s failed for %s")
 WARN_DATA_TRUNCATED: Final = _code(
     1265, "WARN_DATA_TRUNCATED", "01000", "Data truncated for column '%s' at row %d"

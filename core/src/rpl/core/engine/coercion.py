@@ -9,7 +9,9 @@ the statement fails. Stored values are ``int``, ``str``, ``float``, ``decimal.De
 type                                   stored as
 =====================================  ==============================================
 TINYINT SMALLINT MEDIUMINT INT BIGINT  ``int`` in the signed or UNSIGNED range
-CHAR VARCHAR TEXT family ENUM SET JSON ``str`` (CHAR without trailing spaces)
+CHAR VARCHAR TEXT family JSON         ``str`` (CHAR without trailing spaces)
+ENUM                                   ``str``: the member as declared
+SET                                    ``str``: the members in declaration order, ``,``-joined
 BINARY VARBINARY BLOB family           ``bytes`` (BINARY right-padded with 0x00)
 FLOAT DOUBLE REAL                      ``float``
 DECIMAL NUMERIC                        ``Decimal`` quantized to the column's scale
@@ -28,6 +30,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Final, TypeAlias
 
@@ -185,6 +188,85 @@ def _coerce_text(column: ColumnDefinition, value: object, row: int) -> Value:
     if limit is not None and len(text) * 4 > limit and len(text.encode("utf-8")) > limit:
         raise MySQLError.of(ER_DATA_TOO_LONG, column.name, row)
     return text
+
+
+def member_key(text: str) -> str:
+    """``text`` as utf8mb4_0900_ai_ci compares it, near enough: accents and lettercase
+    dropped, trailing spaces removed (ENUM/SET ignore them on input).
+    """
+    text = text.rstrip(" ")
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def _member_text(column: ColumnDefinition, value: object, row: int) -> str | int:
+    """An ENUM/SET input as text, or as an int when it is a number (an index or bitmap)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise MySQLError.of(WARN_DATA_TRUNCATED, column.name, row)
+        return int(value)
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            raise MySQLError.of(WARN_DATA_TRUNCATED, column.name, row)
+        return int(value)
+    return _as_text(column, value, row)
+
+
+def _coerce_enum(column: ColumnDefinition, value: object, row: int) -> Value:
+    # Field_enum::store: a member (compared as the collation does, trailing spaces
+    # ignored), else a number of at most 5 digits is the 1-based index; 0, an index out of
+    # range and anything else are WARN_DATA_TRUNCATED, an error in strict mode.
+    members = column.members
+    if not members:
+        return _coerce_text(column, value, row)  # a definition without its members
+    given = _member_text(column, value, row)
+    if isinstance(given, str):
+        folded = member_key(given)
+        for member in members:
+            if member_key(member) == folded:
+                return member
+        digits = given.rstrip(" ")
+        if not (0 < len(digits) < 6 and digits.isdigit() and digits.isascii()):
+            raise MySQLError.of(WARN_DATA_TRUNCATED, column.name, row)
+        given = int(digits)
+    if not 0 < given <= len(members):
+        raise MySQLError.of(WARN_DATA_TRUNCATED, column.name, row)
+    return members[given - 1]
+
+
+def _coerce_set(column: ColumnDefinition, value: object, row: int) -> Value:
+    # Field_set::store: comma-separated members in any order, repeats folded; if none of
+    # the parts is a member, a number is the bitmap. An unknown member, or a bitmap with a
+    # bit past the last member, is WARN_DATA_TRUNCATED (an error in strict mode).
+    members = column.members
+    if not members:
+        return _coerce_text(column, value, row)  # a definition without its members
+    given = _member_text(column, value, row)
+    if isinstance(given, str):
+        bits = 0
+        unknown = False
+        if given != "":
+            folded = [member_key(m) for m in members]
+            for part in given.split(","):
+                try:
+                    bits |= 1 << folded.index(member_key(part))
+                except ValueError:
+                    unknown = True
+        if unknown:
+            digits = given.rstrip(" ")
+            if bits or not (0 < len(digits) < 22 and digits.isdigit() and digits.isascii()):
+                raise MySQLError.of(WARN_DATA_TRUNCATED, column.name, row)
+            bits = int(digits)
+        given = bits
+    if given < 0 or given >> len(members):
+        raise MySQLError.of(WARN_DATA_TRUNCATED, column.name, row)
+    return ",".join(m for i, m in enumerate(members) if given >> i & 1)
 
 
 def _as_bytes(column: ColumnDefinition, value: object, row: int) -> bytes:
@@ -359,7 +441,9 @@ _COERCERS: Final[dict[str, _Coercer]] = {
     **dict.fromkeys(_INT_BITS, _coerce_int),
     "CHAR": _coerce_char,
     "VARCHAR": _coerce_varchar,
-    **dict.fromkeys((*_TEXT_BYTES, "ENUM", "SET", "JSON"), _coerce_text),
+    **dict.fromkeys((*_TEXT_BYTES, "JSON"), _coerce_text),
+    "ENUM": _coerce_enum,
+    "SET": _coerce_set,
     **dict.fromkeys(("BINARY", "VARBINARY", *_BLOB_BYTES), _coerce_binary),
     **dict.fromkeys(_FLOAT_MAX, _coerce_float),
     **dict.fromkeys(("DECIMAL", "NUMERIC", "DEC", "FIXED"), _coerce_decimal),
@@ -376,7 +460,9 @@ def coerce(column: ColumnDefinition, value: object, row_number: int = 1) -> Valu
     for a numeric column is ER_TRUNCATED_WRONG_VALUE_FOR_FIELD (1366, "Incorrect integer
     value: 'x' for column 'c' at row 1"); a number outside the type's range (by size and
     UNSIGNED, DECIMAL's precision) is ER_WARN_DATA_OUT_OF_RANGE (1264); a string longer
-    than the column is ER_DATA_TOO_LONG (1406) unless only trailing spaces exceed it; a bad
+    than the column is ER_DATA_TOO_LONG (1406) unless only trailing spaces exceed it; a
+    value that is no ENUM member or index, or a SET part that is no member, is
+    WARN_DATA_TRUNCATED (1265, "Data truncated for column 'c' at row 1"); a bad
     date or time is 1292 "Incorrect datetime value: ...". Numbers are rounded half away from
     zero into integer columns and DECIMAL's scale, as MySQL does. ``row_number`` is the
     1-based row of the statement the messages name.

@@ -58,9 +58,12 @@ class ColumnSchema:
 
     ``length`` is the declared M (characters for CHAR/VARCHAR, bytes for BINARY/VARBINARY,
     precision for DECIMAL, fractional-second digits for DATETIME/TIMESTAMP/TIME); ``scale``
-    is DECIMAL's D. ``default`` is a Python value (``None`` for DEFAULT NULL) or
-    :data:`NO_DEFAULT`; expression defaults such as CURRENT_TIMESTAMP are the SQL layer's
-    to evaluate and pass as explicit values.
+    is DECIMAL's D. ``members`` are an ENUM's or SET's values in declaration order (trailing
+    spaces removed, as CREATE TABLE does); ``()`` for every other type, and for an ENUM or
+    SET column of an engine snapshot written before members were kept, which stores its
+    values as unchecked text and is logged as statements. ``default`` is a Python value
+    (``None`` for DEFAULT NULL) or :data:`NO_DEFAULT`; expression defaults such as
+    CURRENT_TIMESTAMP are the SQL layer's to evaluate and pass as explicit values.
     """
 
     name: str
@@ -71,6 +74,19 @@ class ColumnSchema:
     default: object = NO_DEFAULT
     auto_increment: bool = False
     scale: int | None = None
+    members: tuple[str, ...] = ()
+
+    def __getstate__(self) -> dict[str, object]:
+        return {f.name: getattr(self, f.name) for f in attrs.fields(ColumnSchema)}
+
+    def __setstate__(self, state: dict[str, object] | tuple[object, ...]) -> None:
+        # A snapshot written before a field existed lacks it: the field takes its default
+        # (an ENUM/SET column of such a snapshot gets no members).
+        fields = [(f.name, f.default) for f in attrs.fields(ColumnSchema)]
+        if isinstance(state, tuple):
+            state = {name: value for (name, _), value in zip(fields, state, strict=False)}
+        for name, default in fields:
+            object.__setattr__(self, name, state[name] if name in state else default)
 
 
 @attrs.frozen

@@ -275,9 +275,7 @@ def _show_create_table(session: Session, stmt: ast.Show) -> Result:
     schema = resolve_table(session, stmt.table).schema
     lines = []
     for column in schema.columns:
-        kind = column.type_name.lower()
-        if column.length is not None:
-            kind += f"({column.length}" + (f",{column.scale})" if column.scale else ")")
+        kind = virtual_tables.column_type_text(column)
         text = f"  {ast.quote_identifier(column.name)} {kind}"
         text += " unsigned" if column.unsigned else ""
         text += " NOT NULL" if not column.nullable else ""

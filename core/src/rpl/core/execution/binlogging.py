@@ -131,9 +131,10 @@ def change_statements(changes: Iterable[RowChange]) -> list[tuple[str, str]]:
     return out
 
 
-NO_ROW_ENCODING = frozenset(("ENUM", "SET", "JSON"))
+NO_ROW_ENCODING = frozenset(("JSON",))
 """Column types whose tables are logged as statements in every format (see the module
-docstring)."""
+docstring). ENUM and SET are logged as rows (index and bitmap, from the column's
+members); so is any other column ``binlog_column`` encodes."""
 
 _ROWS_CODES = {"insert": WRITE_ROWS_EVENT, "update": UPDATE_ROWS_EVENT, "delete": DELETE_ROWS_EVENT}
 """The rows event type of each kind of row change."""
@@ -155,7 +156,7 @@ def _make_columns(schema: TableSchema, _: None) -> tuple[BinlogColumn, ...] | No
     if any(c.type_name in NO_ROW_ENCODING for c in schema.columns):
         return None
     try:
-        return tuple(binlog_column(c) for c in schema.columns)
+        return tuple(binlog_column(c, c.members) for c in schema.columns)
     except ValueError:
         return None
 

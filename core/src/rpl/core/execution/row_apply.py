@@ -228,7 +228,7 @@ def _check_columns(table_map: TableMapEvent, schema: TableSchema) -> None:
         )
     for i, (theirs, column) in enumerate(zip(table_map.columns, schema.columns, strict=True)):
         try:
-            ours: BinlogColumn | None = binlog_column(column)
+            ours: BinlogColumn | None = binlog_column(column, column.members)
         except ValueError:
             ours = None
         if ours is None or (ours.type_code, ours.metadata) != (theirs.type_code, theirs.metadata):

@@ -87,12 +87,32 @@ COLUMNS = TableSchema(
 )
 
 
+_MEMBER_ESCAPES = str.maketrans(
+    {"\\": "\\\\", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z", "'": "''"}
+)
+
+
+def column_type_text(column: ColumnSchema) -> str:
+    """A column's type as SHOW CREATE TABLE, SHOW COLUMNS and information_schema.COLUMNS
+    write it (``Field::sql_type``): ``int``, ``varchar(40)``, ``decimal(10,2)``,
+    ``enum('a','b')``, ``set('x','y')`` (each member quoted as ``append_unescaped`` does:
+    ``'`` doubled, backslash and control characters escaped). UNSIGNED is not part of it.
+    """
+    kind = column.type_name.lower()
+    if column.members:
+        quoted = ",".join(f"'{m.translate(_MEMBER_ESCAPES)}'" for m in column.members)
+        return f"{kind}({quoted})"
+    if column.length is not None:
+        kind += f"({column.length}" + (f",{column.scale})" if column.scale else ")")
+    return kind
+
+
 def column_facts(schema: TableSchema, column: ColumnSchema) -> tuple[str, str, object, str]:
     """(type, key, default, extra) of a column as SHOW COLUMNS and
     information_schema.COLUMNS give them: ``int``/``varchar(40)``, PRI/MUL/"", the
     default (None for none), ``auto_increment`` or "".
     """
-    kind = column.type_name.lower() + (f"({column.length})" if column.length else "")
+    kind = column_type_text(column)
     if column.name in schema.primary_key:
         key = "PRI"
     elif any(c[0] == column.name for c in schema.indexes.values()):

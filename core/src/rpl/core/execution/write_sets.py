@@ -31,16 +31,19 @@ A key part's value bytes are what MySQL's ``Field::make_sort_key`` writes for th
 * DECIMAL: its binary form (``decimal2bin``, as rows events carry it);
 * DATETIME/TIMESTAMP/TIME: their binary form (as rows events carry them); DATE: its three
   bytes big-endian; BIT: big-endian;
-* BINARY/VARBINARY/BLOB: the bytes as stored (binary collation, NO PAD).
+* BINARY/VARBINARY/BLOB: the bytes as stored (binary collation, NO PAD);
+* ENUM: the 1-based index, SET: the members' bitmap, big-endian in the column's pack
+  length (1-2 bytes, 1/2/3/4/8 bytes; ``Field_enum::make_sort_key``): the bytes the
+  rows event carries for the value, in reverse order (the same bytes for a 1-byte pack).
 
 Differences from MySQL, where rpl's engine has less to go on:
 
-* CHAR/VARCHAR/TEXT, ENUM and SET: the value's UTF-8 bytes. MySQL hashes the collation's
-  weight string (``strnxfrm``; utf8mb4_0900_ai_ci by default, where ``'a'`` and ``'A'``
-  weigh the same) and an ENUM's or SET's index; rpl's engine has no collations (it
-  compares keys as Python strings, binary) and does not keep ENUM members in the table
-  definition, so the item still names the same row whenever the engine does, but its
-  hash differs from MySQL's for these types.
+* CHAR/VARCHAR/TEXT: the value's UTF-8 bytes. MySQL hashes the collation's weight
+  string (``strnxfrm``; utf8mb4_0900_ai_ci by default, where ``'a'`` and ``'A'`` weigh
+  the same); rpl's engine has no collations (it compares keys as Python strings,
+  binary), so the item still names the same row whenever the engine does, but its hash
+  differs from MySQL's for these types. So do an ENUM's or SET's of a definition without
+  its members (from an engine snapshot written before they were kept): their text.
 * A type the row codec does not know is hashed by its text (``str(value)``).
 * No foreign-key items (MySQL adds one per referenced unique key): the engine has no
   foreign keys.
@@ -80,11 +83,11 @@ _INT_BYTES: Final = {
     "INTEGER": 4,
     "BIGINT": 8,
 }
-_TEXT: Final = frozenset(
-    ("CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "ENUM", "SET", "JSON")
-)
+_TEXT: Final = frozenset(("CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "JSON"))
 _BINARY: Final = frozenset(("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB"))
 _AS_ROWS_EVENT: Final = frozenset(("DECIMAL", "NUMERIC", "DATETIME", "TIMESTAMP", "TIME", "BIT"))
+_AS_ROWS_EVENT_REVERSED: Final = frozenset(("DATE", "ENUM", "SET"))
+"""Types whose key image is their rows-event bytes big-endian (the event's are little)."""
 _DOUBLE: Final = struct.Struct(">d")
 _FLOAT: Final = struct.Struct(">f")
 
@@ -131,7 +134,7 @@ def _year_key(value: Value) -> bytes:
 
 
 def _rows_event_key(column: ColumnSchema, reverse: bool) -> SortKey:
-    binlog = binlog_column(column)
+    binlog = binlog_column(column, column.members)
 
     def key(value: Value) -> bytes:
         packed = encode_value(binlog, value)
@@ -155,9 +158,9 @@ def sort_key(column: ColumnSchema) -> SortKey:
         return _bytes_key
     if kind in _TEXT:
         return _text_key
-    if kind in _AS_ROWS_EVENT or kind == "DATE":
+    if kind in _AS_ROWS_EVENT or kind in _AS_ROWS_EVENT_REVERSED:
         try:
-            return _rows_event_key(column, reverse=kind == "DATE")
+            return _rows_event_key(column, reverse=kind in _AS_ROWS_EVENT_REVERSED)
         except ValueError:
             return _text_key
     return _text_key

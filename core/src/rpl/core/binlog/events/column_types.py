@@ -186,9 +186,12 @@ class BinlogColumn:
 
 def binlog_column(column: ColumnDefinition, members: tuple[str, ...] = ()) -> BinlogColumn:
     """The :class:`BinlogColumn` of ``column`` as MySQL 8.0 writes it (utf8mb4 text);
-    ``members`` are an ENUM's or SET's values. ValueError for a type the codec lacks.
+    ``members`` are an ENUM's or SET's values. ValueError for a type the codec lacks, and
+    for an ENUM or SET without members (nothing to number its values by).
     """
     kind = column.type_name
+    if kind in ("ENUM", "SET") and not members:
+        raise ValueError(f"column {column.name!r}: {kind} without its members")
     numeric = _numeric_column(kind, column.length, column.scale)
     if numeric is not None:
         return BinlogColumn(

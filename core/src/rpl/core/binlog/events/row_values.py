@@ -13,7 +13,10 @@ sign bit set when positive, a negative value's bytes inverted; VARCHAR and CHAR 
 length when the column's maximum is below 256 bytes else 2, then the bytes; BLOB/TEXT the
 metadata's 1-4 length bytes, then the bytes; the temporal types as
 :mod:`~rpl.core.binlog.events.temporal` says; YEAR 1 byte; ENUM 1-2 bytes (1-based
-index); SET 1, 2, 3, 4 or 8 bytes (bitmap, little-endian); BIT big-endian.
+index); SET 1, 2, 3, 4 or 8 bytes (bitmap, little-endian); BIT big-endian. An ENUM/SET
+value is its member text when the column has its members (FULL metadata, or the writer's
+own definition), else the index or bitmap as an ``int`` (a MINIMAL table map's reader;
+MySQL's applier also reads them by number); either is accepted on the way in.
 """
 
 from __future__ import annotations
@@ -103,9 +106,11 @@ def _encode_other(column: BinlogColumn, code: int, value: RowValue) -> bytes:
         year = _int(value)
         return bytes((0 if year == 0 else year - 1900,))
     if code == MYSQL_TYPE_ENUM:
-        return _enum_index(column, _str(value)).to_bytes(column.metadata[1], "little")
+        index = value if isinstance(value, int) else _enum_index(column, _str(value))
+        return index.to_bytes(column.metadata[1], "little")
     if code == MYSQL_TYPE_SET:
-        return _set_bits(column, _str(value)).to_bytes(column.metadata[1], "little")
+        bits = value if isinstance(value, int) else _set_bits(column, _str(value))
+        return bits.to_bytes(column.metadata[1], "little")
     if code == MYSQL_TYPE_BIT:
         return _int(value).to_bytes(bit_bytes(column), "big")
     raise ValueError(f"column type {code} has no row encoding here")
@@ -185,11 +190,11 @@ def decimal_size(precision: int, scale: int) -> int:
 
 
 def _enum_index(column: BinlogColumn, text: str) -> int:
-    if text == "":
-        return 0
     try:
         return column.members.index(text) + 1
     except ValueError:
+        if text == "":
+            return 0  # the error value (unless '' is a member)
         raise ValueError(f"{text!r} is not a member of ENUM {column.members}") from None
 
 
@@ -300,6 +305,8 @@ def _decode_other(column: BinlogColumn, code: int, raw: bytes) -> RowValue:
         return unpack_time2(raw, fsp)
     if code == MYSQL_TYPE_YEAR:
         return 0 if raw[0] == 0 else raw[0] + 1900
+    if code in (MYSQL_TYPE_ENUM, MYSQL_TYPE_SET) and not column.members:
+        return int.from_bytes(raw, "little")  # no FULL metadata: the index or bitmap
     if code == MYSQL_TYPE_ENUM:
         index = int.from_bytes(raw, "little")
         return "" if index == 0 else _member(column, index - 1)
@@ -310,12 +317,10 @@ def _decode_other(column: BinlogColumn, code: int, raw: bytes) -> RowValue:
 
 
 def _member(column: BinlogColumn, index: int) -> str:
-    """The member ``index`` of an ENUM/SET; without the FULL metadata, its 1-based number."""
+    """The member ``index`` (0-based) of an ENUM/SET."""
     if index < len(column.members):
         return column.members[index]
-    if column.members:
-        raise ValueError(f"member {index + 1} of {len(column.members)}")
-    return str(index + 1)
+    raise ValueError(f"member {index + 1} of {len(column.members)}")
 
 
 def _decimal_value(raw: bytes, precision: int, scale: int) -> decimal.Decimal:
