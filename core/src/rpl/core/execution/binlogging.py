@@ -17,8 +17,9 @@ INSERT; updates and deletes are one statement per row. Such statements are alway
 to log as statements, so MIXED (which MySQL logs as ROW only for unsafe statements) logs
 what STATEMENT does.
 
-A table with a column the row codec does not encode (ENUM and SET, whose members the
-engine does not keep, and JSON) has its changes logged as statements in every format.
+A table with a column the row codec does not encode (JSON, and ENUM or SET columns of a
+definition loaded without their members) has its changes logged as statements in every
+format.
 """
 
 from __future__ import annotations
