@@ -417,14 +417,23 @@ def name_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def add_list_argument(
+    parser: Any, option: str, default: Sequence[Any], what: str, kind: Callable[[str], Any]
+) -> None:
+    """``option A,B``: a comma-separated list (``kind``: :func:`int_list` or
+    :func:`name_list`) of ``what``, all of ``default`` unless given.
+    """
+    parser.add_argument(
+        option,
+        default=list(default),
+        type=kind,
+        help=f"{what}, comma-separated (default {','.join(map(str, default))})",
+    )
+
+
 def add_servers_argument(parser: Any, servers: Sequence[str]) -> None:
     """``--servers A,B``: which of ``servers`` to run (all by default), as a list."""
-    parser.add_argument(
-        "--servers",
-        default=list(servers),
-        type=name_list,
-        help=f"which to run, comma-separated (default {','.join(servers)})",
-    )
+    add_list_argument(parser, "--servers", servers, "which to run", name_list)
 
 
 def pyplot() -> Any:

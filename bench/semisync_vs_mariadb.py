@@ -79,6 +79,7 @@ from common import (
     RPL_STATEMENT,
     STATEMENT,
     MariaDB,
+    add_list_argument,
     add_out_argument,
     add_servers_argument,
     cpu_model,
@@ -970,22 +971,12 @@ def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--threads",
-        type=int_list,
-        default=[1, 4, 16, 32],
-        help="sysbench thread counts, comma-separated (default 1,4,16,32)",
-    )
+    add_list_argument(parser, "--threads", (1, 4, 16, 32), "sysbench thread counts", int_list)
     parser.add_argument("--duration", type=int, default=10, help="seconds per run (default 10)")
     parser.add_argument(
         "--rounds", type=int, default=3, help="runs per cell, the servers taking turns (default 3)"
     )
-    parser.add_argument(
-        "--modes",
-        type=name_list,
-        default=list(MODES),
-        help=f"comma-separated (default {','.join(MODES)})",
-    )
+    add_list_argument(parser, "--modes", MODES, "modes", name_list)
     add_servers_argument(parser, SERVERS)
     add_out_argument(parser)
     return parser.parse_args()

@@ -38,6 +38,7 @@ from common import (
     PURE,
     RPL_STATEMENT,
     Measured,
+    add_list_argument,
     add_out_argument,
     add_servers_argument,
     all_servers,
@@ -305,18 +306,8 @@ def main() -> int:
     parser.add_argument(
         "--rounds", type=int, default=1, help="runs per server and cell (default 1)"
     )
-    parser.add_argument(
-        "--workloads",
-        type=name_list,
-        default=list(WORKLOADS),
-        help=f"comma-separated (default {','.join(WORKLOADS)})",
-    )
-    parser.add_argument(
-        "--threads",
-        type=int_list,
-        default=list(THREADS),
-        help=f"comma-separated (default {','.join(map(str, THREADS))})",
-    )
+    add_list_argument(parser, "--workloads", WORKLOADS, "sysbench workloads", name_list)
+    add_list_argument(parser, "--threads", THREADS, "sysbench thread counts", int_list)
     add_servers_argument(parser, [name for name, _, _ in rpl_builds(True)] + ["MariaDB"])
     add_out_argument(parser)
     args = parser.parse_args()
