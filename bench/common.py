@@ -190,6 +190,22 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else float(a) / float(b)
 
 
+def round_ratios(runs: Sequence[dict[str, Any]], a: str, b: str, **cell: Any) -> list[float]:
+    """Server ``a``'s tps over server ``b``'s, round by round (the runs seconds apart), in
+    the cell whose runs have the values of ``cell``.
+    """
+
+    def by_round(server: str) -> dict[int, float]:
+        return {
+            r["round"]: float(r["tps"])
+            for r in runs
+            if r["server"] == server and all(r[k] == v for k, v in cell.items())
+        }
+
+    first, second = by_round(a), by_round(b)
+    return [first[n] / second[n] for n in sorted(first) if second.get(n)]
+
+
 def median_cells(
     runs: Sequence[dict[str, Any]], keys: Sequence[str], by: str = "tps"
 ) -> list[dict[str, Any]]:

@@ -93,6 +93,7 @@ from common import (
     publish,
     pyplot,
     ratio,
+    round_ratios,
     save_figure,
     sysbench,
     sysbench_result,
@@ -624,23 +625,6 @@ def find(
     return None
 
 
-def round_ratios(
-    results: dict[str, Any], mode: str, threads: int, a: str = "rpl", b: str = "MariaDB"
-) -> list[float]:
-    """a/b tps of each round of one cell (the runs seconds apart)."""
-
-    def by_round(server: str) -> dict[int, float]:
-        return {
-            r["round"]: r["tps"]
-            for r in results["runs"]
-            if (r["server"], r["mode"], r["threads"], r["dump_thread"])
-            == (server, mode, threads, False)
-        }
-
-    first, second = by_round(a), by_round(b)
-    return [first[n] / second[n] for n in sorted(first) if second.get(n)]
-
-
 def modes(results: dict[str, Any]) -> list[str]:
     """The modes this run measured (``--modes``), in :data:`MODES` order."""
     return [m for m in MODES if m in results["parameters"]["modes"]]
@@ -660,7 +644,9 @@ def target(results: dict[str, Any], mode: str, a: str, b: str, floor: float) -> 
         "what": f"{a}/{b} tps >= {floor} at {TARGET_THREADS} threads, {mode}",
         "ratio": value,
         "met": None if value is None else value >= floor,
-        "round_ratios": round_ratios(results, mode, TARGET_THREADS, a, b),
+        "round_ratios": round_ratios(
+            results["runs"], a, b, mode=mode, threads=TARGET_THREADS, dump_thread=False
+        ),
     }
 
 
