@@ -9,6 +9,7 @@ are in ``pairs.py``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.machinery
 import json
@@ -16,6 +17,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -135,26 +137,94 @@ def sysbench_result(out: str) -> SysbenchRun:
 
 # ---------------------------------------------------------------- servers
 POOL = "--thread-handling=pool-of-threads"
+ROW = "--binlog-format=ROW"
+"""Every side-by-side run logs rows on both sides (the same work): rpl's default, said
+explicitly; MariaDB's default is MIXED."""
+STATEMENT = "--binlog-format=STATEMENT"
 PER_CONNECTION = "rpl thread per connection"
 """The installed build with one thread per connection, beside ``rpl`` (the pool)."""
 PURE = "rpl pure Python"
 """The pure build's name in the results (with the pool), beside ``rpl`` (the installed,
 compiled build)."""
+RPL_STATEMENT = "rpl STATEMENT"
+"""``rpl`` (installed build, the pool) logging statements (``--binlog-format=STATEMENT``),
+beside ``rpl`` logging rows: what ROW costs rpl."""
 
 
-def rpl_builds() -> list[tuple[str, dict[str, str], list[str]]]:
-    """(name, environment, options) of each rpl server to measure: the installed build
-    with thread_handling=pool-of-threads as ``rpl``, the same with one thread per
+def rpl_builds(statement: bool = False) -> list[tuple[str, dict[str, str], list[str]]]:
+    """(name, environment, options) of each rpl server to measure, all logging rows: the
+    installed build with thread_handling=pool-of-threads as ``rpl``, with ``statement``
+    the same logging statements (:data:`RPL_STATEMENT`), the same with one thread per
     connection, and when the installed build is compiled, the pure Python source with
     the pool.
     """
-    builds: list[tuple[str, dict[str, str], list[str]]] = [
-        ("rpl", {}, [POOL]),
-        (PER_CONNECTION, {}, []),
-    ]
+    builds: list[tuple[str, dict[str, str], list[str]]] = [("rpl", {}, [POOL, ROW])]
+    if statement:
+        builds.append((RPL_STATEMENT, {}, [POOL, STATEMENT]))
+    builds.append((PER_CONNECTION, {}, [ROW]))
     if installed_build() == "compiled":
-        builds.append((PURE, {"PYTHONPATH": str(SOURCE)}, [POOL]))
+        builds.append((PURE, {"PYTHONPATH": str(SOURCE)}, [POOL, ROW]))
     return builds
+
+
+def binlog_bytes(port: int) -> int:
+    """The sizes of the server's binlog files summed (SHOW BINARY LOGS: the same on rpl
+    and MariaDB); the growth across a run over its transactions is the bytes each logged.
+    """
+    connection = pymysql.connect(host="127.0.0.1", port=port, user="root")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW BINARY LOGS")
+            return sum(int(row[1]) for row in cursor.fetchall())
+    finally:
+        connection.close()
+
+
+def per_transaction(grown: int, transactions: int) -> float | None:
+    """Binlog bytes per transaction (None when the run committed none)."""
+    return grown / transactions if transactions else None
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    """A / b, or None when either is missing or b is 0."""
+    return None if a is None or not b else float(a) / float(b)
+
+
+def round_ratios(runs: Sequence[dict[str, Any]], a: str, b: str, **cell: Any) -> list[float]:
+    """Server ``a``'s tps over server ``b``'s, round by round (the runs seconds apart), in
+    the cell whose runs have the values of ``cell``.
+    """
+
+    def by_round(server: str) -> dict[int, float]:
+        return {
+            r["round"]: float(r["tps"])
+            for r in runs
+            if r["server"] == server and all(r[k] == v for k, v in cell.items())
+        }
+
+    first, second = by_round(a), by_round(b)
+    return [first[n] / second[n] for n in sorted(first) if second.get(n)]
+
+
+def median_cells(
+    runs: Sequence[dict[str, Any]], keys: Sequence[str], by: str = "tps"
+) -> list[dict[str, Any]]:
+    """One row per cell (the runs with the same ``keys``): its median run by ``by`` (the
+    lower middle one for an even count), with every run's value in round order
+    (``<by>_runs``), the lowest and the highest (``<by>_min``, ``<by>_max``).
+    """
+    cells: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for run in runs:
+        cells.setdefault(tuple(run[k] for k in keys), []).append(run)
+    rows = []
+    for cell in cells.values():
+        values = [run[by] for run in cell]
+        middle = statistics.median_low(values)
+        median = next(run for run in cell if run[by] == middle)
+        rows.append(
+            {**median, f"{by}_runs": values, f"{by}_min": min(values), f"{by}_max": max(values)}
+        )
+    return rows
 
 
 class MariaDB:
@@ -199,6 +269,7 @@ class MariaDB:
                 "--max-connections=500",
                 f"--pid-file={self.datadir}/mariadb.pid",
                 "--skip-name-resolve=0",
+                ROW,
                 *self.options,
             ],
             stdout=subprocess.DEVNULL,
@@ -246,25 +317,60 @@ def rpl_status(server: ServerProcess) -> dict[str, int]:
 Server = ServerProcess | MariaDB
 
 
-def each_server(root: Path) -> Iterator[tuple[str, Server, Callable[[], dict[str, int]]]]:
-    """(name, server, its status counters) for each rpl build, then MariaDB: each started
-    under ``root`` with an empty ``sbtest`` database, and stopped before the next starts.
-    """
-    servers: list[tuple[str, Server, Callable[[], dict[str, int]]]] = []
-    for name, env, options in rpl_builds():
+Measured = tuple[str, Server, Callable[[], dict[str, int]]]
+"""(name, server, its status counters)."""
+
+
+def _servers(root: Path, statement: bool, wanted: Sequence[str] | None) -> list[Measured]:
+    """Each rpl build, then MariaDB (of ``wanted``, when given), not started yet."""
+    servers: list[Measured] = []
+    for name, env, options in rpl_builds(statement):
         rpl = ServerProcess(root / name.replace(" ", "_"), options=options, env=env)
         servers.append((name, rpl, functools.partial(rpl_status, rpl)))
     mariadb = MariaDB(root)
     servers.append(("MariaDB", mariadb, mariadb.status))
-    for name, server, status in servers:
-        server.start()
+    return [s for s in servers if wanted is None or s[0] in wanted]
+
+
+def _start(name: str, server: Server) -> None:
+    """Start ``server`` with an empty ``sbtest`` database."""
+    server.start()
+    connection = pymysql.connect(host="127.0.0.1", port=server.port, user="root")
+    connection.cursor().execute("CREATE DATABASE sbtest")
+    connection.close()
+    print(f"{name}: started on port {server.port}", flush=True)
+
+
+def each_server(root: Path) -> Iterator[Measured]:
+    """(name, server, its status counters) for each rpl build, then MariaDB: each started
+    under ``root`` with an empty ``sbtest`` database, and stopped before the next starts.
+    """
+    for name, server, status in _servers(root, False, None):
+        _start(name, server)
         try:
-            pymysql.connect(host="127.0.0.1", port=server.port, user="root").cursor().execute(
-                "CREATE DATABASE sbtest"
-            )
-            print(f"{name}:", flush=True)
             yield name, server, status
         finally:
+            server.stop()
+
+
+@contextlib.contextmanager
+def all_servers(
+    root: Path, statement: bool = True, wanted: Sequence[str] | None = None
+) -> Iterator[list[Measured]]:
+    """Every rpl build (with ``statement``, :data:`RPL_STATEMENT` too) and MariaDB, or
+    those of ``wanted``, started at once under ``root``, each with an empty ``sbtest``
+    database, so the measurements can take turns (a cell's servers run seconds apart, and
+    the machine's drift stays out of their ratios); all stopped after the block.
+    """
+    servers = _servers(root, statement, wanted)
+    started: list[Server] = []
+    try:
+        for name, server, _ in servers:
+            _start(name, server)
+            started.append(server)
+        yield servers
+    finally:
+        for server in started:
             server.stop()
 
 
@@ -317,14 +423,33 @@ def add_out_argument(parser: Any) -> None:
     )
 
 
+def int_list(text: str) -> list[int]:
+    """``1,4,16`` -> [1, 4, 16] (an argparse type)."""
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def name_list(text: str) -> list[str]:
+    """``a, b`` -> ["a", "b"] (an argparse type)."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_list_argument(
+    parser: Any, option: str, default: Sequence[Any], what: str, kind: Callable[[str], Any]
+) -> None:
+    """``option A,B``: a comma-separated list (``kind``: :func:`int_list` or
+    :func:`name_list`) of ``what``, all of ``default`` unless given.
+    """
+    parser.add_argument(
+        option,
+        default=list(default),
+        type=kind,
+        help=f"{what}, comma-separated (default {','.join(map(str, default))})",
+    )
+
+
 def add_servers_argument(parser: Any, servers: Sequence[str]) -> None:
     """``--servers A,B``: which of ``servers`` to run (all by default), as a list."""
-    parser.add_argument(
-        "--servers",
-        default=list(servers),
-        type=lambda text: [name.strip() for name in text.split(",")],
-        help=f"which to run, comma-separated (default {','.join(servers)})",
-    )
+    add_list_argument(parser, "--servers", servers, "which to run", name_list)
 
 
 def pyplot() -> Any:

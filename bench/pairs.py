@@ -16,7 +16,7 @@ from typing import Any
 
 import pymysql
 
-from common import BenchFailure, MariaDB
+from common import ROW, RPL_STATEMENT, STATEMENT, BenchFailure, MariaDB, binlog_bytes
 from rpl.core.testing.process import ServerProcess
 
 POLL_EVERY = 0.1
@@ -107,6 +107,10 @@ class Pair:
 
     def version(self) -> str:
         return str(self.value(self.source(), "SELECT VERSION()"))
+
+    def binlog_bytes(self) -> int:
+        """The source's binlog files' sizes summed (:func:`common.binlog_bytes`)."""
+        return binlog_bytes(self.source_port())
 
     # shared
     def connect(self, port: int) -> Any:
@@ -231,17 +235,28 @@ class Pair:
 
 
 class RplPair(Pair):
+    """rpl source + replica, both logging rows (``--binlog-format=ROW``, said explicitly)."""
+
     name = "rpl"
+    FORMAT = ROW
     source_server: ServerProcess
     replica_server: ServerProcess
 
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.prefix = self.name.replace(" ", "-")
+        """The data directories' prefix (a pair of each format may share ``root``)."""
+
+    def server(self, role: str, server_id: int, *options: str) -> ServerProcess:
+        """One server of the pair, ``role`` source or replica, started."""
+        return ServerProcess(
+            self.root / f"{self.prefix}-{role}",
+            options=["--server-id", str(server_id), self.FORMAT, *options],
+        ).start()
+
     def start(self) -> None:
-        self.source_server = ServerProcess(
-            self.root / "rpl-source", options=["--server-id", "1"]
-        ).start()
-        self.replica_server = ServerProcess(
-            self.root / "rpl-replica", options=["--server-id", "2"]
-        ).start()
+        self.source_server = self.server("source", 1)
+        self.replica_server = self.server("replica", 2)
 
     def stop(self) -> None:
         self.close()
@@ -271,11 +286,19 @@ class RplPair(Pair):
         )
 
 
+class RplStatementPair(RplPair):
+    """rpl source + replica logging statements (``--binlog-format=STATEMENT``)."""
+
+    name = RPL_STATEMENT
+    FORMAT = STATEMENT
+
+
 class MariaDBPair(Pair):
     name = "MariaDB"
     source_server: MariaDB
     replica_server: MariaDB
-    OPTIONS = ("--binlog-format=ROW", "--log-slave-updates=ON")
+    OPTIONS = ("--log-slave-updates=ON",)
+    """Beside :class:`MariaDB`'s own (log_bin, ``--binlog-format=ROW``, sync_binlog=1)."""
 
     def start(self) -> None:
         self.source_server = MariaDB(self.root, "mariadb-source", 1, self.OPTIONS).start()

@@ -2,10 +2,12 @@
 
 Not a test: ``tox -e bench`` runs it after ``sysbench_vs_mariadb.py``. For each server
 kind it starts a source and a replica on this machine (loopback, durable commits: rpl's
-defaults, sync_binlog=1; MariaDB log_bin, binlog_format=ROW, sync_binlog=1,
-innodb_flush_log_at_trx_commit=1, log_slave_updates=ON, a single-threaded applier with
-MASTER_USE_GTID=slave_pos)
-and measures two things:
+defaults, sync_binlog=1, ``--binlog-format=ROW`` said explicitly; MariaDB log_bin,
+binlog_format=ROW, sync_binlog=1, innodb_flush_log_at_trx_commit=1, log_slave_updates=ON,
+a single-threaded applier with MASTER_USE_GTID=slave_pos), and a third pair, ``rpl
+STATEMENT``: rpl with ``--binlog-format=STATEMENT`` on both sides. The pairs run at once
+and take turns, phase by phase (every pair's catch-up, then every pair's steady state),
+and it measures two things:
 
 1. Catch-up: with the replica stopped, the source commits ``--transactions`` single-row
    INSERT transactions (autocommit, 16 client connections); then START SLAVE and time
@@ -17,7 +19,8 @@ and measures two things:
    of transactions it is behind are sampled; after the load stops, the time the replica
    needs to catch up.
 
-Writes docs/bench/replication.md, replication.json and replication.png.
+Each phase also records the bytes the source's binlog grew by (SHOW BINARY LOGS, summed)
+per transaction. Writes docs/bench/replication.md, replication.json and replication.png.
 """
 
 from __future__ import annotations
@@ -27,18 +30,22 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pymysql
 
 from common import (
+    RPL_STATEMENT,
     add_out_argument,
     add_servers_argument,
     fmt,
     machine_line,
+    per_transaction,
     publish,
     pyplot,
+    ratio,
     save_figure,
     sysbench,
     sysbench_result,
@@ -50,12 +57,15 @@ from pairs import (
     Pair,
     ReplicationFailure,
     RplPair,
+    RplStatementPair,
     behind,
 )
 
 LOAD_THREADS = 16
 SAMPLE_EVERY = 0.5
-SERVERS = ("rpl", "MariaDB")
+SERVERS = ("rpl", RPL_STATEMENT, "MariaDB")
+PAIRS = (RplPair, RplStatementPair, MariaDBPair)
+COLOURS = {"rpl": "tab:blue", RPL_STATEMENT: "tab:green", "MariaDB": "tab:orange"}
 
 
 # ---------------------------------------------------------------- phases
@@ -117,7 +127,9 @@ def catch_up(pair: Pair, count: int) -> dict[str, Any]:
         f"SQL {status.get('Slave_SQL_Running')}); loading the source",
         flush=True,
     )
+    size = pair.binlog_bytes()
     load_tps = insert_load(pair, count, LOAD_THREADS)
+    grown = pair.binlog_bytes() - size
     gap = behind(pair.source_gtids(), pair.replica_gtids())
     print(
         f"    {pair.name} source committed {count} transactions at {load_tps:.0f}/s; "
@@ -145,6 +157,8 @@ def catch_up(pair: Pair, count: int) -> dict[str, Any]:
         "server": pair.name,
         "transactions": gap,
         "source_load_tps": load_tps,
+        "binlog_bytes": grown,
+        "binlog_bytes_per_trx": per_transaction(grown, count),
         "seconds": seconds,
         "applied_tps": gap / seconds,
         "replica_rows": rows,
@@ -196,6 +210,7 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
 
     runner = threading.Thread(target=load, daemon=True)
     samples: list[dict[str, Any]] = []
+    size = pair.binlog_bytes()
     started = time.monotonic()
     runner.start()
     next_sample = started
@@ -224,6 +239,7 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
     if failures:
         raise ReplicationFailure(f"{pair.name} sysbench failed: {failures[0]}")
     committed, tps, _ = sysbench_result(output[0])
+    grown = pair.binlog_bytes() - size
     gap_at_end, status = pair.lag()
     print(
         f"    {pair.name} load ended: source {tps:.0f} tps ({committed} transactions); "
@@ -283,6 +299,8 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
         "threads": LOAD_THREADS,
         "source_tps": tps,
         "source_transactions": committed,
+        "binlog_bytes": grown,
+        "binlog_bytes_per_trx": per_transaction(grown, committed),
         "sbm_mean": sum(during) / len(during) if during else None,
         "sbm_max": max(during) if during else None,
         "sbm_null_samples": sum(
@@ -313,21 +331,64 @@ def steady_state(pair: Pair, duration: int) -> dict[str, Any]:
     return result
 
 
-def measure(pair: Pair, transactions: int, duration: int, results: dict[str, Any]) -> None:
-    print(f"{pair.name}:", flush=True)
-    pair.start()
+def record_failure(pair: Pair, exc: BaseException, results: dict[str, Any]) -> None:
+    text = str(exc) if isinstance(exc, ReplicationFailure) else f"{exc!r}\n{pair.logs()}"
+    print(f"  {pair.name} FAILED: {text}", flush=True)
+    results["failures"].append({"server": pair.name, "error": text})
+
+
+def measure(
+    pairs: Sequence[Pair], transactions: int, duration: int, results: dict[str, Any]
+) -> None:
+    """Start every pair, then run each phase on each pair in turn (seconds apart); a pair
+    that fails is recorded and left out from then on.
+    """
+    live: list[Pair] = []
     try:
-        results["versions"][pair.name] = pair.version()
-        pair.setup()
-        pair.wait_caught_up(120)
-        results["catch_up"].append(catch_up(pair, transactions))
-        results["steady"].append(steady_state(pair, duration))
-    except (ReplicationFailure, pymysql.MySQLError) as exc:
-        text = str(exc) if isinstance(exc, ReplicationFailure) else f"{exc!r}\n{pair.logs()}"
-        print(f"  {pair.name} FAILED: {text}", flush=True)
-        results["failures"].append({"server": pair.name, "error": text})
+        for pair in pairs:
+            print(f"{pair.name}: starting a source + replica", flush=True)
+            live.append(pair)
+            try:
+                pair.start()
+                results["versions"][pair.name] = pair.version()
+                pair.setup()
+                pair.wait_caught_up(120)
+            except (ReplicationFailure, pymysql.MySQLError, RuntimeError) as exc:
+                record_failure(pair, exc, results)
+                live.remove(pair)
+                pair.stop()
+        for key in ("catch_up", "steady"):
+            for pair in list(live):
+                try:
+                    results[key].append(
+                        catch_up(pair, transactions)
+                        if key == "catch_up"
+                        else steady_state(pair, duration)
+                    )
+                except (ReplicationFailure, pymysql.MySQLError) as exc:
+                    record_failure(pair, exc, results)
+                    live.remove(pair)
+                    pair.stop()
     finally:
-        pair.stop()
+        for pair in live:
+            pair.stop()
+
+
+def ratios(results: dict[str, Any]) -> None:
+    """rpl/MariaDB and rpl ROW/STATEMENT of the catch-up rate and the steady state's
+    source tps, into ``results``.
+    """
+    catch = {r["server"]: r["applied_tps"] for r in results["catch_up"]}
+    steady = {r["server"]: r["source_tps"] for r in results["steady"]}
+    results["ratios"] = {
+        "catch_up_rpl_over_mariadb": ratio(catch.get("rpl"), catch.get("MariaDB")),
+        "catch_up_rpl_row_over_statement": ratio(catch.get("rpl"), catch.get(RPL_STATEMENT)),
+        "steady_source_tps_rpl_over_mariadb": ratio(steady.get("rpl"), steady.get("MariaDB")),
+        "steady_source_tps_rpl_row_over_statement": ratio(
+            steady.get("rpl"), steady.get(RPL_STATEMENT)
+        ),
+    }
+    results["catch_up_ratio_rpl_over_mariadb"] = results["ratios"]["catch_up_rpl_over_mariadb"]
 
 
 # ---------------------------------------------------------------- output
@@ -344,62 +405,70 @@ def table(results: dict[str, Any]) -> str:
         "",
         f"Source and replica on one machine ({p['machine']}), loopback. rpl "
         f"{results['versions'].get('rpl', '?')}: defaults (sync_binlog=1, "
-        "log_replica_updates=ON, statement-form binlog, GTID auto-position). MariaDB "
+        "log_replica_updates=ON, GTID auto-position), `--binlog-format=ROW` on both "
+        f"servers; `{RPL_STATEMENT}`: the same with `--binlog-format=STATEMENT`. MariaDB "
         f"{results['versions'].get('MariaDB', '?')}: log_bin, binlog_format=ROW, "
         "sync_binlog=1, innodb_flush_log_at_trx_commit=1, log_slave_updates=ON (both "
         "replicas write a binlog), MASTER_USE_GTID=slave_pos, single-threaded applier "
         "(MariaDB's default), otherwise defaults. rpl's applier commits independent "
         "transactions as one group (rpl_applier_batch_size=64, WRITESET tracking on the "
-        "source).",
+        "source). The three pairs run at once and take turns, phase by phase. "
+        "*binlog B/trx*: the source's binlog growth (SHOW BINARY LOGS sizes summed) "
+        "during the load over its transactions.",
         "",
         f"## Catch-up ({p['transactions']} single-row INSERT transactions committed on the "
         f"source by {LOAD_THREADS} connections while the replica was stopped, then START SLAVE)",
         "",
-        "| server | transactions | source load rate /s (Python client) | catch-up s | "
-        "applied trx/s | "
-        "CHECKSUM TABLE equal |",
-        "|---|---|---|---|---|---|",
+        "| server | transactions | source load rate /s (Python client) | binlog B/trx | "
+        "catch-up s | applied trx/s | CHECKSUM TABLE equal |",
+        "|---|---|---|---|---|---|---|",
     ]
     for server in SERVERS:
         r = catch.get(server)
         if r is None:
-            lines.append(f"| {server} | {_missing(results, server)} | | | | |")
+            lines.append(f"| {server} | {_missing(results, server)} | | | | | |")
             continue
         lines.append(
             f"| {server} | {r['transactions']} | {r['source_load_tps']:.0f} | "
+            f"{fmt(r.get('binlog_bytes_per_trx'), '.0f')} | "
             f"{r['seconds']:.2f} | {r['applied_tps']:.0f} | "
             f"{'yes' if r['checksum_equal'] else 'NO'} |"
         )
-    if "rpl" in catch and "MariaDB" in catch:
-        ratio = catch["rpl"]["applied_tps"] / catch["MariaDB"]["applied_tps"]
-        lines += ["", f"Catch-up rate ratio rpl/MariaDB: **{ratio:.2f}**"]
+    q = results["ratios"]
+    lines += [
+        "",
+        f"Catch-up rate ratio rpl/MariaDB: **{fmt(q['catch_up_rpl_over_mariadb'])}**; "
+        f"rpl ROW/STATEMENT: **{fmt(q['catch_up_rpl_row_over_statement'])}**",
+    ]
     lines += [
         "",
         f"## Steady state (sysbench oltp_insert, {LOAD_THREADS} threads, {p['duration']} s, "
         f"sampled every {SAMPLE_EVERY} s)",
         "",
-        "| server | source tps | replica applied trx/s during load | "
+        "| server | source tps | binlog B/trx | replica applied trx/s during load | "
         "Seconds_Behind_Master mean | max | transactions behind mean | max | "
         "behind at load end | catch-up after load s | CHECKSUM TABLE equal |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for server in SERVERS:
         r = steady.get(server)
         if r is None:
-            lines.append(f"| {server} | {_missing(results, server)} | | | | | | | | |")
+            lines.append(f"| {server} | {_missing(results, server)} | | | | | | | | | |")
             continue
         lines.append(
-            f"| {server} | {r['source_tps']:.0f} | {r['replica_tps_during_load']:.0f} | "
+            f"| {server} | {r['source_tps']:.0f} | "
+            f"{fmt(r.get('binlog_bytes_per_trx'), '.0f')} | "
+            f"{r['replica_tps_during_load']:.0f} | "
             f"{fmt(r['sbm_mean'])} | {fmt(r['sbm_max'], 'd')} | {r['behind_mean']:.0f} | "
             f"{r['behind_max']} | {r['behind_at_load_end']} | "
             f"{r['catch_up_after_load_s']:.2f} | {'yes' if r['checksum_equal'] else 'NO'} |"
         )
-    if "rpl" in steady and "MariaDB" in steady:
-        lines += [
-            "",
-            "Source tps ratio rpl/MariaDB: "
-            f"**{steady['rpl']['source_tps'] / steady['MariaDB']['source_tps']:.2f}**",
-        ]
+    lines += [
+        "",
+        "Source tps ratio rpl/MariaDB: "
+        f"**{fmt(q['steady_source_tps_rpl_over_mariadb'])}**; rpl ROW/STATEMENT: "
+        f"**{fmt(q['steady_source_tps_rpl_row_over_statement'])}**",
+    ]
     for failure in results["failures"]:
         lines += [
             "",
@@ -418,11 +487,11 @@ def plot(results: dict[str, Any], path: Path) -> None:
     catch = {r["server"]: r for r in results["catch_up"]}
     names = [s for s in SERVERS if s in catch]
     rates = [catch[s]["applied_tps"] for s in names]
-    drawn = bars.bar(names, rates, color=["tab:blue", "tab:orange"][: len(names)])
+    drawn = bars.bar(names, rates, color=[COLOURS[n] for n in names])
     bars.bar_label(drawn, fmt="%.0f")
     bars.set_ylabel("transactions/s applied")
     bars.set_title(f"catch-up of {results['parameters']['transactions']} transactions")
-    for server, style in (("rpl", "tab:blue"), ("MariaDB", "tab:orange")):
+    for server, style in COLOURS.items():
         run = next((r for r in results["steady"] if r["server"] == server), None)
         if run is None:
             continue
@@ -471,14 +540,9 @@ def main() -> int:
         "failures": [],
     }
     with tempfile.TemporaryDirectory(prefix="rpl-bench-") as root:
-        for pair_class in (RplPair, MariaDBPair):
-            if pair_class.name in wanted:
-                measure(pair_class(Path(root)), args.transactions, args.duration, results)
-    catch = {r["server"]: r for r in results["catch_up"]}
-    if "rpl" in catch and "MariaDB" in catch:
-        results["catch_up_ratio_rpl_over_mariadb"] = (
-            catch["rpl"]["applied_tps"] / catch["MariaDB"]["applied_tps"]
-        )
+        pairs = [kind(Path(root)) for kind in PAIRS if kind.name in wanted]
+        measure(pairs, args.transactions, args.duration, results)
+    ratios(results)
     publish(args.out, "replication", results, table(results), plot)
     return 1 if results["failures"] else 0
 

@@ -11,11 +11,15 @@ each mode:
   both with ``rpl_semi_sync_master_enabled=ON``, ``rpl_semi_sync_master_timeout`` =
   100000000 ms (never reached), ``rpl_semi_sync_master_wait_point`` = the mode, and
   ``rpl_semi_sync_slave_enabled=ON`` on the replica;
+* ``rpl STATEMENT``: rpl as above with ``--binlog-format=STATEMENT`` on both servers (rpl
+  and MariaDB log rows, ``--binlog-format=ROW``, the same work), to show what logging
+  rows costs rpl in each mode;
 * rpl's design before WL#6630 (the source started with
   ``RPL_SEMISYNC_ACK_IN_DUMP_THREAD=1``: the dump thread reads each ACK itself, there is no
   ACK receiver thread), AFTER_SYNC, at those of 16 and 32 threads that ``--threads`` has.
 
-Durable commits everywhere: rpl's defaults (sync_binlog=1, GTID auto-position), the rpl
+Durable commits everywhere: rpl's defaults (sync_binlog=1, GTID auto-position,
+binlog_format=ROW passed explicitly), the rpl
 source with ``thread_handling=pool-of-threads`` (MariaDB's default, one thread per
 connection, is its own); MariaDB
 sync_binlog=1, innodb_flush_log_at_trx_commit=1, binlog_format=ROW, log_slave_updates=ON,
@@ -24,8 +28,8 @@ replicates as root (with semisync enabled from the start, a commit made before a
 semisync replica is connected, such as CREATE USER, would wait for the timeout).
 
 The pairs of one mode run at the same time and take turns: each cell (mode, thread
-count) is measured ``--rounds`` times (default 3), and within a round rpl, MariaDB and
-the dump-thread design run one after the other, seconds apart. A cell's figures are
+count) is measured ``--rounds`` times (default 3), and within a round rpl, rpl STATEMENT,
+MariaDB and the dump-thread design run one after the other, seconds apart. A cell's figures are
 those of its median run by tps, with the lowest and highest tps beside them. On a
 shared two-CPU machine one run of a cell varied by about ±15% from minute to minute;
 alternating the servers keeps such drift out of the ratios, and the per-round ratios
@@ -41,9 +45,10 @@ never fired); rpl runs an ACK receiver thread exactly when not in the dump-threa
 and only the dump-thread design counts ``_net_waits``; after each cell the replica
 catches up, and at the end CHECKSUM TABLE agrees on both sides.
 
-Each run records tps and p95 latency (sysbench's), the commit group size, yes_tx/no_tx
-and the average ACK wait; the report gives the rpl/MariaDB tps ratio (of the median runs)
-per mode and thread count, the per-round ratios of the target cell, and the
+Each run records tps and p95 latency (sysbench's), the commit group size, yes_tx/no_tx,
+the average ACK wait and the source's binlog growth (SHOW BINARY LOGS, summed) per
+transaction; the report gives the rpl/MariaDB and rpl ROW/STATEMENT tps ratios (of the
+median runs) per mode and thread count, the per-round ratios of the target cells, and the
 ACK-receiver/dump-thread tps ratio. Writes docs/bench/semisync.md, semisync.json
 (every run, and the cells) and semisync.png (median tps and p95; bars from the lowest
 to the highest run).
@@ -59,7 +64,6 @@ import os
 import platform
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,25 +75,34 @@ from typing import Any
 import pymysql
 
 from common import (
+    ROW,
+    RPL_STATEMENT,
+    STATEMENT,
     MariaDB,
+    add_list_argument,
     add_out_argument,
     add_servers_argument,
     cpu_model,
     fmt,
     installed_build,
+    int_list,
     interpreter,
+    median_cells,
+    name_list,
+    per_transaction,
     publish,
     pyplot,
+    ratio,
+    round_ratios,
     save_figure,
     sysbench,
     sysbench_result,
 )
 from pairs import MariaDBPair, Pair, ReplicationFailure, RplPair
-from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.topology import replicate
 from rpl.semisync_master.plugin import ACK_IN_DUMP_THREAD_ENV
 
-SERVERS = ("rpl", "MariaDB")
+SERVERS = ("rpl", RPL_STATEMENT, "MariaDB")
 MODES = ("async", "AFTER_SYNC", "AFTER_COMMIT")
 DUMP_THREAD_THREADS = (16, 32)
 TARGET_THREADS = 16
@@ -145,6 +158,11 @@ class Config:
     @property
     def key(self) -> str:
         return f"{self.server}/{self.mode}" + ("/dump-thread" if self.dump_thread else "")
+
+    @property
+    def rpl(self) -> bool:
+        """An rpl pair (logging rows or statements), not MariaDB."""
+        return self.server != "MariaDB"
 
     def threads(self, wanted: Sequence[int]) -> list[int]:
         """The thread counts measured: all of ``wanted``; 16 and 32 for the dump thread."""
@@ -208,27 +226,19 @@ class RplSemisyncPair(RplPair):
     def __init__(self, root: Path, config: Config) -> None:
         super().__init__(root)
         self.config = config
+        self.name = config.server
+        self.FORMAT = STATEMENT if config.server == RPL_STATEMENT else ROW
 
     def start(self) -> None:
         mode = self.config.mode
         plugin = [] if mode == "async" else ["--plugin-load=rpl_semi_sync_master"]
         with environment(ACK_IN_DUMP_THREAD_ENV, "1" if self.config.dump_thread else None):
-            self.source_server = ServerProcess(
-                self.root / "rpl-source",
-                options=[
-                    "--server-id",
-                    "1",
-                    "--thread-handling=pool-of-threads",
-                    *plugin,
-                    *source_options(mode),
-                ],
-            ).start()
+            self.source_server = self.server(
+                "source", 1, "--thread-handling=pool-of-threads", *plugin, *source_options(mode)
+            )
         plugin = [] if mode == "async" else ["--plugin-load=rpl_semi_sync_slave"]
         with environment(ACK_IN_DUMP_THREAD_ENV, None):
-            self.replica_server = ServerProcess(
-                self.root / "rpl-replica",
-                options=["--server-id", "2", *plugin, *replica_options(mode)],
-            ).start()
+            self.replica_server = self.server("replica", 2, *plugin, *replica_options(mode))
 
     def setup(self) -> None:
         replicate(self.replica_server, self.source_server, user="root", password="")
@@ -263,7 +273,7 @@ class MariaDBSemisyncPair(MariaDBPair):
 
 def make_pair(config: Config, root: Path) -> Any:
     root.mkdir(parents=True, exist_ok=True)
-    kind = RplSemisyncPair if config.server == "rpl" else MariaDBSemisyncPair
+    kind = RplSemisyncPair if config.rpl else MariaDBSemisyncPair
     return kind(root, config)
 
 
@@ -387,7 +397,12 @@ def wait_ready(pair: Any, config: Config, timeout: float = READY_TIMEOUT) -> Non
 
 # ---------------------------------------------------------------- cells
 def cell_row(
-    config: Config, threads: int, out: str, delta: dict[str, int], after: dict[str, int]
+    config: Config,
+    threads: int,
+    out: str,
+    delta: dict[str, int],
+    after: dict[str, int],
+    grown: int,
 ) -> dict[str, Any]:
     transactions, tps, p95 = sysbench_result(out)
     groups, waits = delta["Binlog_group_commits"], delta[f"{MASTER}tx_waits"]
@@ -400,6 +415,8 @@ def cell_row(
         "tps": tps,
         "p95_ms": p95,
         "transactions": transactions,
+        "binlog_bytes": grown,
+        "binlog_bytes_per_trx": per_transaction(grown, transactions),
         "commits": delta["Binlog_commits"],
         "group_size": delta["Binlog_commits"] / groups if groups else 0.0,
         "yes_tx": delta[f"{MASTER}yes_tx"],
@@ -416,7 +433,7 @@ def measure_cell(pair: Any, config: Config, threads: int, duration: int) -> dict
     """One sysbench oltp_insert run against the source."""
     wait_ready(pair, config)
     print(f"  {config.label:34} {threads:3} threads: {duration} s of oltp_insert ...", flush=True)
-    before = counters(pair)
+    before, size = counters(pair), pair.binlog_bytes()
     out = sysbench(
         pair.source_port(),
         "oltp_insert",
@@ -427,8 +444,8 @@ def measure_cell(pair: Any, config: Config, threads: int, duration: int) -> dict
         "--percentile=95",
         f"--forced-shutdown={FORCED_SHUTDOWN}",
     )
-    after = counters(pair)
-    row = cell_row(config, threads, out, {k: after[k] - before[k] for k in COUNTERS}, after)
+    after, grown = counters(pair), pair.binlog_bytes() - size
+    row = cell_row(config, threads, out, {k: after[k] - before[k] for k in COUNTERS}, after, grown)
     semisync = (
         f", yes_tx {row['yes_tx']}, no_tx {row['no_tx']}, avg ACK wait "
         f"{row['avg_ack_wait_us']:.0f} us"
@@ -437,7 +454,8 @@ def measure_cell(pair: Any, config: Config, threads: int, duration: int) -> dict
     )
     print(
         f"  {config.label:34} {threads:3} threads: {row['tps']:9.1f} tps, p95 "
-        f"{row['p95_ms']:7.2f} ms, group {row['group_size']:.2f}{semisync}",
+        f"{row['p95_ms']:7.2f} ms, group {row['group_size']:.2f}, binlog B/trx "
+        f"{fmt(row['binlog_bytes_per_trx'], '.0f')}{semisync}",
         flush=True,
     )
     return row
@@ -455,7 +473,7 @@ def check_cell(pair: Any, config: Config, row: dict[str, Any]) -> None:
         )
     if not row["yes_tx"]:
         raise SemisyncFailure(f"{config.label}, {row['threads']} threads: yes_tx did not move")
-    if config.server == "rpl":
+    if config.rpl:
         receivers, net_waits = ack_receivers(pair), row["net_waits"]
         if (receivers, bool(net_waits)) != (0 if config.dump_thread else 1, config.dump_thread):
             raise SemisyncFailure(
@@ -568,7 +586,9 @@ def run_mode(
     pairs: dict[str, tuple[Config, Any]] = {}
     try:
         for config in configs:
-            pair = start_pair(config, root / config.key.replace("/", "-"), results)
+            pair = start_pair(
+                config, root / config.key.replace("/", "-").replace(" ", "_"), results
+            )
             if pair is not None:
                 pairs[config.key] = (config, pair)
         for count in threads:
@@ -605,71 +625,57 @@ def find(
     return None
 
 
-def median_cells(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per cell: its median run by tps (the lower middle one for an even count),
-    with every run's tps (``tps_runs``, in round order), the lowest and the highest.
-    """
-    cells: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for run in runs:
-        key = (run["server"], run["mode"], run["threads"], run["dump_thread"])
-        cells.setdefault(key, []).append(run)
-    rows = []
-    for cell in cells.values():
-        tps = [run["tps"] for run in cell]
-        middle = statistics.median_low(tps)
-        median = next(run for run in cell if run["tps"] == middle)
-        rows.append({**median, "tps_runs": tps, "tps_min": min(tps), "tps_max": max(tps)})
-    return rows
+def modes(results: dict[str, Any]) -> list[str]:
+    """The modes this run measured (``--modes``), in :data:`MODES` order."""
+    return [m for m in MODES if m in results["parameters"]["modes"]]
 
 
-def round_ratios(results: dict[str, Any], mode: str, threads: int) -> list[float]:
-    """rpl/MariaDB tps of each round of one cell (the runs seconds apart)."""
-    rpl = {
-        r["round"]: r["tps"]
-        for r in results["runs"]
-        if (r["server"], r["mode"], r["threads"], r["dump_thread"]) == ("rpl", mode, threads, False)
-    }
-    mariadb = {
-        r["round"]: r["tps"]
-        for r in results["runs"]
-        if (r["server"], r["mode"], r["threads"]) == ("MariaDB", mode, threads)
-    }
-    return [rpl[n] / mariadb[n] for n in sorted(rpl) if mariadb.get(n)]
-
-
-def ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
+def tps_ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
     """A's tps over b's."""
-    if a is None or b is None or not b["tps"]:
-        return None
-    return float(a["tps"]) / float(b["tps"])
+    return None if a is None or b is None else ratio(a["tps"], b["tps"])
+
+
+def target(results: dict[str, Any], mode: str, a: str, b: str, floor: float) -> dict[str, Any]:
+    """Whether a/b tps reaches ``floor`` at the target thread count in ``mode``."""
+    value = tps_ratio(
+        find(results, a, mode, TARGET_THREADS), find(results, b, mode, TARGET_THREADS)
+    )
+    return {
+        "what": f"{a}/{b} tps >= {floor} at {TARGET_THREADS} threads, {mode}",
+        "ratio": value,
+        "met": None if value is None else value >= floor,
+        "round_ratios": round_ratios(
+            results["runs"], a, b, mode=mode, threads=TARGET_THREADS, dump_thread=False
+        ),
+    }
 
 
 def summarise(results: dict[str, Any]) -> None:
     """The cells (median runs) and the ratios the report states, into ``results``."""
-    results["cells"] = median_cells(results["runs"])
+    results["cells"] = median_cells(results["runs"], ("server", "mode", "threads", "dump_thread"))
     threads = results["parameters"]["threads"]
-    results["rpl_over_mariadb"] = {
-        mode: {
-            str(t): ratio(find(results, "rpl", mode, t), find(results, "MariaDB", mode, t))
-            for t in threads
+    for key, other in (("rpl_over_mariadb", "MariaDB"), ("rpl_row_over_statement", RPL_STATEMENT)):
+        results[key] = {
+            mode: {
+                str(t): tps_ratio(find(results, "rpl", mode, t), find(results, other, mode, t))
+                for t in threads
+            }
+            for mode in MODES
         }
-        for mode in MODES
-    }
     results["ack_receiver_over_dump_thread"] = {
-        str(t): ratio(
+        str(t): tps_ratio(
             find(results, "rpl", "AFTER_SYNC", t),
             find(results, "rpl", "AFTER_SYNC", t, dump_thread=True),
         )
         for t in threads
         if t in DUMP_THREAD_THREADS
     }
-    target = results["rpl_over_mariadb"]["AFTER_SYNC"].get(str(TARGET_THREADS))
-    results["target"] = {
-        "what": f"rpl/MariaDB tps >= 1.0 at {TARGET_THREADS} threads, AFTER_SYNC",
-        "ratio": target,
-        "met": None if target is None else target >= 1.0,
-        "round_ratios": round_ratios(results, "AFTER_SYNC", TARGET_THREADS),
-    }
+    results["target"] = target(results, "AFTER_SYNC", "rpl", "MariaDB", 1.0)
+    results["targets"] = [
+        target(results, mode, "rpl", other, floor)
+        for mode in ("async", "AFTER_SYNC")
+        for other, floor in (("MariaDB", 1.0), (RPL_STATEMENT, 0.95))
+    ]
     semisync = [r for r in results["runs"] if r["mode"] != "async"]
     results["no_tx_max"] = max((r["no_tx_total"] for r in semisync), default=None)
 
@@ -708,15 +714,20 @@ def mode_table(results: dict[str, Any], mode: str) -> list[str]:
         ["yes_tx", "no_tx", "avg ACK wait µs"] if semisync else []
     )
     head = (
-        ["threads"] + [f"{server} {c}" for server in SERVERS for c in columns] + ["rpl/MariaDB tps"]
+        ["threads"]
+        + [f"{server} {c}" for server in SERVERS for c in columns]
+        + ["rpl/MariaDB tps", "rpl ROW/STATEMENT tps"]
     )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in results["parameters"]["threads"]:
-        rows = [find(results, server, mode, t) for server in SERVERS]
+        rows = {server: find(results, server, mode, t) for server in SERVERS}
         cells = (
             [str(t)]
-            + [c for row in rows for c in _cells(row, semisync)]
-            + [f"**{fmt(ratio(rows[0], rows[1]))}**"]
+            + [c for row in rows.values() for c in _cells(row, semisync)]
+            + [
+                f"**{fmt(tps_ratio(rows['rpl'], rows['MariaDB']))}**",
+                f"**{fmt(tps_ratio(rows['rpl'], rows[RPL_STATEMENT]))}**",
+            ]
         )
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -724,29 +735,27 @@ def mode_table(results: dict[str, Any], mode: str) -> list[str]:
 
 def cost_table(results: dict[str, Any]) -> list[str]:
     """Each server's semisync tps relative to its own async tps."""
-    head = ["threads"] + [f"{s} {m}/async" for s in SERVERS for m in MODES[1:]]
+    head = ["threads"] + [f"{s} {m}/async" for s in SERVERS for m in modes(results)[1:]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in results["parameters"]["threads"]:
         cells = [str(t)] + [
-            fmt(ratio(find(results, s, m, t), find(results, s, "async", t)))
+            fmt(tps_ratio(find(results, s, m, t), find(results, s, "async", t)))
             for s in SERVERS
-            for m in MODES[1:]
+            for m in modes(results)[1:]
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
-def catch_up_table(results: dict[str, Any]) -> list[str]:
-    """Seconds the replica needed, after each cell, to apply what the source committed."""
-    head = ["threads"] + [f"{s} {m}" for m in MODES for s in SERVERS]
+def per_cell_table(results: dict[str, Any], key: str, spec: str) -> list[str]:
+    """One figure (``key``) of each server and mode, by thread count."""
+    head = ["threads"] + [f"{s} {m}" for m in modes(results) for s in SERVERS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in results["parameters"]["threads"]:
-        rows = [find(results, s, m, t) for m in MODES for s in SERVERS]
+        rows = [find(results, s, m, t) for m in modes(results) for s in SERVERS]
         lines.append(
             "| "
-            + " | ".join(
-                [str(t)] + [fmt(row.get("catch_up_s") if row else None, ".1f") for row in rows]
-            )
+            + " | ".join([str(t)] + [fmt(row.get(key) if row else None, spec) for row in rows])
             + " |"
         )
     return lines
@@ -783,8 +792,9 @@ def setup_text(results: dict[str, Any]) -> list[str]:
         f"{m['load_average_at_start']} at the start, {m['started']}), loopback.",
         "",
         f"- rpl {v.get('rpl', '?')} ({p.get('rpl_core_build', '?')} build of rpl-core): "
-        "defaults (sync_binlog=1, statement-form binlog, GTID "
-        "auto-position); semisync: `--plugin-load=rpl_semi_sync_master "
+        "defaults (sync_binlog=1, GTID auto-position), `--binlog-format=ROW` on both "
+        f"servers; `{RPL_STATEMENT}`: the same with `--binlog-format=STATEMENT`; "
+        "semisync: `--plugin-load=rpl_semi_sync_master "
         "--rpl-semi-sync-master-enabled=ON "
         f"--rpl-semi-sync-master-timeout={TIMEOUT_MS} "
         "--rpl-semi-sync-master-wait-point=MODE` on the source, "
@@ -803,11 +813,13 @@ def setup_text(results: dict[str, Any]) -> list[str]:
         "at the end of each pair's run.",
         "- Each cell shows its median run by tps (the lowest and highest tps of its runs "
         "in brackets); the other figures are the median run's; rpl/MariaDB divides the "
-        "median tps.",
+        "median tps; rpl ROW/STATEMENT divides rpl's median tps by rpl STATEMENT's.",
         "- *group size*: Binlog_commits / Binlog_group_commits on the source during the "
         "run. *yes_tx*, *no_tx*: the source's Rpl_semi_sync_master_yes_tx and _no_tx "
         "during the run (rpl counts waits as MySQL does: one per commit group with "
-        "AFTER_SYNC). *avg ACK wait*: tx_wait_time / tx_waits during the run.",
+        "AFTER_SYNC). *avg ACK wait*: tx_wait_time / tx_waits during the run. *binlog "
+        "bytes per transaction*: the source's binlog growth (SHOW BINARY LOGS sizes "
+        "summed) during the run over the transactions sysbench reported.",
     ]
 
 
@@ -830,15 +842,18 @@ def no_tx_text(results: dict[str, Any]) -> list[str]:
 
 
 def target_text(results: dict[str, Any]) -> list[str]:
-    target = results["target"]
-    if target["ratio"] is None:
-        return [f"Target ({target['what']}): not measured in this run."]
-    verdict = "met" if target["met"] else "**not met**"
-    rounds = ", ".join(f"{r:.2f}" for r in target["round_ratios"])
-    return [
-        f"Target ({target['what']}): measured **{target['ratio']:.2f}**, {verdict} "
-        f"(round by round: {rounds})."
-    ]
+    lines = []
+    for goal in results["targets"]:
+        if goal["ratio"] is None:
+            lines.append(f"- {goal['what']}: not measured in this run.")
+            continue
+        verdict = "met" if goal["met"] else "**not met**"
+        rounds = ", ".join(f"{r:.2f}" for r in goal["round_ratios"])
+        lines.append(
+            f"- {goal['what']}: measured **{goal['ratio']:.2f}**, {verdict} "
+            f"(round by round: {rounds})."
+        )
+    return lines
 
 
 def report(results: dict[str, Any]) -> str:
@@ -852,7 +867,7 @@ def report(results: dict[str, Any]) -> str:
         *target_text(results),
         "",
     ]
-    for mode in MODES:
+    for mode in modes(results):
         lines += [f"## {mode}", "", *mode_table(results, mode), ""]
     lines += [
         "## Semisync cost (tps relative to the same server's async run)",
@@ -862,7 +877,11 @@ def report(results: dict[str, Any]) -> str:
         "## Replica catch-up after each cell (s; semisync waits for the relay log "
         "write, not for the replica to apply)",
         "",
-        *catch_up_table(results),
+        *per_cell_table(results, "catch_up_s", ".1f"),
+        "",
+        "## Binlog bytes per transaction (the source's)",
+        "",
+        *per_cell_table(results, "binlog_bytes_per_trx", ".0f"),
         "",
         "## rpl: ACK receiver thread (WL#6630) against ACKs read in the dump thread",
         "",
@@ -885,7 +904,12 @@ def report(results: dict[str, Any]) -> str:
 
 def plot(results: dict[str, Any], path: Path) -> None:
     figure, (tps, p95) = pyplot().subplots(1, 2, figsize=(13, 5))
-    colours = {"rpl": "tab:blue", "MariaDB": "tab:orange", "dump": "tab:green"}
+    colours = {
+        "rpl": "tab:blue",
+        RPL_STATEMENT: "tab:purple",
+        "MariaDB": "tab:orange",
+        "dump": "tab:green",
+    }
     styles = {"async": "o-", "AFTER_SYNC": "s--", "AFTER_COMMIT": "^:"}
     configs = dict.fromkeys(
         (r["server"], r["mode"], r["dump_thread"], r["label"]) for r in results["cells"]
@@ -929,24 +953,16 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
 
 # ---------------------------------------------------------------- main
-def int_list(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip()]
-
-
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--threads",
-        type=int_list,
-        default=[1, 4, 16, 32],
-        help="sysbench thread counts, comma-separated (default 1,4,16,32)",
-    )
+    add_list_argument(parser, "--threads", (1, 4, 16, 32), "sysbench thread counts", int_list)
     parser.add_argument("--duration", type=int, default=10, help="seconds per run (default 10)")
     parser.add_argument(
         "--rounds", type=int, default=3, help="runs per cell, the servers taking turns (default 3)"
     )
+    add_list_argument(parser, "--modes", MODES, "modes", name_list)
     add_servers_argument(parser, SERVERS)
     add_out_argument(parser)
     return parser.parse_args()
@@ -962,6 +978,7 @@ def main() -> int:
             "threads": args.threads,
             "duration": args.duration,
             "rounds": args.rounds,
+            "modes": args.modes,
             "workload": "oltp_insert",
             "table_size": TABLE_SIZE,
             "timeout_ms": TIMEOUT_MS,
@@ -976,7 +993,7 @@ def main() -> int:
     }
     configs = configurations(servers, args.threads)
     with tempfile.TemporaryDirectory(prefix="rpl-bench-semisync-") as root:
-        for mode in MODES:
+        for mode in args.modes:
             run_mode(
                 [c for c in configs if c.mode == mode],
                 Path(root) / mode,

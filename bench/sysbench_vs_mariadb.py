@@ -2,10 +2,20 @@
 
 Not a test: ``tox -e bench`` runs it. Both servers run on this machine on loopback
 with a durable commit (rpl: sync_binlog=1; MariaDB: sync_binlog=1,
-innodb_flush_log_at_trx_commit=1, log_bin on). For each workload and thread count it
-records transactions/s and p95 latency, the rpl/MariaDB ratios, and each server's
-average binlog group size and fsyncs per transaction, then writes a Markdown table,
-a JSON file and a plot.
+innodb_flush_log_at_trx_commit=1, log_bin on), both logging rows (binlog_format=ROW, the
+same work; rpl's default, passed explicitly). For each workload and thread count it
+records transactions/s and p95 latency, the rpl/MariaDB ratios, each server's average
+binlog group size and fsyncs per transaction, and the bytes its binlog grew by per
+transaction sysbench reported (SHOW BINARY LOGS, summed, before and after the run), then
+writes a Markdown table, a JSON file and a plot.
+
+``rpl STATEMENT`` is ``rpl`` logging statements (``--binlog-format=STATEMENT``): the
+ROW/STATEMENT column is what logging rows costs rpl.
+
+All the servers run at once and take turns: for each workload and thread count, each
+server runs once per round (``--rounds``), seconds after the previous one, so the
+machine's drift (a shared two-CPU machine) stays out of the ratios as far as it can. A
+cell shows its median run by tps.
 
 ``rpl`` is the installed build with ``thread_handling=pool-of-threads``; the same build with
 one thread per connection (rpl's default, as MySQL's) runs beside it. When the installed
@@ -20,18 +30,31 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from common import (
     PER_CONNECTION,
     PURE,
+    RPL_STATEMENT,
+    Measured,
+    add_list_argument,
     add_out_argument,
-    each_server,
+    add_servers_argument,
+    all_servers,
+    binlog_bytes,
+    fmt,
+    installed_build,
+    int_list,
     interpreter,
+    machine_line,
+    median_cells,
+    name_list,
+    per_transaction,
     publish,
     pyplot,
+    ratio,
+    round_ratios,
     rpl_builds,
     save_figure,
     sysbench,
@@ -40,119 +63,294 @@ from common import (
 
 WORKLOADS = ("oltp_insert", "oltp_point_select", "oltp_write_only")
 THREADS = (1, 4, 16, 32)
+TARGET = ("oltp_insert", 16)
 Row = dict[str, Any]
-"""One measured point: server, workload, threads and the figures."""
+"""One measured point: server, workload, threads, round and the figures."""
+
+
+def measure_point(server: Measured, workload: str, threads: int, seconds: int, round_: int) -> Row:
+    """One sysbench run against one server, with its binlog's growth."""
+    name, process, status = server
+    before, size = status(), binlog_bytes(process.port)
+    out = sysbench(
+        process.port,
+        workload,
+        "run",
+        f"--threads={threads}",
+        f"--time={seconds}",
+        "--percentile=95",
+    )
+    after, grown = status(), binlog_bytes(process.port) - size
+    transactions, tps, p95 = sysbench_result(out)
+    commits = after["commits"] - before["commits"]
+    groups = after["groups"] - before["groups"]
+    fsyncs = after["fsyncs"] - before["fsyncs"]
+    row = {
+        "server": name,
+        "workload": workload,
+        "threads": threads,
+        "round": round_,
+        "tps": tps,
+        "p95_ms": p95,
+        "transactions": transactions,
+        "binlog_bytes": grown,
+        "binlog_bytes_per_trx": per_transaction(grown, transactions),
+        "group_size": commits / groups if groups else 0.0,
+        "fsyncs_per_trx": fsyncs / commits if commits else 0.0,
+    }
+    print(
+        f"  {name:26} {workload:18} {threads:3} threads, round {round_}: {tps:9.1f} tps, "
+        f"p95 {p95:7.2f} ms, group {row['group_size']:.2f}, "
+        f"fsyncs/trx {row['fsyncs_per_trx']:.2f}, binlog B/trx "
+        f"{fmt(row['binlog_bytes_per_trx'], '.0f')}",
+        flush=True,
+    )
+    return row
 
 
 def measure(
-    name: str, port: int, status: Callable[[], dict[str, int]], seconds: int, results: list[Row]
-) -> None:
-    for workload in WORKLOADS:
-        sysbench(port, workload, "prepare")
-        for threads in THREADS:
-            before = status()
-            out = sysbench(
-                port,
-                workload,
-                "run",
-                f"--threads={threads}",
-                f"--time={seconds}",
-                "--percentile=95",
-            )
-            after = status()
-            _, tps, p95 = sysbench_result(out)
-            commits = after["commits"] - before["commits"]
-            groups = after["groups"] - before["groups"]
-            fsyncs = after["fsyncs"] - before["fsyncs"]
-            row = {
-                "server": name,
-                "workload": workload,
-                "threads": threads,
-                "tps": tps,
-                "p95_ms": p95,
-                "group_size": commits / groups if groups else 0.0,
-                "fsyncs_per_trx": fsyncs / commits if commits else 0.0,
+    servers: list[Measured],
+    workloads: list[str],
+    threads: list[int],
+    seconds: int,
+    rounds: int,
+) -> list[Row]:
+    """Every cell, each server taking its turn in every round."""
+    runs: list[Row] = []
+    for workload in workloads:
+        for _, process, _ in servers:
+            sysbench(process.port, workload, "prepare")
+        for count in threads:
+            for round_ in range(1, rounds + 1):
+                for server in servers:
+                    runs.append(measure_point(server, workload, count, seconds, round_))
+        for _, process, _ in servers:
+            sysbench(process.port, workload, "cleanup")
+    return runs
+
+
+def find(results: dict[str, Any], server: str, workload: str, threads: int) -> Row | None:
+    return next(
+        (
+            r
+            for r in results["cells"]
+            if (r["server"], r["workload"], r["threads"]) == (server, workload, threads)
+        ),
+        None,
+    )
+
+
+def tps(row: Row | None) -> float | None:
+    return None if row is None else float(row["tps"])
+
+
+def p95_ratio(a: Row | None, b: Row | None) -> float | None:
+    if a is None or b is None:
+        return None
+    return ratio(a["p95_ms"], max(float(b["p95_ms"]), 0.01))
+
+
+def summarise(results: dict[str, Any]) -> None:
+    """The cells (median runs), each with its ratios, and the targets, into ``results``."""
+    results["cells"] = median_cells(results["runs"], ("server", "workload", "threads"))
+    for cell in results["cells"]:
+        mariadb = find(results, "MariaDB", cell["workload"], cell["threads"])
+        statement = find(results, RPL_STATEMENT, cell["workload"], cell["threads"])
+        cell["over_mariadb"] = ratio(cell["tps"], tps(mariadb))
+        if cell["server"] == "rpl":
+            cell["row_over_statement"] = ratio(cell["tps"], tps(statement))
+    rpl = find(results, "rpl", *TARGET)
+    cell = {"workload": TARGET[0], "threads": TARGET[1]}
+    results["targets"] = {
+        "cell": f"{TARGET[0]}, {TARGET[1]} threads",
+        **{
+            what: {
+                "ratio": value,
+                "met": None if value is None else value >= floor,
+                "round_ratios": round_ratios(results["runs"], "rpl", other, **cell),
             }
-            results.append(row)
-            print(
-                f"  {name:15} {workload:18} {threads:3} threads: {tps:9.1f} tps, "
-                f"p95 {p95:7.2f} ms, group {row['group_size']:.2f}, "
-                f"fsyncs/trx {row['fsyncs_per_trx']:.2f}",
-                flush=True,
+            for what, value, other, floor in (
+                (
+                    "rpl ROW/STATEMENT >= 0.95",
+                    None if rpl is None else rpl.get("row_over_statement"),
+                    RPL_STATEMENT,
+                    0.95,
+                ),
+                (
+                    "rpl/MariaDB >= 1.0",
+                    None if rpl is None else rpl["over_mariadb"],
+                    "MariaDB",
+                    1.0,
+                ),
             )
-        sysbench(port, workload, "cleanup")
+        },
+    }
 
 
-def table(results: list[Row]) -> str:
-    extra = [name for name, _, _ in rpl_builds()[1:] if any(r["server"] == name for r in results)]
-    lines = [
-        "| workload | threads | rpl tps | MariaDB tps | tps ratio | "
-        + "".join(f"{name} tps | ratio | " for name in extra)
-        + "rpl p95 ms | MariaDB p95 ms | p95 ratio | rpl group | rpl fsyncs/trx | "
-        "MariaDB group | MariaDB fsyncs/trx |",
-        "|" + "---|" * (12 + 2 * len(extra)),
-    ]
-    index = {(r["server"], r["workload"], r["threads"]): r for r in results}
-    for workload in WORKLOADS:
-        for threads in THREADS:
-            a, b = index[("rpl", workload, threads)], index[("MariaDB", workload, threads)]
-            mariadb_tps = float(b["tps"])
-            others = [index[(name, workload, threads)] for name in extra]
-            lines.append(
-                f"| {workload} | {threads} | {a['tps']:.0f} | {b['tps']:.0f} | "
-                f"{float(a['tps']) / mariadb_tps:.2f} | "
-                + "".join(
-                    f"{o['tps']:.0f} | {float(o['tps']) / mariadb_tps:.2f} | " for o in others
-                )
-                + f"{a['p95_ms']:.2f} | {b['p95_ms']:.2f} | "
-                f"{float(a['p95_ms']) / max(float(b['p95_ms']), 0.01):.2f} | "
-                f"{a['group_size']:.2f} | {a['fsyncs_per_trx']:.2f} | {b['group_size']:.2f} | "
-                f"{b['fsyncs_per_trx']:.2f} |"
+def table(results: dict[str, Any]) -> str:
+    servers = results["parameters"]["servers"]
+    others = [s for s in servers if s != "MariaDB"]
+    head = (
+        ["workload", "threads"]
+        + [f"{s} tps" for s in servers]
+        + [f"{s}/MariaDB" for s in others]
+        + ["rpl ROW/STATEMENT", "rpl p95 ms", "MariaDB p95 ms", "p95 ratio"]
+        + [f"{s} B/trx" for s in ("rpl", RPL_STATEMENT, "MariaDB") if s in servers]
+        + ["rpl group", "rpl fsyncs/trx", "MariaDB group", "MariaDB fsyncs/trx"]
+    )
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    p = results["parameters"]
+    for workload in p["workloads"]:
+        for threads in p["threads"]:
+            rows = {s: find(results, s, workload, threads) for s in servers}
+            a, b = rows.get("rpl"), rows.get("MariaDB")
+
+            def get(row: Row | None, key: str, spec: str = ".2f") -> str:
+                return fmt(None if row is None else row.get(key), spec)
+
+            cells = (
+                [workload, str(threads)]
+                + [get(rows[s], "tps", ".0f") for s in servers]
+                + [get(rows[s], "over_mariadb") for s in others]
+                + [
+                    get(a, "row_over_statement"),
+                    get(a, "p95_ms"),
+                    get(b, "p95_ms"),
+                    fmt(p95_ratio(a, b)),
+                ]
+                + [
+                    get(rows[s], "binlog_bytes_per_trx", ".0f")
+                    for s in ("rpl", RPL_STATEMENT, "MariaDB")
+                    if s in servers
+                ]
+                + [
+                    get(a, "group_size"),
+                    get(a, "fsyncs_per_trx"),
+                    get(b, "group_size"),
+                    get(b, "fsyncs_per_trx"),
+                ]
             )
+            if (workload, threads) == TARGET:
+                cells = [f"**{c}**" for c in cells]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def plot(results: list[Row], path: Path) -> None:
-    figure, axes = pyplot().subplots(1, len(WORKLOADS), figsize=(5 * len(WORKLOADS), 4))
-    for axis, workload in zip(axes, WORKLOADS, strict=True):
-        for server, style in (
-            ("rpl", "o-"),
-            (PER_CONNECTION, "v-."),
-            (PURE, "^:"),
-            ("MariaDB", "s--"),
-        ):
-            points = [r for r in results if r["server"] == server and r["workload"] == workload]
+def report(results: dict[str, Any]) -> str:
+    p = results["parameters"]
+    targets = results["targets"]
+    lines = [
+        "# sysbench: rpl against MariaDB 10.11",
+        "",
+        f"On {p['machine']}; rpl on {interpreter()}, {p['rpl_core_build']} build of "
+        f"rpl-core. Both log rows (binlog_format=ROW); `{RPL_STATEMENT}` is `rpl` "
+        "(pool-of-threads) with `--binlog-format=STATEMENT`. sync_binlog=1 everywhere, "
+        "MariaDB innodb_flush_log_at_trx_commit=1. "
+        f"{', '.join(p['workloads'])} at {', '.join(map(str, p['threads']))} threads, "
+        f"{p['rounds']} run(s) of {p['seconds']} s per server and cell, all the servers "
+        "running at once and taking turns (seconds apart); a cell is its median run by "
+        "tps. *X/MariaDB* and *rpl ROW/STATEMENT* divide median tps; *B/trx*: the "
+        "binlog's growth (SHOW BINARY LOGS sizes summed) during the run over the "
+        "transactions sysbench reported; *group*: Binlog_commits / Binlog_group_commits.",
+        "",
+        f"Targets at {targets['cell']}: "
+        + "; ".join(
+            f"{what}: **{fmt(t['ratio'])}** "
+            f"({'met' if t['met'] else 'not met' if t['met'] is not None else 'not measured'}; "
+            f"round by round {', '.join(f'{r:.2f}' for r in t['round_ratios']) or 'n/a'})"
+            for what, t in targets.items()
+            if what != "cell"
+        )
+        + ".",
+        "",
+        table(results),
+        "",
+        "![tps against threads](tps.png)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+STYLES = {
+    "rpl": ("o-", "tab:blue"),
+    RPL_STATEMENT: ("D-", "tab:purple"),
+    PER_CONNECTION: ("v-.", "tab:green"),
+    PURE: ("^:", "tab:red"),
+    "MariaDB": ("s--", "tab:orange"),
+}
+"""Each server's line and colour (rpl, rpl STATEMENT and MariaDB as in the replication
+and semisync plots)."""
+
+
+def plot(results: dict[str, Any], path: Path) -> None:
+    workloads = results["parameters"]["workloads"]
+    figure, axes = pyplot().subplots(1, len(workloads), figsize=(5 * len(workloads), 4))
+    axes = [axes] if len(workloads) == 1 else list(axes)
+    for axis, workload in zip(axes, workloads, strict=True):
+        for server, (style, colour) in STYLES.items():
+            points = [
+                r for r in results["cells"] if r["server"] == server and r["workload"] == workload
+            ]
+            points.sort(key=lambda r: int(r["threads"]))
             if not points:
                 continue
-            axis.plot(
-                [p["threads"] for p in points], [p["tps"] for p in points], style, label=server
+            axis.errorbar(
+                [p["threads"] for p in points],
+                [p["tps"] for p in points],
+                yerr=[
+                    [p["tps"] - p["tps_min"] for p in points],
+                    [p["tps_max"] - p["tps"] for p in points],
+                ],
+                fmt=style,
+                color=colour,
+                label=server,
+                capsize=3,
             )
         axis.set_title(workload)
         axis.set_xscale("log", base=2)
         axis.set_xlabel("threads")
         axis.set_ylabel("transactions/s")
-        axis.legend()
-    figure.suptitle("sysbench, durable commits (sync_binlog=1), loopback, same machine")
+        axis.legend(fontsize="small")
+    figure.suptitle(
+        "sysbench, durable commits (sync_binlog=1), binlog_format=ROW (and rpl STATEMENT), "
+        "loopback, same machine"
+    )
     save_figure(figure, path)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seconds", type=int, default=10, help="run time per point")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="runs per server and cell (default 1)"
+    )
+    add_list_argument(parser, "--workloads", WORKLOADS, "sysbench workloads", name_list)
+    add_list_argument(parser, "--threads", THREADS, "sysbench thread counts", int_list)
+    add_servers_argument(parser, [name for name, _, _ in rpl_builds(True)] + ["MariaDB"])
     add_out_argument(parser)
     args = parser.parse_args()
-    results: list[Row] = []
-    with tempfile.TemporaryDirectory() as root:
-        for name, server, status in each_server(Path(root)):
-            measure(name, server.port, status, args.seconds, results)
-    publish(
-        args.out,
-        "results",
-        results,
-        f"rpl on {interpreter()}.\n\n{table(results)}\n",
-        plot,
-        png="tps",
-    )
+    with (
+        tempfile.TemporaryDirectory() as root,
+        all_servers(Path(root), wanted=args.servers) as servers,
+    ):
+        runs = measure(servers, args.workloads, args.threads, args.seconds, args.rounds)
+        names = [name for name, _, _ in servers]
+    results: dict[str, Any] = {
+        "parameters": {
+            "workloads": args.workloads,
+            "threads": args.threads,
+            "seconds": args.seconds,
+            "rounds": args.rounds,
+            "servers": names,
+            "rpl_core_build": installed_build(),
+            "machine": machine_line(),
+        },
+        "runs": runs,
+    }
+    summarise(results)
+    publish(args.out, "results", results, report(results), plot, png="tps")
     return 0
 
 
