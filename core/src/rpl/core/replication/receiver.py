@@ -424,9 +424,8 @@ class Receiver(ChannelThread):
         thread ends as a STOP SLAVE IO_THREAD between two events would end it.
         """
         if (
-            raw[4] == QUERY_EVENT
-            and self._tracker.state == "inside"
-            and not self._statement(raw).startswith(b"BEGIN")
+            self._tracker.state == "inside"
+            and not (raw[4] == QUERY_EVENT and self._statement(raw).startswith(b"BEGIN"))
             and self.server.crash.fire_once("stop_io_inside_transaction")
         ):
             errorlog.log(
