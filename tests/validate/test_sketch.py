@@ -180,3 +180,45 @@ def test_rows_events_outside_begin_are_findings_and_irregular(tmp_path: Path) ->
         "event of type 30 outside a GTID group",
     ], found
     assert sketch(split).irregular
+
+
+def test_a_rows_event_altered_in_the_relay_log_changes_its_digest(tmp_path: Path) -> None:
+    """One digit of a WRITE_ROWS row changed in the relay log (CRC32 redone, so the event
+    is intact): the exact scanner's digest of that transaction, and the sketch's
+    fingerprint of the relay log, no longer equal the source's; every other transaction's
+    digest still does."""
+    write_topology(tmp_path, 40, rows=True)
+    relay = tmp_path / "replica" / "relay-bin.000001"
+    target = find(relay, lambda e: e.header.type_code == ev.WRITE_ROWS_EVENT, relay=True, nth=5)
+
+    def digests() -> tuple[dict[str, dict[str, int]], dict[str, tuple[int, int, int]]]:
+        nodes = discover_all([str(tmp_path / "source"), str(tmp_path / "replica")])
+        exact: dict[str, dict[str, int]] = {}
+        sketched: dict[str, tuple[int, int, int]] = {}
+        for split in plan_splits(nodes, 1 << 20):
+            if split.file.name not in ("binlog.000001", "relay-bin.000001"):
+                continue
+            key = f"{split.file.node}/{split.file.kind}"
+            if key == "replica/binlog":
+                continue
+            rows = scan(split)
+            exact[key] = {t.gtid: t.digest for t in rows.transactions}
+            made = sketch(split)
+            assert made.irregular == "", made.irregular
+            sketched[key] = _folded(made.groups)
+        return exact, sketched
+
+    exact, sketched = digests()
+    assert exact["replica/relay"] == exact["source/binlog"]
+    assert sketched["replica/relay"] == sketched["source/binlog"]
+
+    def alter(data: bytearray) -> None:
+        last_digit = target.end - ev.CHECKSUM_LEN - 1
+        data[last_digit] = ord("7") if data[last_digit] != ord("7") else ord("8")
+        ev.set_log_pos(data, target.position, target.header.log_pos, True)
+
+    rewrite(relay, alter)
+    exact, sketched = digests()
+    differ = [g for g, d in exact["replica/relay"].items() if exact["source/binlog"][g] != d]
+    assert len(differ) == 1 and len(exact["replica/relay"]) == 40
+    assert sketched["replica/relay"] != sketched["source/binlog"]
