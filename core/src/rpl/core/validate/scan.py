@@ -612,7 +612,7 @@ class SplitScanner:
         current.digest = fold(current.digest, digest)
         if self.relay and header[4]:
             current.source_end = header[4]
-        if self.extract_writes:
+        if self.extract_writes and not self.relay:  # a history is checked on binlogs
             self._writes(current, position, header, data, at)
         if ends and (before != "outside" or code == QUERY_EVENT):
             current.end = position + size
