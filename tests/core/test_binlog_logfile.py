@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from rpl.core.binlog import events as ev
 from rpl.core.binlog import logfile as lf
 from rpl.core.binlog.gtid import GtidSet
+from rpl.core.binlog.trim import truncate_tail
+from rpl.core.engine.schema import ColumnSchema
 
 SID = uuid.UUID("3e11fa47-71ca-11e1-9e33-c80aa9429562")
 
@@ -63,6 +65,44 @@ def sample_events() -> list[tuple[ev.Event, int]]:
         (query("CREATE TABLE u (i INT)"), 0),
         (ev.RotateEvent(4, "binlog.000002"), 0),
     ]
+
+
+ROW_TABLE = ev.TableMapEvent(
+    42,
+    "test",
+    "t",
+    (
+        ev.binlog_column(ColumnSchema("id", "INT", nullable=False)),
+        ev.binlog_column(ColumnSchema("v", "VARCHAR", 20)),
+    ),
+)
+
+
+def row_transaction(gno: int, xid: int) -> list[tuple[ev.Event, int]]:
+    """A transaction as binlog_format=ROW logs it, with binlog_rows_query_log_events: GTID,
+    BEGIN, then per statement ROWS_QUERY, TABLE_MAP and its rows events (STMT_END_F on
+    the last), XID."""
+    rest: list[tuple[ev.Event, int]] = [
+        (query("BEGIN"), ev.LOG_EVENT_SUPPRESS_USE_F),
+        (ev.RowsQueryEvent("INSERT INTO t VALUES (1, 'a'), (2, 'b')"), ev.LOG_EVENT_IGNORABLE_F),
+        (ROW_TABLE, 0),
+        (ev.WriteRowsEvent.of(ROW_TABLE, [(1, "a")], flags=0), 0),
+        (ev.WriteRowsEvent.of(ROW_TABLE, [(2, "b")]), 0),
+        (ev.RowsQueryEvent("UPDATE t SET v = 'c' WHERE id = 1"), ev.LOG_EVENT_IGNORABLE_F),
+        (ROW_TABLE, 0),
+        (ev.UpdateRowsEvent.of_updates(ROW_TABLE, [((1, "a"), (1, "c"))]), 0),
+        (ROW_TABLE, 0),
+        (ev.DeleteRowsEvent.of(ROW_TABLE, [(2, "b")]), 0),
+        (ev.XidEvent(xid), 0),
+    ]
+    size = sum(len(ev.encode_event(e, server_id=1, timestamp=0)) for e, _ in rest)
+    return [(ev.GtidEvent(SID, gno).with_transaction_length(size), 0), *rest]
+
+
+def row_sample_events() -> list[tuple[ev.Event, int]]:
+    """The sample with a row transaction between the statement ones and the DDL."""
+    sample = sample_events()
+    return [*sample[:9], *row_transaction(4, 12), *sample[9:]]
 
 
 def write(path: Path, data: bytes) -> Path:
@@ -373,12 +413,15 @@ def _decoded_scan(
     return lf.ValidPrefix(end, transaction_end, events, in_use, None, False), seen
 
 
+@pytest.mark.parametrize("rows", [False, True], ids=["statements", "rows"])
 @pytest.mark.parametrize("checksum", [True, False], ids=["crc32", "none"])
-def test_fast_scan_agrees_with_decoding_every_event(tmp_path: Path, checksum: bool) -> None:
+def test_fast_scan_agrees_with_decoding_every_event(
+    tmp_path: Path, checksum: bool, rows: bool
+) -> None:
     """At every cut and every flipped byte of a file, the scan (which decodes no event in
     a file with checksums) finds the same intact prefix, the same safe cut and visits the
     same events as decoding every event does."""
-    data, _ = build(sample_events(), checksum=checksum)
+    data, _ = build(row_sample_events() if rows else sample_events(), checksum=checksum)
     wanted = frozenset((ev.GTID_LOG_EVENT, ev.ROTATE_EVENT))
     variants = [data[:cut] for cut in range(len(data) + 1)]
     variants += [data[:i] + bytes([data[i] ^ 0x20]) + data[i + 1 :] for i in range(len(data))]
@@ -403,3 +446,46 @@ def test_fast_scan_agrees_with_decoding_every_event(tmp_path: Path, checksum: bo
         assert (prefix.error is None) == (expected.error is None)
         if checksum or expected.error is None:
             assert seen == expected_seen
+
+
+def test_rows_events_never_end_a_transaction() -> None:
+    tracker = lf.TransactionTracker()
+    assert not tracker.feed(ev.GTID_LOG_EVENT)
+    assert not tracker.feed(ev.QUERY_EVENT, "BEGIN")
+    for code in (
+        ev.ROWS_QUERY_LOG_EVENT,
+        ev.TABLE_MAP_EVENT,
+        ev.WRITE_ROWS_EVENT,
+        ev.UPDATE_ROWS_EVENT,
+        ev.DELETE_ROWS_EVENT,
+    ):
+        assert not tracker.feed(code), code
+        assert tracker.state == "inside"
+    assert tracker.feed(ev.XID_EVENT)
+
+
+@pytest.mark.parametrize("checksum", [True, False], ids=["crc32", "none"])
+def test_a_row_transaction_cut_at_any_event_boundary_goes_whole(
+    tmp_path: Path, checksum: bool
+) -> None:
+    """A binlog cut at every event boundary inside a row transaction: the scan's safe cut
+    is the end of the transaction before it, and crash recovery's truncation cuts the
+    file there; cut after its XID, the file is kept whole."""
+    before = sample_events()[:9]  # PREVIOUS_GTIDS and two statement transactions
+    data, offsets = build([*before, *row_transaction(4, 12)], checksum=checksum)
+    start = offsets[len(before) + 1]  # the row transaction's GTID event
+    inside = [o for o in offsets if o > start]
+    assert len(inside) == 11  # BEGIN, 2 ROWS_QUERY, 3 TABLE_MAP, 4 rows events, XID
+    path = tmp_path / "binlog.000001"
+    for cut in [start, *inside]:
+        write(path, data[:cut])
+        prefix = lf.scan_valid_prefix(path)
+        assert prefix.error is None and prefix.end == cut
+        assert prefix.transaction_end == start, cut
+        truncate_tail(path)
+        assert path.stat().st_size == start, cut
+    write(path, data)
+    prefix = lf.scan_valid_prefix(path)
+    assert prefix.end == prefix.transaction_end == len(data)
+    truncate_tail(path)
+    assert path.read_bytes() == data

@@ -17,7 +17,7 @@ import pymysql
 import pytest
 
 from rpl.core.debug import CRASH_POINTS
-from rpl.core.testing.binlogs import rows_written
+from rpl.core.testing.binlogs import logged_row_changes
 from rpl.core.testing.process import ServerProcess
 from rpl.core.validate.stitch import violations_in
 
@@ -27,7 +27,7 @@ WRITERS = 4
 def binlog_ids(datadir: Path) -> set[int]:
     """Ids of rows the binlog's rows events leave in c.t (inserts minus deletes)."""
     ids: set[int] = set()
-    for kind, before, after in rows_written(datadir, "c", "t"):
+    for kind, before, after in logged_row_changes(datadir, "c", "t"):
         if kind == "insert" and after is not None:
             ids.add(int(after[0]))  # type: ignore[arg-type]
         elif kind == "delete" and before is not None:

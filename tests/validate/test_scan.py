@@ -1,6 +1,6 @@
 """The split scanner without Spark: every split size gives the same events and
 transactions as reading each file whole with the codec, on a real run and on a synthetic
-one with size-rotated relay logs."""
+one with size-rotated relay logs, in statements and in rows."""
 
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ def test_real_run_any_split_size(recorded_run: Path, split_bytes: int) -> None:
     assert gtids == expected_gtids
 
 
-def test_synthetic_run_with_rotations(tmp_path: Path) -> None:
-    run = write_topology(tmp_path, 3000, max_file_bytes=64 << 10)
+@pytest.mark.parametrize("rows", [False, True], ids=["statements", "rows"])
+def test_synthetic_run_with_rotations(tmp_path: Path, rows: bool) -> None:
+    run = write_topology(tmp_path, 3000, max_file_bytes=64 << 10, rows=rows, rows_query=rows)
     relay_files = (tmp_path / "replica" / "relay-bin.index").read_text().split()
     assert len(relay_files) > 3, "the relay log was rotated by size"
     expected_events, expected_gtids = _codec_counts(tmp_path)

@@ -63,7 +63,8 @@ drops its replica's connection right after sending a transaction's BEGIN, so the
 holds half a transaction. ``binlog_write_error``: the next group's binlog write fails as
 on a full disk (ENOSPC), before a byte is written. ``stop_io_inside_transaction``: the
 receiver stops, as STOP SLAVE IO_THREAD would stop it, right after it relays the first
-statement after a transaction's BEGIN, so its relay log ends inside that transaction."""
+event after a transaction's BEGIN (a statement, or in row format a TABLE_MAP or
+ROWS_QUERY), so its relay log ends inside that transaction."""
 
 
 SYNC_POINTS = (

@@ -38,6 +38,7 @@ from rpl.core.binlog.events import (
     BINLOG_CHECKSUM_ALG_OFF,
     BINLOG_MAGIC,
     CHECKSUM_LEN,
+    DELETE_ROWS_EVENT,
     FORMAT_DESCRIPTION_EVENT,
     GTID_LOG_EVENT,
     HEADER_LEN,
@@ -49,7 +50,11 @@ from rpl.core.binlog.events import (
     QUERY_EVENT,
     QUERY_POST_HEADER_LEN,
     ROTATE_EVENT,
+    ROWS_QUERY_LOG_EVENT,
     STOP_EVENT,
+    TABLE_MAP_EVENT,
+    UPDATE_ROWS_EVENT,
+    WRITE_ROWS_EVENT,
     XID_EVENT,
     Event,
     EventError,
@@ -86,8 +91,15 @@ _LOGGED_TYPES: Final = frozenset(
         GTID_LOG_EVENT,
         ANONYMOUS_GTID_LOG_EVENT,
         PREVIOUS_GTIDS_LOG_EVENT,
+        TABLE_MAP_EVENT,
+        WRITE_ROWS_EVENT,
+        UPDATE_ROWS_EVENT,
+        DELETE_ROWS_EVENT,
+        ROWS_QUERY_LOG_EVENT,
     )
 )
+"""The types a log holds: an event of another type is not an event boundary when a
+reader looks for one (:func:`intact_at`)."""
 _NUMBER: Final = re.compile(r"\.([0-9]+)$")
 _FILE_EVENTS: Final = frozenset(
     (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT, ROTATE_EVENT)
@@ -402,7 +414,11 @@ class ValidPrefix:
 
 
 class TransactionTracker:
-    """Finds transaction boundaries: GTID .. BEGIN .. XID/COMMIT, or GTID + one DDL."""
+    """Finds transaction boundaries: GTID .. BEGIN .. XID/COMMIT, or GTID + one DDL.
+
+    TABLE_MAP, the rows events, ROWS_QUERY and INTVAR never end a transaction (the
+    file may not be cut after them): only its XID or COMMIT does.
+    """
 
     def __init__(self) -> None:
         self.state = "outside"  # "outside", "gtid" (after a GTID event), "inside"

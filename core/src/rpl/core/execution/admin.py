@@ -196,6 +196,11 @@ _EVENT_NAMES = {
     ev.GTID_LOG_EVENT: "Gtid",
     ev.ANONYMOUS_GTID_LOG_EVENT: "Anonymous_Gtid",
     ev.PREVIOUS_GTIDS_LOG_EVENT: "Previous_gtids",
+    ev.TABLE_MAP_EVENT: "Table_map",
+    ev.WRITE_ROWS_EVENT: "Write_rows",
+    ev.UPDATE_ROWS_EVENT: "Update_rows",
+    ev.DELETE_ROWS_EVENT: "Delete_rows",
+    ev.ROWS_QUERY_LOG_EVENT: "Rows_query",
 }
 
 
@@ -213,6 +218,13 @@ def event_info(event: ev.Event) -> str:
         return f"COMMIT /* xid={event.xid} */"
     if isinstance(event, ev.RotateEvent):
         return f"{event.next_file};pos={event.position}"
+    if isinstance(event, ev.TableMapEvent):  # MySQL's Table_map_log_event::pack_info
+        return f"table_id: {event.table_id} ({event.db}.{event.table})"
+    if isinstance(event, ev.RowsEvent):  # Rows_log_event::pack_info
+        end = " flags: STMT_END_F" if event.flags & ev.STMT_END_F else ""
+        return f"table_id: {event.table_id}{end}"
+    if isinstance(event, ev.RowsQueryEvent):  # Rows_query_log_event::pack_info
+        return f"# {event.query}"
     return ""
 
 

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from rpl.core import errorlog
 from rpl.core.binlog.events import (
     CHECKSUM_LEN,
-    DELETE_ROWS_EVENT,
     FORMAT_DESCRIPTION_EVENT,
     GTID_LOG_EVENT,
     HEADER_LEN,
@@ -44,9 +43,6 @@ from rpl.core.binlog.events import (
     QUERY_EVENT,
     ROTATE_EVENT,
     STOP_EVENT,
-    TABLE_MAP_EVENT,
-    UPDATE_ROWS_EVENT,
-    WRITE_ROWS_EVENT,
     EventError,
     RotateEvent,
     convert_checksum,
@@ -74,11 +70,6 @@ from rpl.observers import BinlogDumpFlags, BinlogRelayFlags, NetError, RelayIOPa
 
 if TYPE_CHECKING:
     from rpl.core.replication.channel_state import ChannelState
-
-_ROW_CHANGE_EVENTS = frozenset(
-    (TABLE_MAP_EVENT, WRITE_ROWS_EVENT, UPDATE_ROWS_EVENT, DELETE_ROWS_EVENT)
-)
-"""The events of a row transaction that carry its changes."""
 
 _log = errorlog.logger("receiver")
 COM_BINLOG_DUMP = 0x12
@@ -430,15 +421,11 @@ class Receiver(ChannelThread):
 
     def _fault(self, raw: bytes) -> None:
         """The ``stop_io_inside_transaction`` fault point (see rpl.core.debug): the
-        thread ends as a STOP SLAVE IO_THREAD between two events would end it, after an
-        event that carries a change (a statement, a TABLE_MAP or a rows event).
+        thread ends as a STOP SLAVE IO_THREAD between two events would end it.
         """
-        changes = raw[4] in _ROW_CHANGE_EVENTS or (
-            raw[4] == QUERY_EVENT and not self._statement(raw).startswith(b"BEGIN")
-        )
         if (
-            changes
-            and self._tracker.state == "inside"
+            self._tracker.state == "inside"
+            and not (raw[4] == QUERY_EVENT and self._statement(raw).startswith(b"BEGIN"))
             and self.server.crash.fire_once("stop_io_inside_transaction")
         ):
             errorlog.log(

@@ -7,9 +7,10 @@ What :func:`write_topology` writes is what the servers write (see
 source's events byte for byte, an artificial ROTATE with the source position at the start
 of each file a size rotation opened, its own ROTATE at the end of each closed file); the
 replica's binlog with the same transactions at its own positions. Every transaction is
-GTID, BEGIN, ``INSERT INTO d.t VALUES (<key>, 'v<key>')``, XID. Events come from the
-project's codec once, as a template; each transaction patches the GTID number, the key
-digits, the xid and the positions (CRC32 redone), so millions take seconds, not minutes.
+GTID, BEGIN, ``INSERT INTO d.t VALUES (<key>, 'v<key>')``, XID; or, in row format, GTID,
+BEGIN, TABLE_MAP, WRITE_ROWS (the row ``(<key>, 'v<key>')``), XID. Events come from the
+project's codec once, as a template; each transaction patches the GTID number, the key,
+the xid and the positions (CRC32 redone), so millions take seconds, not minutes.
 """
 
 from __future__ import annotations
@@ -32,11 +33,13 @@ from rpl.core.binlog.events import (
     QueryEvent,
     RotateEvent,
     RowsEvent,
+    RowsQueryEvent,
     TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
     XidEvent,
     artificial,
+    binlog_column,
     default_status_vars,
     encode_event,
     relocate_events,
@@ -44,6 +47,7 @@ from rpl.core.binlog.events import (
 from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, read_events
 from rpl.core.binlog.writer import FLAGS_OFFSET, file_header
+from rpl.core.engine.schema import ColumnSchema
 
 SOURCE_ID: Final = 1
 REPLICA_ID: Final = 2
@@ -51,6 +55,12 @@ _KEY_DIGITS: Final = 10
 _GNO_AT: Final = HEADER_LEN + 1 + 16
 _SEQUENCE_AT: Final = _GNO_AT + 8 + 1 + 8
 _XID_AT: Final = HEADER_LEN
+_TABLE_ID: Final = 108
+_ROW_COLUMNS: Final = (
+    binlog_column(ColumnSchema("id", "INT", nullable=False)),
+    binlog_column(ColumnSchema("v", "VARCHAR", 40)),
+)
+"""``d.t (id INT PRIMARY KEY, v VARCHAR(40))`` as a TABLE_MAP says it."""
 
 
 @attrs.frozen
@@ -69,7 +79,7 @@ class SyntheticRun:
 class _Template:
     """One transaction's events, patched per transaction."""
 
-    def __init__(self, sid: uuid.UUID) -> None:
+    def __init__(self, sid: uuid.UUID, rows: bool = False, rows_query: bool = False) -> None:
         self.sid = sid
         digits = "0" * _KEY_DIGITS
         statement = f"INSERT INTO d.t VALUES ({digits}, 'v{digits}')"
@@ -81,23 +91,34 @@ class _Template:
             sequence_number=1,
             immediate_commit_timestamp=1_700_000_000_000_000,
         )
-        events: list[Event] = [
-            gtid,
-            QueryEvent(1, 0, 0, status, "d", "BEGIN"),
-            QueryEvent(1, 0, 0, status, "d", statement),
-            XidEvent(1),
-        ]
+        body: list[Event] = [QueryEvent(1, 0, 0, status, "d", statement)]
+        if rows:
+            table_map = TableMapEvent(_TABLE_ID, "d", "t", _ROW_COLUMNS)
+            body = [table_map, WriteRowsEvent.of(table_map, [(0, "v" + digits)])]
+            if rows_query:
+                body.insert(0, RowsQueryEvent(statement))
+        events: list[Event] = [gtid, QueryEvent(1, 0, 0, status, "d", "BEGIN"), *body, XidEvent(1)]
         raws = [encode_event(e, server_id=SOURCE_ID, timestamp=1_700_000_000) for e in events]
         rest = sum(len(r) for r in raws[1:])
         raws[0] = encode_event(
             gtid.with_transaction_length(rest), server_id=SOURCE_ID, timestamp=1_700_000_000
         )
         self.raw = bytearray(b"".join(raws))
+        self.count = len(raws)
         self.gtid_size = len(raws[0])
-        query_at = self.gtid_size + len(raws[1])
-        self.key_at = query_at + len(raws[2]) - 4 - len(statement) + statement.index(digits)
-        self.value_at = self.key_at + _KEY_DIGITS + 4
-        self.xid_at = len(self.raw) - len(raws[3])
+        self.digits_at: list[int] = []
+        """Where the key's digits go (the value's follow at +_KEY_DIGITS + 4)."""
+        self.int_at: list[int] = []
+        """Where a WRITE_ROWS row's INT key goes (its VARCHAR value's digits at +6)."""
+        at = 0
+        for event, raw in zip(events, raws, strict=True):
+            if isinstance(event, QueryEvent | RowsQueryEvent) and digits in event.query:
+                self.digits_at.append(at + len(raw) - 4 - len(statement) + statement.index(digits))
+            if isinstance(event, WriteRowsEvent):
+                # the row: its NULL bitmap (1 byte), INT (4), VARCHAR length (1), 'v', digits
+                self.int_at.append(at + len(raw) - 4 - len(event.rows_data) + 1)
+            at += len(raw)
+        self.xid_at = len(self.raw) - len(raws[-1])
         self.size = len(self.raw)
 
     def transaction(self, gno: int) -> bytearray:
@@ -107,8 +128,12 @@ class _Template:
         raw[_SEQUENCE_AT - 8 : _SEQUENCE_AT] = (gno - 1).to_bytes(8, "little")
         raw[_SEQUENCE_AT : _SEQUENCE_AT + 8] = gno.to_bytes(8, "little")
         digits = str(gno).zfill(_KEY_DIGITS).encode()
-        raw[self.key_at : self.key_at + _KEY_DIGITS] = digits
-        raw[self.value_at : self.value_at + _KEY_DIGITS] = digits
+        for at in self.digits_at:
+            raw[at : at + _KEY_DIGITS] = digits
+            raw[at + _KEY_DIGITS + 4 : at + 2 * _KEY_DIGITS + 4] = digits
+        for at in self.int_at:
+            raw[at : at + 4] = gno.to_bytes(4, "little")
+            raw[at + 6 : at + 6 + _KEY_DIGITS] = digits
         at = self.xid_at + _XID_AT
         raw[at : at + 8] = gno.to_bytes(8, "little")
         return raw
@@ -176,15 +201,19 @@ def write_topology(
     *,
     max_file_bytes: int = 64 << 20,
     progress: Callable[[int], None] | None = None,
+    rows: bool = False,
+    rows_query: bool = False,
 ) -> SyntheticRun:
     """A source and a replica under ``root`` (``source/``, ``replica/``) after
-    ``transactions`` transactions were replicated and applied.
+    ``transactions`` transactions were replicated and applied. ``rows``: each transaction
+    is logged as ``binlog_format=ROW`` logs it (GTID, BEGIN, TABLE_MAP, WRITE_ROWS, XID;
+    ``rows_query``: a ROWS_QUERY with the statement before the TABLE_MAP).
     """
     sid = uuid.UUID(int=0x5EED)
     source_dir, replica_dir = root / "source", root / "replica"
     _datadir(source_dir, sid)
     _datadir(replica_dir, uuid.UUID(int=0x5EED2))
-    template = _Template(sid)
+    template = _Template(sid, rows, rows_query)
     source = _LogWriter(source_dir, "binlog", SOURCE_ID)
     relay = _LogWriter(replica_dir, "relay-bin", REPLICA_ID)
     applied = _LogWriter(replica_dir, "binlog", REPLICA_ID)
@@ -193,9 +222,9 @@ def write_topology(
     _relay_source_start(relay, source, source_dir)
     for gno in range(1, transactions + 1):
         raw = template.transaction(gno)
-        source.write(raw, events=4)
-        relay.write(bytearray(raw), events=4, relocate=False)
-        applied.write(bytearray(raw), events=4)
+        source.write(raw, events=template.count)
+        relay.write(bytearray(raw), events=template.count, relocate=False)
+        applied.write(bytearray(raw), events=template.count)
         if max(source.position, relay.position, applied.position) > max_file_bytes:
             _rotate(source, relay, applied, max_file_bytes, GtidSet.parse(f"{sid}:1-{gno}"))
         if progress is not None and gno % 100_000 == 0:
@@ -265,7 +294,7 @@ RowWrite = tuple[str, "Image | None", "Image | None"]
 """A row a rows event wrote: ("insert" | "update" | "delete", before image, after image)."""
 
 
-def rows_written(
+def logged_row_changes(
     datadir: Path, db: str, table: str, index: str = "binlog.index"
 ) -> Iterator[RowWrite]:
     """Every row the rows events of the binlog (or relay log: ``index``) files in

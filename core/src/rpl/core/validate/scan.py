@@ -22,7 +22,8 @@ Ownership, so that any split size gives the same rows:
 What a task checks on its own: each event's size, that it lies inside the file, its
 CRC32, that the bodies it reads parse; in a binlog, that the end ``log_pos`` is position +
 size (reported once where the difference changes: a missing or extra event shifts all
-that follow); transactions (GTID, then BEGIN ... XID/COMMIT, or one DDL); in a relay log,
+that follow); transactions (GTID, then BEGIN ... XID/COMMIT, or one DDL; the rows events
+of ``binlog_format=ROW`` and their TABLE_MAPs only between BEGIN and XID); in a relay log,
 that source positions are contiguous within what one dump sent. After damage it finds the
 next intact event (the damaged event's declared end first, then a search) and goes on.
 
@@ -46,6 +47,7 @@ import attrs
 from rpl.core.binlog.events import (
     BINLOG_MAGIC,
     CHECKSUM_LEN,
+    DELETE_ROWS_EVENT,
     FORMAT_DESCRIPTION_EVENT,
     GTID_LOG_EVENT,
     HEADER_LEN,
@@ -54,13 +56,19 @@ from rpl.core.binlog.events import (
     PREVIOUS_GTIDS_LOG_EVENT,
     QUERY_EVENT,
     ROTATE_EVENT,
+    ROWS_QUERY_LOG_EVENT,
     STOP_EVENT,
+    TABLE_MAP_EVENT,
+    UPDATE_ROWS_EVENT,
+    WRITE_ROWS_EVENT,
     XID_EVENT,
     EventError,
     EventHeader,
     PreviousGtidsEvent,
     QueryEvent,
     RotateEvent,
+    RowsEvent,
+    TableMapEvent,
     decode_with_header,
     gtid_fields,
     query_layout,
@@ -69,7 +77,7 @@ from rpl.core.binlog.events import (
 )
 from rpl.core.binlog.logfile import ChunkReader, TransactionTracker, intact_at
 from rpl.core.validate.findings import NOTICE, VIOLATION, Finding
-from rpl.core.validate.history import written_rows
+from rpl.core.validate.history import rows_written, written_rows
 from rpl.core.validate.layout import RELAY, Split
 
 EVENT_COLUMNS: Final = (
@@ -94,6 +102,11 @@ OVERSHOOT: Final = 1 << 20
 _FILE_TYPES: Final = frozenset(
     (FORMAT_DESCRIPTION_EVENT, PREVIOUS_GTIDS_LOG_EVENT, ROTATE_EVENT, STOP_EVENT)
 )
+_ROW_TYPES: Final = frozenset(
+    (TABLE_MAP_EVENT, WRITE_ROWS_EVENT, UPDATE_ROWS_EVENT, DELETE_ROWS_EVENT, ROWS_QUERY_LOG_EVENT)
+)
+"""The events of ``binlog_format=ROW``: only inside BEGIN ... XID."""
+_WRITES: Final = (WRITE_ROWS_EVENT, UPDATE_ROWS_EVENT)
 _DIGEST_MASK: Final = (1 << 62) - 1
 FOLD: Final = 0x100000001B3
 _CRC_AT: Final = CHECKSUM_LEN
@@ -120,7 +133,10 @@ class ScannedTransaction:
     source_server_id: int | None = None
     source_pos: int = -1
     source_end: int = -1
-    statements: list[tuple[str, str]] = attrs.field(factory=list)
+    writes: list[tuple[str, str, str]] = attrs.field(factory=list)
+    """(table, key, value) of its rows, read so far (with ``extract_writes``)."""
+    table_maps: dict[int, TableMapEvent] = attrs.field(factory=dict)
+    """Its TABLE_MAPs by table_id (with ``extract_writes``)."""
 
 
 @attrs.define
@@ -578,24 +594,55 @@ class SplitScanner:
                 raise Damage(position, exc.reason) from exc
             start = at + HEADER_LEN + db_at + db_len + 1
             statement = data[start : start + 24]
-        inside = self.tracker.state != "outside"
+        before = self.tracker.state
         ends = self.tracker.feed(code, statement)
         current = self.current
         if current is None or current.state != "open":
-            if code in (QUERY_EVENT, XID_EVENT) and owned:
+            if owned and (code in _ROW_TYPES or code in (QUERY_EVENT, XID_EVENT)):
                 self.finding("transactions", position, f"event of type {code} outside a GTID group")
             return
+        if code in _ROW_TYPES and before != "inside":
+            self.finding(
+                "transactions",
+                position,
+                f"rows event of type {code} in a GTID group before its BEGIN",
+                gtid=current.gtid,
+            )
         current.events += 1
         current.digest = fold(current.digest, digest)
         if self.relay and header[4]:
             current.source_end = header[4]
-        if self.extract_writes and code == QUERY_EVENT:
-            event = self._decode(position, header, data, at)
-            assert isinstance(event, QueryEvent)
-            current.statements.append((event.db, event.query))
-        if ends and (inside or code == QUERY_EVENT):
+        if self.extract_writes and not self.relay:  # a history is checked on binlogs
+            self._writes(current, position, header, data, at)
+        if ends and (before != "outside" or code == QUERY_EVENT):
             current.end = position + size
             self._close(current.end, "complete")
+
+    def _writes(
+        self,
+        current: ScannedTransaction,
+        position: int,
+        header: tuple[int, ...],
+        data: bytes,
+        at: int,
+    ) -> None:
+        """Read what a QUERY or rows event writes (a TABLE_MAP: remember it)."""
+        code = header[1]
+        if code not in (QUERY_EVENT, TABLE_MAP_EVENT, *_WRITES):
+            return
+        event = self._decode(position, header, data, at)
+        if isinstance(event, QueryEvent):
+            current.writes += written_rows([(event.db, event.query)])
+        elif isinstance(event, TableMapEvent):
+            current.table_maps[event.table_id] = event
+        elif isinstance(event, RowsEvent):
+            table_map = current.table_maps.get(event.table_id)
+            if table_map is None:
+                return  # no TABLE_MAP before it in the transaction: nothing to name
+            try:
+                current.writes += rows_written(table_map, event)
+            except EventError as exc:
+                raise Damage(position, f"{exc.reason} (event of type {code})") from exc
 
     def _close(self, end: int, state: str) -> None:
         current = self.current
@@ -611,8 +658,8 @@ class SplitScanner:
                 gtid=current.gtid,
             )
         if state == "complete" and self.extract_writes and not self.relay:
-            self.rows.writes += [(current.gtid, *row) for row in written_rows(current.statements)]
-        current.statements = []
+            self.rows.writes += [(current.gtid, *row) for row in current.writes]
+        current.writes, current.table_maps = [], {}
 
     def _file_end(self) -> None:
         current = self.current

@@ -12,13 +12,15 @@ one description of every field. :class:`SketchScanner` is the exact scanner
   QUERY's statement);
 * the transaction grammar is one regular expression over a string of one letter per
   event (``F`` FORMAT_DESCRIPTION/PREVIOUS_GTIDS/ROTATE/STOP, ``G`` GTID, ``B`` BEGIN,
-  ``M`` another statement, ``C`` XID/COMMIT/ROLLBACK, ``X`` anything else);
+  ``M`` another statement, ``R`` TABLE_MAP/WRITE_ROWS/UPDATE_ROWS/DELETE_ROWS/ROWS_QUERY,
+  ``C`` XID/COMMIT/ROLLBACK, ``X`` anything else);
 * the rare events (file events, a relay log's artificial and source ROTATEs) go through
   the exact scanner's own code, so they are decoded and recorded exactly as it does.
 
 *Regular* means the exact scanner would report nothing for this split: every event's CRC
-is right, every type is one of the seven above, a binlog's end log_pos is position + size
-throughout, every transaction is GTID BEGIN ... XID/COMMIT or GTID + one DDL and the
+is right, every type is one of the twelve above, a binlog's end log_pos is position + size
+throughout, every transaction is GTID BEGIN ... XID/COMMIT (statements and rows events
+between) or GTID + one DDL and the
 split's last one ends, a relay log's source positions are contiguous (whole
 transactions may be skipped, as the exact scanner allows: the span comparison counts them).
 Anything else raises :class:`Irregular`, and the caller falls back to the exact checks:
@@ -46,6 +48,7 @@ import numpy as np
 
 from rpl.core.binlog.events import (
     CHECKSUM_LEN,
+    DELETE_ROWS_EVENT,
     FORMAT_DESCRIPTION_EVENT,
     GTID_AT,
     GTID_BODY_MIN,
@@ -59,7 +62,11 @@ from rpl.core.binlog.events import (
     QUERY_EVENT,
     QUERY_POST_HEADER_LEN,
     ROTATE_EVENT,
+    ROWS_QUERY_LOG_EVENT,
     STOP_EVENT,
+    TABLE_MAP_EVENT,
+    UPDATE_ROWS_EVENT,
+    WRITE_ROWS_EVENT,
     XID_EVENT,
     unpack_header,
     verify_checksum,
@@ -78,9 +85,15 @@ _TYPE: Final = HEADER_AT["type_code"]
 _SIZE: Final = HEADER_AT["event_size"]
 _HEAD: Final = 8
 _FOLD_CASE: Final = 0x2020202020202020
-_GRAMMAR: Final = re.compile(rb"(?:F*(?:GBM*C|GM))*F*")
-_OPEN: Final = re.compile(rb"G(?:BM*)?")
-_CLOSED: Final = re.compile(rb"G(?:BM*C|M)")
+_ROW_TYPES: Final = (
+    TABLE_MAP_EVENT,
+    WRITE_ROWS_EVENT,
+    UPDATE_ROWS_EVENT,
+    DELETE_ROWS_EVENT,
+    ROWS_QUERY_LOG_EVENT,
+)
+_GRAMMAR: Final = re.compile(rb"(?:F*(?:GB[MR]*C|GM))*F*")
+_OPEN: Final = re.compile(rb"G(?:B[MR]*)?")
 _KEYWORDS: Final = (
     (b"BEGIN", ord("B")),
     (b"COMMIT", ord("C")),
@@ -249,6 +262,7 @@ def _tokens(b: _Bytes, at: np.ndarray, size: np.ndarray, code: np.ndarray) -> by
     out[np.isin(code, _FILE_TYPES)] = ord("F")
     out[(code == GTID_LOG_EVENT) & (size >= _GTID_MIN_SIZE)] = ord("G")
     out[code == XID_EVENT] = ord("C")
+    out[np.isin(code, _ROW_TYPES)] = ord("R")
     query = np.flatnonzero((code == QUERY_EVENT) & (size >= HEADER_LEN + QUERY_POST_HEADER_LEN))
     if len(query):
         out[query] = _query_tokens(b, at[query], size[query])
@@ -498,7 +512,8 @@ class SketchScanner(SplitScanner):
             return  # no transaction starts here: the events belong to the previous one
         if not _GRAMMAR.fullmatch(tokens, begin):
             raise Irregular(
-                "a transaction that is not GTID BEGIN ... XID/COMMIT or GTID + one statement"
+                "a transaction that is not GTID BEGIN ... XID/COMMIT (statements or rows "
+                "events between) or GTID + one statement"
             )
         letters = np.frombuffer(tokens, np.uint8)
         starts = np.flatnonzero(letters[begin:] == ord("G")) + begin
