@@ -218,8 +218,25 @@ class _Planned:
         self.end_log_pos = end_log_pos
 
 
+_CHECKED: dict[tuple[int, int], tuple[TableMapEvent, TableSchema]] = {}
+"""(table map, table definition) pairs found to match, by identity (emptied past 1024)."""
+
+
 def _check_columns(table_map: TableMapEvent, schema: TableSchema) -> None:
-    """1535 when the column counts differ, 1677 at the first column whose type differs."""
+    """1535 when the column counts differ, 1677 at the first column whose type differs;
+    a pair that matched once is not compared again.
+    """
+    key = (id(table_map), id(schema))
+    checked = _CHECKED.get(key)
+    if checked is not None and checked[0] is table_map and checked[1] is schema:
+        return
+    _compare_columns(table_map, schema)
+    if len(_CHECKED) >= 1024:
+        _CHECKED.clear()
+    _CHECKED[key] = (table_map, schema)
+
+
+def _compare_columns(table_map: TableMapEvent, schema: TableSchema) -> None:
     if len(table_map.columns) != len(schema.columns):
         raise MySQLError.of(
             ER_BINLOG_ROW_WRONG_TABLE_DEF,

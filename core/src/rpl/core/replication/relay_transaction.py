@@ -104,7 +104,7 @@ class RelayTransaction:
             xid_body(body)
             self.steps.append(COMMIT_MARK)
         elif code == TABLE_MAP_EVENT:
-            self.steps.append(TableMapEvent.decode_body(body))
+            self.steps.append(_table_map(body))
         elif code in _ROWS_CLASSES:
             self.steps.append((_ROWS_CLASSES[code].decode_body(body), log_pos))
         elif code == ROWS_QUERY_LOG_EVENT:
@@ -113,6 +113,24 @@ class RelayTransaction:
             self.is_ddl = not (code == QUERY_EVENT and statement == "BEGIN")
         self._events += 1
         return statement
+
+
+_TABLE_MAPS: dict[bytes, TableMapEvent] = {}
+_TABLE_MAPS_KEPT = 1024
+
+
+def _table_map(body: bytes) -> TableMapEvent:
+    """The TABLE_MAP of ``body``, decoded once: a source's transactions repeat the same
+    few table maps byte for byte (emptied past _TABLE_MAPS_KEPT; threads share it without
+    a lock, as a lookup and a store are each one dict operation).
+    """
+    event = _TABLE_MAPS.get(body)
+    if event is None:
+        event = TableMapEvent.decode_body(body)
+        if len(_TABLE_MAPS) >= _TABLE_MAPS_KEPT:
+            _TABLE_MAPS.clear()
+        _TABLE_MAPS[body] = event
+    return event
 
 
 def apply_transaction(
