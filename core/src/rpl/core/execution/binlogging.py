@@ -18,7 +18,8 @@ to log as statements, so MIXED (which MySQL logs as ROW only for unsafe statemen
 what STATEMENT does.
 
 A table with a column the row codec does not encode (ENUM and SET, whose members the
-engine does not keep, and JSON) has its changes logged as statements in every format.
+engine does not keep) has its changes logged as statements in every format; JSON goes in
+rows as MySQL's binary JSON.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def change_statements(changes: Iterable[RowChange]) -> list[tuple[str, str]]:
     return out
 
 
-NO_ROW_ENCODING = frozenset(("ENUM", "SET", "JSON"))
+NO_ROW_ENCODING = frozenset(("ENUM", "SET"))
 """Column types whose tables are logged as statements in every format (see the module
 docstring)."""
 
