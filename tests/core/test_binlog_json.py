@@ -255,6 +255,20 @@ def test_damaged_documents_raise_value_error_only(value: JsonValue, data: st.Dat
         pass
 
 
+def test_entries_sharing_a_value_do_not_expand_the_document() -> None:
+    """90 nested arrays of 10 bytes whose two entries both point at the next one would read
+    as 2**90 arrays: the decoder stops once it has read more values than there are bytes."""
+    levels = 90
+    doc = bytearray(b"\x02")
+    for level in range(levels):
+        size = 10 * (levels - level) + 4
+        doc += (2).to_bytes(2, "little") + size.to_bytes(2, "little") + b"\x02\x0a\x00" * 2
+    doc += b"\x00\x00\x04\x00"  # the innermost, empty array
+    with pytest.raises(ValueError, match="more values than it has bytes"):
+        jb.decode(bytes(doc))
+    assert jb.decode(bytes(doc[:1]) + jb.encode([[[]]])[1:]) == [[[]]]
+
+
 def test_limits() -> None:
     deep = "[" * 100 + "]" * 100
     assert jb.decode_text(jb.encode_text(deep)) == deep

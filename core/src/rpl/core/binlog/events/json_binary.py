@@ -38,7 +38,8 @@ the smallest of int16, int32, int64 that holds it (a non-negative value is a sig
 uint16/uint32 included; an empty document reads as null (``parse_binary``); an opaque
 value reads as a :class:`~rpl.core.json_text.JsonOpaque` and is written back as it came.
 Damaged bytes — offsets outside their container, a truncated value, an unknown type,
-keys out of MySQL's order, text that is not UTF-8 — are ValueError.
+keys out of MySQL's order, text that is not UTF-8, entries that share their values (a
+document that would read as more values than it has bytes) — are ValueError.
 """
 
 from __future__ import annotations
@@ -257,7 +258,7 @@ def decode(data: bytes) -> JsonValue:
     """
     if not data:
         return None
-    return _parse(data[0], data, 1, len(data), 0)
+    return _parse(data[0], data, 1, len(data), 0, [len(data)])
 
 
 def decode_text(data: bytes) -> str:
@@ -265,16 +266,35 @@ def decode_text(data: bytes) -> str:
     return to_text(decode(data))
 
 
-def _parse(type_code: int, data: bytes, start: int, end: int, depth: int) -> JsonValue:
-    """The value of type ``type_code`` at ``data[start:end]`` (``parse_value``)."""
+def _parse(
+    type_code: int, data: bytes, start: int, end: int, depth: int, budget: list[int]
+) -> JsonValue:
+    """The value of type ``type_code`` at ``data[start:end]`` (``parse_value``).
+
+    ``budget`` holds the bytes a document still has to spend: each value read costs one,
+    plus its string's, key's or opaque value's bytes. A document MySQL wrote stores each
+    value once, so it never spends more than its length; damaged offsets that point many
+    entries at one value (a document read as a tree many times its size) run out.
+    """
+    _spend(budget, 1)
     if type_code in (JSONB_TYPE_SMALL_OBJECT, JSONB_TYPE_LARGE_OBJECT):
-        return _parse_object(data, start, end, type_code == JSONB_TYPE_LARGE_OBJECT, depth)
+        large = type_code == JSONB_TYPE_LARGE_OBJECT
+        return _parse_object(data, start, end, large, depth, budget)
     if type_code in (JSONB_TYPE_SMALL_ARRAY, JSONB_TYPE_LARGE_ARRAY):
-        return _parse_array(data, start, end, type_code == JSONB_TYPE_LARGE_ARRAY, depth)
-    return _parse_scalar(type_code, data, start, end)
+        large = type_code == JSONB_TYPE_LARGE_ARRAY
+        return _parse_array(data, start, end, large, depth, budget)
+    return _parse_scalar(type_code, data, start, end, budget)
 
 
-def _parse_scalar(type_code: int, data: bytes, start: int, end: int) -> JsonValue:
+def _spend(budget: list[int], size: int) -> None:
+    budget[0] -= size
+    if budget[0] < 0:
+        raise ValueError("JSON document reads as more values than it has bytes")
+
+
+def _parse_scalar(
+    type_code: int, data: bytes, start: int, end: int, budget: list[int]
+) -> JsonValue:
     if type_code == JSONB_TYPE_LITERAL:
         _need(start, 1, end)
         literal = data[start]
@@ -296,11 +316,13 @@ def _parse_scalar(type_code: int, data: bytes, start: int, end: int) -> JsonValu
     if type_code == JSONB_TYPE_STRING:
         length, pos = _read_variable_length(data, start, end)
         _need(pos, length, end)
+        _spend(budget, length)
         return data[pos : pos + length].decode("utf-8")
     if type_code == JSONB_TYPE_OPAQUE:
         _need(start, 1, end)
         length, pos = _read_variable_length(data, start + 1, end)
         _need(pos, length, end)
+        _spend(budget, length)
         return JsonOpaque(data[start], data[pos : pos + length])
     raise ValueError(f"JSON type {type_code:#x} is not one MySQL writes")
 
@@ -338,17 +360,21 @@ def _header(data: bytes, start: int, end: int, large: bool, key_entries: bool) -
     return count, size
 
 
-def _parse_array(data: bytes, start: int, end: int, large: bool, depth: int) -> JsonValue:
+def _parse_array(
+    data: bytes, start: int, end: int, large: bool, depth: int, budget: list[int]
+) -> JsonValue:
     count, size = _header(data, start, end, large, False)
     width = LARGE_OFFSET_SIZE if large else SMALL_OFFSET_SIZE
     _deeper(depth)
     return [
-        _element(data, start, size, 2 * width + i * (1 + width), large, depth + 1)
+        _element(data, start, size, 2 * width + i * (1 + width), large, depth + 1, budget)
         for i in range(count)
     ]
 
 
-def _parse_object(data: bytes, start: int, end: int, large: bool, depth: int) -> JsonValue:
+def _parse_object(
+    data: bytes, start: int, end: int, large: bool, depth: int, budget: list[int]
+) -> JsonValue:
     count, size = _header(data, start, end, large, True)
     width = LARGE_OFFSET_SIZE if large else SMALL_OFFSET_SIZE
     _deeper(depth)
@@ -361,13 +387,16 @@ def _parse_object(data: bytes, start: int, end: int, large: bool, depth: int) ->
         key_length = int.from_bytes(data[entry + width : entry + width + 2], "little")
         if key_offset < entries_end or key_offset + key_length > size:
             raise ValueError(f"JSON key at {key_offset} ({key_length} bytes) is outside its object")
+        _spend(budget, key_length)
         key = data[start + key_offset : start + key_offset + key_length]
         order = (len(key), key)
         if previous is not None and previous >= order:
             raise ValueError(f"JSON key {key!r} is out of MySQL's order")
         previous = order
         value_entry = 2 * width + count * (width + 2) + i * (1 + width)
-        out[key.decode("utf-8")] = _element(data, start, size, value_entry, large, depth + 1)
+        out[key.decode("utf-8")] = _element(
+            data, start, size, value_entry, large, depth + 1, budget
+        )
     return out
 
 
@@ -376,14 +405,17 @@ def _deeper(depth: int) -> None:
         raise ValueError(f"JSON document deeper than {MAX_DEPTH}")
 
 
-def _element(data: bytes, start: int, size: int, entry: int, large: bool, depth: int) -> JsonValue:
+def _element(
+    data: bytes, start: int, size: int, entry: int, large: bool, depth: int, budget: list[int]
+) -> JsonValue:
     """The value whose entry is at ``entry`` in the container at ``start`` (``element``)."""
     width = LARGE_OFFSET_SIZE if large else SMALL_OFFSET_SIZE
     type_code = data[start + entry]
     inline_types = (JSONB_TYPE_LITERAL, JSONB_TYPE_INT16, JSONB_TYPE_UINT16)
     if type_code in inline_types or large and type_code in (JSONB_TYPE_INT32, JSONB_TYPE_UINT32):
-        return _parse_scalar(type_code, data, start + entry + 1, start + entry + 1 + width)
+        _spend(budget, 1)
+        return _parse_scalar(type_code, data, start + entry + 1, start + entry + 1 + width, budget)
     offset = int.from_bytes(data[start + entry + 1 : start + entry + 1 + width], "little")
     if offset > size or offset < entry + 1 + width:
         raise ValueError(f"JSON value at {offset} is outside its container of {size} bytes")
-    return _parse(type_code, data, start + offset, start + size, depth)
+    return _parse(type_code, data, start + offset, start + size, depth, budget)
