@@ -237,6 +237,21 @@ WARN_DATA_TRUNCATED: Final = _code(
 ER_DATA_TOO_LONG: Final = _code(
     1406, "ER_DATA_TOO_LONG", "22001", "Data too long for column '%s' at row %d"
 )
+ER_INVALID_JSON_TEXT: Final = _code(
+    3140,
+    "ER_INVALID_JSON_TEXT",
+    "22032",
+    "Invalid JSON text: \"%s\" at position %d in value for column '%s'.",
+)
+ER_JSON_KEY_TOO_BIG: Final = _code(
+    3151, "ER_JSON_KEY_TOO_BIG", "22032", "The JSON object contains a key name that is too long."
+)
+ER_JSON_DOCUMENT_TOO_DEEP: Final = _code(
+    3157,
+    "ER_JSON_DOCUMENT_TOO_DEEP",
+    "22032",
+    "The JSON document exceeds the maximum depth of 100.",
+)
 ER_ERROR_WHEN_EXECUTING_COMMAND: Final = _code(
     1220, "ER_ERROR_WHEN_EXECUTING_COMMAND", "HY000", "Error when executing command %s: %s"
 )

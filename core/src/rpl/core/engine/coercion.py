@@ -9,9 +9,10 @@ the statement fails. Stored values are ``int``, ``str``, ``float``, ``decimal.De
 type                                   stored as
 =====================================  ==============================================
 TINYINT SMALLINT MEDIUMINT INT BIGINT  ``int`` in the signed or UNSIGNED range
-CHAR VARCHAR TEXT family JSON         ``str`` (CHAR without trailing spaces)
+CHAR VARCHAR TEXT family               ``str`` (CHAR without trailing spaces)
 ENUM                                   ``str``: the member as declared
 SET                                    ``str``: the members in declaration order, ``,``-joined
+JSON                                   ``str``: the document as MySQL prints it
 BINARY VARBINARY BLOB family           ``bytes`` (BINARY right-padded with 0x00)
 FLOAT DOUBLE REAL                      ``float``
 DECIMAL NUMERIC                        ``Decimal`` quantized to the column's scale
@@ -34,10 +35,14 @@ import unicodedata
 from collections.abc import Callable
 from typing import Final, TypeAlias
 
+from rpl.core import json_text
 from rpl.core.columns import ColumnDefinition
 from rpl.core.errors import (
     ER_BAD_NULL_ERROR,
     ER_DATA_TOO_LONG,
+    ER_INVALID_JSON_TEXT,
+    ER_JSON_DOCUMENT_TOO_DEEP,
+    ER_JSON_KEY_TOO_BIG,
     ER_TRUNCATED_WRONG_VALUE_FOR_FIELD,
     ER_WARN_DATA_OUT_OF_RANGE,
     WARN_DATA_TRUNCATED,
@@ -269,6 +274,22 @@ def _coerce_set(column: ColumnDefinition, value: object, row: int) -> Value:
     return ",".join(m for i, m in enumerate(members) if given >> i & 1)
 
 
+def _coerce_json(column: ColumnDefinition, value: object, row: int) -> Value:
+    """The JSON document ``value`` as MySQL prints it back (``{"a": 1, "b": [true, null]}``:
+    keys sorted as MySQL stores them, ", " and ": "); text that is not JSON is 3140, too
+    deep 3157, a key too long 3151 (:func:`rpl.core.json_text.parse`).
+    """
+    text = _as_text(column, value, row)
+    try:
+        return json_text.normalize(text)
+    except json_text.JsonTextError as exc:
+        raise MySQLError.of(ER_INVALID_JSON_TEXT, exc.reason, exc.position, column.name) from None
+    except json_text.JsonDepthError:
+        raise MySQLError.of(ER_JSON_DOCUMENT_TOO_DEEP) from None
+    except json_text.JsonKeyTooBigError:
+        raise MySQLError.of(ER_JSON_KEY_TOO_BIG) from None
+
+
 def _as_bytes(column: ColumnDefinition, value: object, row: int) -> bytes:
     if type(value) is bytes:
         return value
@@ -441,9 +462,10 @@ _COERCERS: Final[dict[str, _Coercer]] = {
     **dict.fromkeys(_INT_BITS, _coerce_int),
     "CHAR": _coerce_char,
     "VARCHAR": _coerce_varchar,
-    **dict.fromkeys((*_TEXT_BYTES, "JSON"), _coerce_text),
+    **dict.fromkeys(_TEXT_BYTES, _coerce_text),
     "ENUM": _coerce_enum,
     "SET": _coerce_set,
+    "JSON": _coerce_json,
     **dict.fromkeys(("BINARY", "VARBINARY", *_BLOB_BYTES), _coerce_binary),
     **dict.fromkeys(_FLOAT_MAX, _coerce_float),
     **dict.fromkeys(("DECIMAL", "NUMERIC", "DEC", "FIXED"), _coerce_decimal),
@@ -502,7 +524,7 @@ def _lenient_value(column: ColumnDefinition, value: object, error: MySQLError) -
     kind = column.type_name
     numeric = kind in _INT_BITS or kind in ("DECIMAL", "NUMERIC", "DEC", "FIXED")
     if error.errno == ER_BAD_NULL_ERROR.errno:
-        return 0 if numeric or kind in _FLOAT_MAX else ""
+        return 0 if numeric or kind in _FLOAT_MAX else "null" if kind == "JSON" else ""
     if error.errno == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD.errno and numeric:
         return 0
     if error.errno == ER_WARN_DATA_OUT_OF_RANGE.errno and numeric:

@@ -17,9 +17,10 @@ INSERT; updates and deletes are one statement per row. Such statements are alway
 to log as statements, so MIXED (which MySQL logs as ROW only for unsafe statements) logs
 what STATEMENT does.
 
-A table with a column the row codec does not encode (JSON, and ENUM or SET columns of a
-definition loaded without their members) has its changes logged as statements in every
-format.
+A table with an ENUM or SET column of a definition loaded without its members (an engine
+snapshot written before members were kept) has its changes logged as statements in every
+format: there is nothing to number its values by. JSON goes in rows as MySQL's binary
+JSON.
 """
 
 from __future__ import annotations
@@ -132,11 +133,6 @@ def change_statements(changes: Iterable[RowChange]) -> list[tuple[str, str]]:
     return out
 
 
-NO_ROW_ENCODING = frozenset(("JSON",))
-"""Column types whose tables are logged as statements in every format (see the module
-docstring). ENUM and SET are logged as rows (index and bitmap, from the column's
-members); so is any other column ``binlog_column`` encodes."""
-
 _ROWS_CODES = {"insert": WRITE_ROWS_EVENT, "update": UPDATE_ROWS_EVENT, "delete": DELETE_ROWS_EVENT}
 """The rows event type of each kind of row change."""
 
@@ -154,8 +150,6 @@ class RowLogging:
 
 
 def _make_columns(schema: TableSchema, _: None) -> tuple[BinlogColumn, ...] | None:
-    if any(c.type_name in NO_ROW_ENCODING for c in schema.columns):
-        return None
     try:
         return tuple(binlog_column(c, c.members) for c in schema.columns)
     except ValueError:

@@ -57,6 +57,9 @@ UTF8MB4_0900_CHARSET: Final = 255
 BINARY_CHARSET: Final = 63
 """``binary``: the collation of BINARY, VARBINARY and the BLOB family."""
 UTF8MB4_MAXLEN: Final = 4
+JSON_PACK_LENGTH: Final = 4
+"""A JSON column's metadata: the bytes of its value's length (``Field_json``'s pack
+length, 4 as MySQL writes it)."""
 
 METADATA_LENGTH: Final[dict[int, int]] = {
     MYSQL_TYPE_DECIMAL: 0,
@@ -94,7 +97,7 @@ METADATA_LENGTH: Final[dict[int, int]] = {
 """Bytes of TABLE_MAP metadata per column type code (``Table_map_log_event``'s
 ``save_field_metadata``, the pre-5.6 types included, so any table map MySQL 8.0 writes
 parses); a type code not here is one no MySQL writes, and its table map is refused.
-Values of the pre-5.6 temporal types, JSON and GEOMETRY are not decoded (EventError)."""
+Values of the pre-5.6 temporal types and GEOMETRY are not decoded (EventError)."""
 
 NUMERIC_TYPES: Final = frozenset(
     (
@@ -222,7 +225,7 @@ def _numeric_column(kind: str, length: int | None, scale: int | None) -> tuple[i
 
 
 def _other_column(kind: str, length: int | None) -> tuple[int, bytes] | None:
-    """(type code, metadata) of a temporal, YEAR or BIT type."""
+    """(type code, metadata) of a temporal, YEAR, BIT or JSON type."""
     if kind in _TEMPORAL:
         return _TEMPORAL[kind], bytes((min(length or 0, 6),))
     if kind in ("DATE", "YEAR"):
@@ -230,6 +233,8 @@ def _other_column(kind: str, length: int | None) -> tuple[int, bytes] | None:
     if kind == "BIT":
         bits = 1 if length is None else length
         return MYSQL_TYPE_BIT, bytes((bits % 8, bits // 8))
+    if kind == "JSON":
+        return MYSQL_TYPE_JSON, bytes((JSON_PACK_LENGTH,))
     return None
 
 

@@ -13,7 +13,10 @@ sign bit set when positive, a negative value's bytes inverted; VARCHAR and CHAR 
 length when the column's maximum is below 256 bytes else 2, then the bytes; BLOB/TEXT the
 metadata's 1-4 length bytes, then the bytes; the temporal types as
 :mod:`~rpl.core.binlog.events.temporal` says; YEAR 1 byte; ENUM 1-2 bytes (1-based
-index); SET 1, 2, 3, 4 or 8 bytes (bitmap, little-endian); BIT big-endian. An ENUM/SET
+index); SET 1, 2, 3, 4 or 8 bytes (bitmap, little-endian); BIT big-endian; JSON the
+metadata's 1-4 (4 as MySQL writes) length bytes, then the value in MySQL's binary JSON
+(:mod:`~rpl.core.binlog.events.json_binary`), read back as the text MySQL prints (the
+form the engine stores: :func:`rpl.core.json_text.normalize`). An ENUM/SET
 value is its member text when the column has its members (FULL metadata, or the writer's
 own definition), else the index or bitmap as an ``int`` (a MINIMAL table map's reader;
 MySQL's applier also reads them by number); either is accepted on the way in.
@@ -35,6 +38,7 @@ from rpl.core.binlog.events.column_types import (
     MYSQL_TYPE_DOUBLE,
     MYSQL_TYPE_ENUM,
     MYSQL_TYPE_FLOAT,
+    MYSQL_TYPE_JSON,
     MYSQL_TYPE_NEWDECIMAL,
     MYSQL_TYPE_SET,
     MYSQL_TYPE_STRING,
@@ -46,6 +50,7 @@ from rpl.core.binlog.events.column_types import (
     bit_bytes,
 )
 from rpl.core.binlog.events.header import EventError
+from rpl.core.binlog.events.json_binary import decode_text, encode_text
 from rpl.core.binlog.events.temporal import (
     pack_date,
     pack_datetime2,
@@ -89,6 +94,8 @@ def encode_value(column: BinlogColumn, value: RowValue) -> bytes:
         return _length_prefixed(data, 1 if column.max_length < 256 else 2)
     if code == MYSQL_TYPE_BLOB:
         return _length_prefixed(_bytes(value), column.metadata[0])
+    if code == MYSQL_TYPE_JSON:
+        return _length_prefixed(encode_text(_str(value)), column.metadata[0])
     return _encode_other(column, code, value)
 
 
@@ -216,9 +223,13 @@ def value_size(column: BinlogColumn, data: bytes, pos: int) -> int:
     all there.
     """
     code = column.real_type
-    if code in (MYSQL_TYPE_VARCHAR, MYSQL_TYPE_STRING, MYSQL_TYPE_BLOB):
+    if code in (MYSQL_TYPE_VARCHAR, MYSQL_TYPE_STRING, MYSQL_TYPE_BLOB, MYSQL_TYPE_JSON):
         width = (
-            column.metadata[0] if code == MYSQL_TYPE_BLOB else 1 if column.max_length < 256 else 2
+            column.metadata[0]
+            if code in (MYSQL_TYPE_BLOB, MYSQL_TYPE_JSON)
+            else 1
+            if column.max_length < 256
+            else 2
         )
         _need(data, pos, width, column)
         size = width + int.from_bytes(data[pos : pos + width], "little")
@@ -289,6 +300,8 @@ def _decode(column: BinlogColumn, code: int, raw: bytes) -> RowValue:
         if column.charset == BINARY_CHARSET or column.charset is None and code == MYSQL_TYPE_BLOB:
             return payload
         return payload.decode("utf-8", "surrogateescape")
+    if code == MYSQL_TYPE_JSON:
+        return decode_text(raw[column.metadata[0] :])
     return _decode_other(column, code, raw)
 
 
