@@ -147,6 +147,8 @@ class RowsEvent(Event):
             before if self.columns_after is None else self._chosen(table_map, self.columns_after)
         )
         shapes = (before,) if self.columns_after is None else (before, after)
+        if self.rows_data and not all(shapes):
+            raise EventError("rows event has rows but no columns present in an image")
         images: list[Image] = []
         pos, data = 0, self.rows_data
         while pos < len(data):
