@@ -19,7 +19,7 @@ import xxhash
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 from test_binlog_rows_readers import mariadb_binlog, mariadb_images
-from test_row_apply import Replication, run
+from test_row_apply import Replication, run, started_pair
 
 from rpl.core.binlog.events import (
     DELETE_ROWS_EVENT,
@@ -35,7 +35,7 @@ from rpl.core.engine.schema import ColumnSchema, TableSchema
 from rpl.core.errors import MySQLError
 from rpl.core.execution.binlogging import row_encodable
 from rpl.core.execution.write_sets import sort_key, write_set
-from rpl.core.instance.server import Server, ServerConfig
+from rpl.core.instance.server import Server
 from rpl.core.testing.process import ServerProcess
 
 __all__ = ["mariadb_binlog"]  # the fixture, used here by name
@@ -198,16 +198,7 @@ TABLE = (
 @pytest.fixture
 def pair(tmp_path: Path) -> Iterator[tuple[Server, Server]]:
     """A source and a server that applies its events (test_row_apply's helpers)."""
-    servers = [
-        Server(ServerConfig(datadir=tmp_path / name, port=0, server_id=i + 1))
-        for i, name in enumerate(("source", "replica"))
-    ]
-    for server in servers:
-        server.start()
-        run(server, "CREATE DATABASE d", TABLE)
-    yield servers[0], servers[1]
-    for server in servers:
-        server.shutdown()
+    yield from started_pair(tmp_path, TABLE)
 
 
 def _error(server: Server, sql: str) -> tuple[int, str]:

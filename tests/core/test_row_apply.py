@@ -38,19 +38,26 @@ from rpl.core.replication.relay_transaction import RelayTransaction, apply_trans
 TABLE = "CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(40), n INT, b BLOB)"
 
 
-@pytest.fixture
-def pair(tmp_path: Path) -> Iterator[tuple[Server, Server]]:
-    """A server whose binlog gives the events and one that applies them."""
+def started_pair(tmp_path: Path, table: str = TABLE) -> Iterator[tuple[Server, Server]]:
+    """A server whose binlog gives the events and one that applies them, each with
+    database ``d`` and ``table``; shut down when the generator ends.
+    """
     servers = [
         Server(ServerConfig(datadir=tmp_path / name, port=0, server_id=i + 1))
         for i, name in enumerate(("source", "replica"))
     ]
     for server in servers:
         server.start()
-        run(server, "CREATE DATABASE d", TABLE)
+        run(server, "CREATE DATABASE d", table)
     yield servers[0], servers[1]
     for server in servers:
         server.shutdown()
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[tuple[Server, Server]]:
+    """:func:`started_pair` with ``d.t`` of :data:`TABLE`."""
+    yield from started_pair(tmp_path)
 
 
 def run(server: Server, *statements: str) -> list[tuple[Any, ...]]:
