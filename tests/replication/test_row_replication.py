@@ -14,7 +14,13 @@ from test_async_replication import assert_same_data
 from rpl.core.binlog.events import QUERY_EVENT, WRITE_ROWS_EVENT, QueryEvent
 from rpl.core.binlog.logfile import BinlogIndex, read_events
 from rpl.core.testing.process import ServerProcess
-from rpl.core.testing.topology import create_replication_user, replicate, slave_status, wait_for
+from rpl.core.testing.topology import (
+    create_replication_user,
+    replicate,
+    slave_status,
+    wait_caught_up,
+    wait_for,
+)
 
 
 def dml_formats(server: ServerProcess) -> Counter[str]:
@@ -52,9 +58,9 @@ def test_a_chain_keeps_the_format_each_transaction_arrived_in(
     servers: ServerFactory, source: ServerProcess, writers: Callable[..., Writers]
 ) -> None:
     middle = servers("middle", "--binlog-format=STATEMENT")
-    create_replication_user(middle)
     last = servers("last")
     replicate(middle, source)
+    wait_caught_up(source, middle)  # the replication account reaches the middle
     replicate(last, middle)
     writers(3).start(30).join()
     source.query("SET GLOBAL binlog_format = STATEMENT")
