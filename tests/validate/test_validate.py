@@ -12,6 +12,7 @@ from faults import events, find, rewrite
 
 from rpl.core.binlog.events import (
     GTID_LOG_EVENT,
+    WRITE_ROWS_EVENT,
     XID_EVENT,
     GtidEvent,
     QueryEvent,
@@ -26,7 +27,8 @@ Check = Callable[..., Report]
 
 
 def _insert(entry: LogEntry) -> bool:
-    return isinstance(entry.event, QueryEvent) and entry.event.query.startswith("INSERT")
+    """A WRITE_ROWS event (the recorded run logs rows, binlog_format=ROW)."""
+    return entry.header.type_code == WRITE_ROWS_EVENT
 
 
 def _only(report: Report, check: str) -> list[Finding]:
@@ -192,8 +194,9 @@ def test_relay_event_differs_from_source(check: Check, run: Path) -> None:
     group = next(g for g in _transactions(path, relay=True) if target in g)
 
     def alter(data: bytearray) -> None:
-        at = data.index(b"'v", target.position)
-        data[at + 1] = ord("x")
+        # the row's value 'v<key>', after the header and the rows post-header
+        at = data.index(b"v", target.position + 19 + 10, target.end)
+        data[at] = ord("x")
         set_log_pos(data, target.position, target.header.log_pos, True)
 
     rewrite(path, alter)
