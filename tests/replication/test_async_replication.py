@@ -19,7 +19,8 @@ from conftest import ServerFactory, Writers
 
 from rpl.core.binlog.events import GtidEvent
 from rpl.core.binlog.gtid import GtidSet
-from rpl.core.binlog.logfile import BinlogIndex, read_events
+from rpl.core.binlog.logfile import BinlogIndex
+from rpl.core.testing.binlogs import binlog_entries
 from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.proxy import TcpProxy
 from rpl.core.testing.topology import (
@@ -35,10 +36,9 @@ from rpl.core.testing.topology import (
 def binlog_gtids(server: ServerProcess) -> Counter[str]:
     """How often each GTID appears in ``server``'s binary log files."""
     seen: Counter[str] = Counter()
-    for name in BinlogIndex(server.datadir / "binlog.index").names():
-        for entry in read_events(server.datadir / name):
-            if isinstance(entry.event, GtidEvent):
-                seen[f"{entry.event.sid}:{entry.event.gno}"] += 1
+    for entry in binlog_entries(server.datadir):
+        if isinstance(entry.event, GtidEvent):
+            seen[f"{entry.event.sid}:{entry.event.gno}"] += 1
     return seen
 
 

@@ -12,7 +12,7 @@ from conftest import ServerFactory, Writers
 from test_async_replication import assert_same_data
 
 from rpl.core.binlog.events import QUERY_EVENT, WRITE_ROWS_EVENT, QueryEvent
-from rpl.core.binlog.logfile import BinlogIndex, read_events
+from rpl.core.testing.binlogs import binlog_entries
 from rpl.core.testing.process import ServerProcess
 from rpl.core.testing.topology import (
     create_replication_user,
@@ -26,14 +26,13 @@ from rpl.core.testing.topology import (
 def dml_formats(server: ServerProcess) -> Counter[str]:
     """How ``server``'s binlog logged changes to d.t: "rows" events, "statement"s."""
     seen: Counter[str] = Counter()
-    for name in BinlogIndex(server.datadir / "binlog.index").names():
-        for entry in read_events(server.datadir / name):
-            code = entry.header.type_code
-            if code == WRITE_ROWS_EVENT:
-                seen["rows"] += 1
-            elif code == QUERY_EVENT and isinstance(entry.event, QueryEvent):
-                if entry.event.query.startswith("INSERT INTO `d`.`t`"):
-                    seen["statement"] += 1
+    for entry in binlog_entries(server.datadir):
+        code = entry.header.type_code
+        if code == WRITE_ROWS_EVENT:
+            seen["rows"] += 1
+        elif code == QUERY_EVENT and isinstance(entry.event, QueryEvent):
+            if entry.event.query.startswith("INSERT INTO `d`.`t`"):
+                seen["statement"] += 1
     return seen
 
 

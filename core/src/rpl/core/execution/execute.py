@@ -45,9 +45,7 @@ class SessionContext(Context):
             return server.variables.get_global(name)
         if scope == "SESSION" and definition.scope is Scope.GLOBAL:
             raise MySQLError.of(ER_INCORRECT_GLOBAL_LOCAL_VAR, definition.name, "GLOBAL")
-        value = session.session_vars.get(definition.name)
-        if value is None and definition.name not in session.session_vars:
-            value = entry.value
+        value = session.setting(definition.name)
         return int(value) if isinstance(value, bool) else value
 
     def user_variable(self, name: str) -> object:

@@ -38,6 +38,7 @@ from rpl.core.errors import ER_LOCK_DEADLOCK, ER_SPECIFIC_ACCESS_DENIED_ERROR, M
 from rpl.core.execution.binlogging import Origin, RowLogging, change_statements
 from rpl.core.execution.expressions import Context
 from rpl.core.execution.results import Ok, Result
+from rpl.core.execution.write_sets import write_set
 from rpl.core.net.packets import ReplyBatch
 from rpl.core.threads import next_thread_id
 from rpl.core.variables import Warning as SqlWarning
@@ -249,38 +250,37 @@ class Session:
     @property
     def autocommit(self) -> bool:
         """The session's ``autocommit``."""
-        value = self.session_vars.get("autocommit")
-        if value is None:
-            value = self.server.variables.get_global("autocommit")
-        return bool(value)
+        return bool(self.setting("autocommit"))
 
-    def _setting(self, name: str) -> object:
-        """A session-scoped variable's value: the session's own, else the global one."""
-        value = self.session_vars.get(name)
-        return self.server.variables.get_global(name) if value is None else value
+    def setting(self, name: str) -> object:
+        """The value this session runs with of the variable named ``name`` (its
+        canonical name): the session's own when it set one, else the global value. The
+        one reader of session values: :meth:`variable` (``@@name``) reads through it too.
+        """
+        session_vars = self.session_vars
+        if name in session_vars:
+            return session_vars[name]
+        return self.server.variables.get_global(name)
 
     def binlog_format(self) -> str:
         """The session's ``binlog_format``: ROW, STATEMENT or MIXED."""
-        return str(self._setting("binlog_format"))
+        return str(self.setting("binlog_format"))
 
     def row_logging(self) -> RowLogging:
         """How this session's rows events are written (the binlog_row_* variables)."""
         variables = self.server.variables
         return RowLogging(
-            str(self._setting("binlog_row_image")),
+            str(self.setting("binlog_row_image")),
             str(variables.get_global("binlog_row_metadata")),
             variables.global_int("binlog_row_event_max_size"),
-            bool(self._setting("binlog_rows_query_log_events")),
+            bool(self.setting("binlog_rows_query_log_events")),
         )
 
     def lock_wait_timeout(self) -> float:
         """The session's ``innodb_lock_wait_timeout`` in seconds."""
         if self.lock_wait_override is not None:
             return self.lock_wait_override
-        value = self.session_vars.get("innodb_lock_wait_timeout")
-        if value is None:
-            return self.server.variables.global_float("innodb_lock_wait_timeout")
-        return float(cast(float, value))
+        return float(cast(float, self.setting("innodb_lock_wait_timeout")))
 
     def variable(self, name: str, scope: str | None) -> object:
         """@@[scope.]name as this session reads it."""
@@ -542,9 +542,7 @@ class Session:
         """The transaction's write set (:mod:`rpl.core.execution.write_sets`): MySQL's
         XXHASH64 items, none with ``transaction_write_set_extraction=OFF``.
         """
-        from rpl.core.execution.write_sets import write_set
-
-        if self.variable("transaction_write_set_extraction", None) == "OFF":
+        if self.setting("transaction_write_set_extraction") == "OFF":
             return frozenset()
         return write_set(trx.changes())
 

@@ -45,7 +45,7 @@ from rpl.core.binlog.events import (
     relocate_events,
 )
 from rpl.core.binlog.gtid import GtidSet
-from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, read_events
+from rpl.core.binlog.logfile import BinlogIndex, LogEntry, binlog_file_name, read_events
 from rpl.core.binlog.writer import FLAGS_OFFSET, file_header
 from rpl.core.engine.schema import ColumnSchema
 
@@ -294,6 +294,14 @@ RowWrite = tuple[str, "Image | None", "Image | None"]
 """A row a rows event wrote: ("insert" | "update" | "delete", before image, after image)."""
 
 
+def binlog_entries(datadir: Path, index: str = "binlog.index") -> Iterator[LogEntry]:
+    """Every event of the binlog (or relay log: ``index``) files listed in ``datadir``'s
+    index, in log order, file after file.
+    """
+    for name in BinlogIndex(datadir / index).names():
+        yield from read_events(datadir / name)
+
+
 def logged_row_changes(
     datadir: Path, db: str, table: str, index: str = "binlog.index"
 ) -> Iterator[RowWrite]:
@@ -301,22 +309,21 @@ def logged_row_changes(
     ``datadir`` wrote to ``db.table``, in log order (tests read a crashed server's binlog
     with it; statement-format events are not read).
     """
-    for name in BinlogIndex(datadir / index).names():
-        maps: dict[int, TableMapEvent] = {}
-        for entry in read_events(datadir / name):
-            event = entry.event
-            if isinstance(event, TableMapEvent):
-                maps[event.table_id] = event
-            elif isinstance(event, RowsEvent):
-                table_map = maps[event.table_id]
-                if (table_map.db, table_map.table) != (db, table):
-                    continue
-                if isinstance(event, UpdateRowsEvent):
-                    for before, after in event.updates(table_map):
-                        yield "update", before, after
-                elif isinstance(event, WriteRowsEvent):
-                    for image in event.images(table_map):
-                        yield "insert", None, image
-                elif isinstance(event, DeleteRowsEvent):
-                    for image in event.images(table_map):
-                        yield "delete", image, None
+    maps: dict[int, TableMapEvent] = {}
+    for entry in binlog_entries(datadir, index):
+        event = entry.event
+        if isinstance(event, TableMapEvent):
+            maps[event.table_id] = event
+        elif isinstance(event, RowsEvent):
+            table_map = maps[event.table_id]
+            if (table_map.db, table_map.table) != (db, table):
+                continue
+            if isinstance(event, UpdateRowsEvent):
+                for before, after in event.updates(table_map):
+                    yield "update", before, after
+            elif isinstance(event, WriteRowsEvent):
+                for image in event.images(table_map):
+                    yield "insert", None, image
+            elif isinstance(event, DeleteRowsEvent):
+                for image in event.images(table_map):
+                    yield "delete", image, None
