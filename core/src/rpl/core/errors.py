@@ -264,6 +264,12 @@ ER_TABLE_WITHOUT_PK: Final = _code(
     "to avoid this warning. Note that tables without a primary key can cause performance "
     "problems in row-based replication, so please consult your DBA before adding such a table.",
 )
+ER_CANT_OPEN_FILE: Final = _code(
+    1016, "ER_CANT_OPEN_FILE", "HY000", "Can't open file: '%s' (errno: %d - %s)"
+)
+ER_ERROR_ON_WRITE: Final = _code(
+    1026, "ER_ERROR_ON_WRITE", "HY000", "Error writing file '%s' (errno: %d - %s)"
+)
 ER_BINLOG_LOGGING_IMPOSSIBLE: Final = _code(
     1598, "ER_BINLOG_LOGGING_IMPOSSIBLE", "HY000", "Binary logging not possible. Message: %s"
 )

@@ -148,18 +148,26 @@ def _fsync_directory(directory: str) -> None:
 
 
 def write_durably(path: StrPath, data: bytes) -> None:
-    """Replace ``path`` by ``data`` atomically: temp file, fsync, rename, fsync the directory."""
+    """Replace ``path`` by ``data`` atomically: temp file, fsync, rename, fsync the
+    directory. On an OSError (a full disk) the temporary file is removed, so a failed
+    attempt leaves ``path`` as it was and takes no space.
+    """
     path = os.fspath(path)
     temporary = f"{path}.tmp"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
     try:
-        view, written = memoryview(data), 0
-        while written < len(data):
-            written += os.write(fd, view[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
+        try:
+            view, written = memoryview(data), 0
+            while written < len(data):
+                written += os.write(fd, view[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
     _fsync_directory(os.path.dirname(path))
 
 

@@ -35,6 +35,7 @@ rotation never stops a dump thread: the deadlock of WL#6355 cannot form.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import errno
 import logging
 import os
@@ -65,7 +66,12 @@ from rpl.core.binlog.gtid import Gtid, GtidSet
 from rpl.core.binlog.logfile import BinlogIndex, binlog_file_name, file_number
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import BinlogStorageDelegate, HookError
-from rpl.core.errors import ER_BINLOG_LOGGING_IMPOSSIBLE, ER_UNKNOWN_ERROR, MySQLError
+from rpl.core.errors import (
+    ER_BINLOG_LOGGING_IMPOSSIBLE,
+    ER_CANT_OPEN_FILE,
+    ER_UNKNOWN_ERROR,
+    MySQLError,
+)
 from rpl.core.net.packets import ReplyBatch
 from rpl.core.waits import thd_wait
 from rpl.observers import BinlogStorageParam
@@ -335,7 +341,7 @@ class Binlog:
         self.binlog_commits = 0
         self.binlog_group_commits = 0
         self.fsyncs = 0
-        self.on_rotate: Callable[[], None] | None = None
+        self.on_rotate: Callable[[], object] | None = None
         """Called (outside every binlog lock) after each rotation: the server checkpoints."""
         self.on_group: Callable[[BinlogPosition], None] | None = None
         """Called (outside every binlog lock) with each committed group's end: the server
@@ -357,20 +363,38 @@ class Binlog:
         self._committed_end = self._published.end
 
     def _open_next(self, created_at_start: bool = False) -> None:
+        fd, name, size = self._create_next(created_at_start)
+        self._start_file(fd, name, size)
+
+    def _create_next(self, created_at_start: bool = False) -> tuple[int, str, int]:
+        """Create the next file with its header, synced, listed in the index: (fd, name,
+        size). OSError if it cannot be; then nothing of it is left (no file, no index
+        entry), and the file being written, if any, is untouched.
+        """
         names = self.index.names()
         number = file_number(names[-1]) + 1 if names else 1
         name = binlog_file_name(self.basename, number)
         path = self.directory / name
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
-        data = file_header(
-            self.server_id, self.options.checksum, self._gtids_logged, created_at_start
-        )
-        os.write(fd, data)
-        os.fsync(fd)
-        self.index.append(name)
-        self._fd, self._file, self._pos = fd, name, len(data)
+        try:
+            data = file_header(
+                self.server_id, self.options.checksum, self._gtids_logged, created_at_start
+            )
+            view, written = memoryview(data), 0
+            while written < len(data):
+                written += os.write(fd, view[written:])
+            os.fsync(fd)
+            self.index.append(name)
+        except OSError:
+            os.close(fd)
+            path.unlink(missing_ok=True)
+            raise
+        return fd, name, len(data)
+
+    def _start_file(self, fd: int, name: str, size: int) -> None:
+        self._fd, self._file, self._pos = fd, name, size
         self._clock.new_file()
-        self._publish(BinlogPosition(name, self._pos))
+        self._publish(BinlogPosition(name, size))
 
     def _close_current(self, last_event: RotateEvent | StopEvent) -> None:
         self._pos = end_file(self._fd, self._pos, last_event, self.server_id, self.options.checksum)
@@ -382,6 +406,11 @@ class Binlog:
         """FLUSH BINARY LOGS: end the file with a ROTATE and start the next one. With
         ``only_if_full``, only if the file has reached ``max_binlog_size`` (checked under
         the write lock: of two committers that both saw the file full, one rotates).
+
+        A next file that cannot be created (disk full, a read-only directory) leaves the
+        current one open and written to: ER_CANT_OPEN_FILE, logged; the next rotation
+        tries again. Once the next file exists, a ROTATE that cannot be written to the
+        current one stops the server as a failed flush does (binlog_error_action).
         """
         with self._write_lock:
             if only_if_full and self._pos < self.options.max_binlog_size():
@@ -392,9 +421,27 @@ class Binlog:
 
     def _rotate_locked(self) -> None:
         caught_up = self._committed_end == self._published.end
-        number = file_number(self._file) + 1
-        self._close_current(RotateEvent(4, binlog_file_name(self.basename, number)))
-        self._open_next()
+        try:
+            fd, name, size = self._create_next()
+        except OSError as failure:
+            errorlog.log(
+                _log,
+                logging.ERROR,
+                f"Could not open the next binary log file ({failure}); "
+                f"still logging to {self._file}",
+                code=10000,
+            )
+            raise MySQLError.of(
+                ER_CANT_OPEN_FILE,
+                failure.filename or self.basename,
+                failure.errno,
+                failure.strerror,
+            ) from failure
+        try:
+            self._close_current(RotateEvent(4, name))
+        except OSError as failure:
+            self._abort_server([], "rotate", failure)
+        self._start_file(fd, name, size)
         if caught_up:
             # Every flushed group had committed and none can flush now (write lock held):
             # the committed state is exactly the old file, so it ends at the new start.
@@ -594,7 +641,8 @@ class Binlog:
                 self.on_group(end)
             if self._published.end.pos >= self.options.max_binlog_size():
                 self._hand_over_commit_stage()
-                self.rotate(only_if_full=True)
+                with contextlib.suppress(MySQLError):  # logged; the file stays open
+                    self.rotate(only_if_full=True)
                 return
 
     def _hand_over_commit_stage(self) -> None:

@@ -32,7 +32,7 @@ from rpl.core.binlog.writer import Binlog, BinlogOptions, BinlogPosition
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import Delegates
 from rpl.core.engine import Engine
-from rpl.core.errors import MySQLError
+from rpl.core.errors import ER_ERROR_ON_WRITE, MySQLError
 from rpl.core.execution import statements
 from rpl.core.execution.binlogging import EventEncoder
 from rpl.core.execution.connection import CommandHandler, Connection
@@ -412,9 +412,30 @@ class Server:
         )
 
     # ------------------------------------------------------- durable state
-    def checkpoint(self) -> None:
+    def checkpoint(self) -> bool:
+        """Write a checkpoint (:meth:`write_checkpoint`); whether it was written. One that
+        cannot be (a full disk, a read-only data directory) is abandoned and logged, never
+        fatal by itself: the previous checkpoint stays whole, its temporary file is
+        removed, and recovery replays the binlog from the previous checkpoint's file,
+        which PURGE keeps (:meth:`recovery_start_file`).
+        """
+        try:
+            self.write_checkpoint()
+        except OSError as exc:
+            errorlog.log(
+                _log,
+                logging.ERROR,
+                f"Checkpoint abandoned: {exc}; the next start replays the binary log from "
+                f"{self._checkpoint_file or 'its first file'}",
+                code=10000,
+            )
+            return False
+        return True
+
+    def write_checkpoint(self) -> None:
         """Write the engine, accounts and GTIDs as of the last committed binlog group
-        (commits wait while the engine is copied; the file is written after).
+        (commits wait while the engine is copied; the file is written after); OSError
+        if it cannot be written.
         """
         with self._checkpoint_lock:
             with self.ddl_lock, self.binlog.commit_stage_lock:
@@ -449,11 +470,8 @@ class Server:
             if not self._checkpoint_due.wait(0.5):
                 continue
             self._checkpoint_due.clear()
-            try:
-                if not self._stopping.is_set():
-                    self.checkpoint()
-            except OSError as exc:
-                errorlog.log(_log, logging.ERROR, f"Checkpoint failed: {exc}", code=10000)
+            if not self._stopping.is_set():
+                self.checkpoint()
 
     def recovery_start_file(self) -> str:
         """The binlog file the next recovery would start from (PURGE keeps it)."""
@@ -470,7 +488,12 @@ class Server:
         """RESET MASTER, with a checkpoint at the new first file."""
         with self.ddl_lock:
             self.binlog.reset()
-            self.checkpoint()
+            try:
+                self.write_checkpoint()  # the old one names files that are gone
+            except OSError as exc:
+                raise MySQLError.of(
+                    ER_ERROR_ON_WRITE, exc.filename or "checkpoint", exc.errno, exc.strerror
+                ) from exc
 
     def install_plugin(self, name: str) -> None:
         """INSTALL PLUGIN, remembered for the next start."""
@@ -520,13 +543,26 @@ class Server:
             time.sleep(0.01)
         if self.thread_pool is not None:
             self.thread_pool.stop()
-        self.binlog.close()
-        self.checkpoint()
-        self.plugins.shutdown()
-        self.delegates.server_state.after_server_shutdown(param)
-        errorlog.log(_log, logging.INFO, f"{SERVER_VERSION}  Shutdown complete", code=10910)
-        self.datadir.unlock()
-        self._stopped.set()
+        try:
+            self._close_binlog()
+            self.checkpoint()
+            self.plugins.shutdown()
+            self.delegates.server_state.after_server_shutdown(param)
+        finally:  # shutdown always ends, and says so
+            errorlog.log(_log, logging.INFO, f"{SERVER_VERSION}  Shutdown complete", code=10910)
+            self.datadir.unlock()
+            self._stopped.set()
+
+    def _close_binlog(self) -> None:
+        """End the binlog with its STOP event; one that cannot be written (a full disk)
+        is logged and the file left as a crash leaves it, which recovery reads the same.
+        """
+        try:
+            self.binlog.close()
+        except OSError as exc:
+            errorlog.log(
+                _log, logging.ERROR, f"Could not close the binary log cleanly: {exc}", code=10000
+            )
 
     @property
     def stopping(self) -> bool:
