@@ -270,6 +270,13 @@ ER_CANT_OPEN_FILE: Final = _code(
 ER_ERROR_ON_WRITE: Final = _code(
     1026, "ER_ERROR_ON_WRITE", "HY000", "Error writing file '%s' (errno: %d - %s)"
 )
+ER_STACK_OVERRUN_NEED_MORE: Final = _code(
+    1436,
+    "ER_STACK_OVERRUN_NEED_MORE",
+    "HY000",
+    "Thread stack overrun:  %d bytes used of a %d byte stack, and %d bytes needed.  "
+    "Use 'mysqld --thread_stack=#' to specify a bigger stack.",
+)
 ER_BINLOG_LOGGING_IMPOSSIBLE: Final = _code(
     1598, "ER_BINLOG_LOGGING_IMPOSSIBLE", "HY000", "Binary logging not possible. Message: %s"
 )

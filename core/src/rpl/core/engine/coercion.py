@@ -114,6 +114,11 @@ def _shown(value: object) -> str:
 
 
 def _round_half_away(value: decimal.Decimal) -> int:
+    """``value`` rounded half away from zero; values of more than 30 digits (beyond
+    every integer type) come back as ±10**31, which every range check refuses.
+    """
+    if value.adjusted() > 30:
+        return 10**31 if value > 0 else -(10**31)
     return int(
         value.quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP, context=_DEC_CONTEXT)
     )
@@ -350,6 +355,8 @@ def _coerce_decimal(column: ColumnDefinition, value: object, row: int) -> Value:
         raise _wrong_value("decimal", value, column, row)
     precision = 10 if column.length is None else column.length
     scale = column.scale or 0
+    if number and number.adjusted() >= precision - scale:  # too many integer digits
+        raise _out_of_range(column, row)
     quantized = number.quantize(decimal.Decimal(1).scaleb(-scale), context=_DEC_CONTEXT)
     if abs(quantized) >= decimal.Decimal(10) ** (precision - scale):
         raise _out_of_range(column, row)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from rpl.core.binlog import events as ev
-from rpl.core.binlog.logfile import read_events
+from rpl.core.binlog.logfile import LogError, read_events
 from rpl.core.engine import NO_DEFAULT
 from rpl.core.errors import (
     ER_ERROR_WHEN_EXECUTING_COMMAND,
@@ -228,6 +229,28 @@ def event_info(event: ev.Event) -> str:
     return ""
 
 
+def _binlog_event_rows(path: Path, start: int, stop: int | None) -> list[list[object]]:
+    """SHOW BINLOG EVENTS' rows of the file at ``path`` from ``start`` (LogError,
+    ValueError or OverflowError when ``start`` is no event's start in the file).
+    """
+    if start > path.stat().st_size:
+        raise ValueError(f"{start} is past the end of {path.name}")
+    rows: list[list[object]] = []
+    for entry in read_events(path, start, stop_at=stop):
+        header = entry.header
+        rows.append(
+            [
+                path.name,
+                entry.position,
+                _EVENT_NAMES.get(header.type_code, f"Unknown({header.type_code})"),
+                header.server_id,
+                header.log_pos,
+                event_info(entry.event),
+            ]
+        )
+    return rows
+
+
 def _show_binlog_events(session: Session, stmt: ast.Show) -> Result:
     session.require("REPLICATION SLAVE")
     binlog = session.server.binlog
@@ -239,19 +262,12 @@ def _show_binlog_events(session: Session, stmt: ast.Show) -> Result:
         )
     end = binlog.end
     stop = end.pos if name == end.file else None
-    rows = []
-    for entry in read_events(binlog.directory / name, stmt.pos or 4, stop_at=stop):
-        header = entry.header
-        rows.append(
-            [
-                name,
-                entry.position,
-                _EVENT_NAMES.get(header.type_code, f"Unknown({header.type_code})"),
-                header.server_id,
-                header.log_pos,
-                event_info(entry.event),
-            ]
-        )
+    try:
+        rows = _binlog_event_rows(binlog.directory / name, stmt.pos or 4, stop)
+    except (LogError, ValueError, OverflowError) as exc:  # FROM not at an event's start
+        raise MySQLError.of(
+            ER_ERROR_WHEN_EXECUTING_COMMAND, "SHOW BINLOG EVENTS", "Wrong offset or I/O error"
+        ) from exc
     start = stmt.offset or 0
     rows = rows[start : start + stmt.limit] if stmt.limit is not None else rows[start:]
     return Rows(

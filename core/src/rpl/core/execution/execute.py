@@ -9,11 +9,13 @@ the statement was.
 from __future__ import annotations
 
 import datetime
+import sys
 
 from rpl.core.errors import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_NOT_SUPPORTED_YET,
     ER_OPTION_PREVENTS_STATEMENT,
+    ER_STACK_OVERRUN_NEED_MORE,
     MySQLError,
 )
 from rpl.core.execution.expressions import Context
@@ -110,8 +112,26 @@ def check_read_only(session: Session) -> None:
         raise MySQLError.of(ER_OPTION_PREVENTS_STATEMENT, "--read-only")
 
 
+FRAME_BYTES = 1024
+"""What ER_STACK_OVERRUN_NEED_MORE counts a Python frame as: its byte figures are the
+interpreter's recursion limit and depth, at this many bytes a frame."""
+
+
 def execute(session: Session, sql: str) -> Result:
-    """Run one statement for ``session``; MySQLError on failure."""
+    """Run one statement for ``session``; MySQLError on failure.
+
+    A statement nested deeper than the interpreter's recursion limit (a thousand
+    parentheses, an expression of thousands of terms) gets MySQL's 1436 and changes
+    nothing (the statement's savepoint is rolled back as for any error).
+    """
+    try:
+        return _execute(session, sql)
+    except RecursionError:
+        stack = sys.getrecursionlimit() * FRAME_BYTES
+        raise MySQLError.of(ER_STACK_OVERRUN_NEED_MORE, stack, stack, FRAME_BYTES) from None
+
+
+def _execute(session: Session, sql: str) -> Result:
     statement = parse(sql)
     keep_warnings = isinstance(statement, ast.Show) and statement.kind in ("WARNINGS", "ERRORS")
     if not keep_warnings:

@@ -21,11 +21,12 @@ The last token is always ``(K_EOF, "", None, len(sql), len(sql))``.
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal
 from typing import Any, Final, TypeAlias
 
-from rpl.core.errors import ER_PARSE_ERROR, MySQLError
+from rpl.core.errors import ER_ILLEGAL_VALUE_FOR_TYPE, ER_PARSE_ERROR, MySQLError
 
 Token: TypeAlias = tuple[str, str, Any, int, int]
 
@@ -132,6 +133,24 @@ def parse_error(sql: str, pos: int) -> MySQLError:
     return MySQLError.of(ER_PARSE_ERROR, sql[pos : pos + 80], sql.count("\n", 0, pos) + 1)
 
 
+MAX_INTEGER_DIGITS: Final = 4300
+"""The longest integer literal read (Python's int-from-text bound): longer ones get 1367."""
+
+
+def _integer(text: str) -> int:
+    if len(text) > MAX_INTEGER_DIGITS:
+        raise MySQLError.of(ER_ILLEGAL_VALUE_FOR_TYPE, "decimal", text[:192])
+    return int(text)
+
+
+def _double(text: str) -> float:
+    """An e-notation literal; 1367 beyond DOUBLE's range, as MySQL (``1e400``)."""
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise MySQLError.of(ER_ILLEGAL_VALUE_FOR_TYPE, "double", text[:192])
+    return value
+
+
 def tokenize(sql: str) -> list[Token]:
     """The tokens of ``sql``, ending with the EOF token.
 
@@ -156,7 +175,7 @@ def tokenize(sql: str) -> list[Token]:
         elif group == "punct" or group == "op":
             append((K_OP, text, text, pos, stop))
         elif group == "int":
-            append((K_NUMBER, "", int(text), pos, stop))
+            append((K_NUMBER, "", _integer(text), pos, stop))
         elif group == "sq" or group == "dq":
             append((K_STRING, "", _string_value(text), pos, stop))
         elif group == "quoted":
@@ -164,7 +183,7 @@ def tokenize(sql: str) -> list[Token]:
         elif group == "decimal":
             append((K_NUMBER, "", Decimal(text), pos, stop))
         elif group == "float":
-            append((K_NUMBER, "", float(text), pos, stop))
+            append((K_NUMBER, "", _double(text), pos, stop))
         elif group == "uservar":
             name = text[1:]
             if name[0] in "'\"":

@@ -47,7 +47,13 @@ import attrs
 
 from rpl.core import c_helpers
 from rpl.core.sql import ast
-from rpl.core.sql.lexer import BQ_PATTERN, IDENT_CHARS, SQ_PATTERN, unescape_string
+from rpl.core.sql.lexer import (
+    BQ_PATTERN,
+    IDENT_CHARS,
+    MAX_INTEGER_DIGITS,
+    SQ_PATTERN,
+    unescape_string,
+)
 
 MAX_SHAPES: Final = 4096
 
@@ -82,6 +88,8 @@ def split(sql: str) -> tuple[str, Values] | None:
             values.append(unescape_string(token[1:-1]))
             kinds.append("s")
         elif first.isdigit():
+            if len(token) > MAX_INTEGER_DIGITS:
+                return None  # the full parse gives its error
             out.append("?")
             values.append(int(token))
             kinds.append("n")
