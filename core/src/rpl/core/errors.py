@@ -277,6 +277,7 @@ ER_STACK_OVERRUN_NEED_MORE: Final = _code(
     "Thread stack overrun:  %d bytes used of a %d byte stack, and %d bytes needed.  "
     "Use 'mysqld --thread_stack=#' to specify a bigger stack.",
 )
+ER_CON_COUNT_ERROR: Final = _code(1040, "ER_CON_COUNT_ERROR", "08004", "Too many connections")
 ER_BINLOG_LOGGING_IMPOSSIBLE: Final = _code(
     1598, "ER_BINLOG_LOGGING_IMPOSSIBLE", "HY000", "Binary logging not possible. Message: %s"
 )

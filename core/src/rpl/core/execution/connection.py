@@ -109,6 +109,8 @@ class Connection:
                 self._error(MySQLError.of(ER_BAD_DB_ERROR, response.database))
                 return None
             session.db = response.database
+        self.server.add_session(session, self)  # ER_CON_COUNT_ERROR past max_connections
+        self.session = session
         self.channel.write(rsp.ok_packet(status=self.status(session)))
         return session
 
@@ -129,12 +131,7 @@ class Connection:
 
     def login(self) -> bool:
         """Handshake and authentication; False (the connection ended) when refused."""
-        session = self.authenticate()
-        if session is None:
-            return False
-        self.session = session
-        self.server.add_session(session, self)
-        return True
+        return self.authenticate() is not None
 
     def command(self) -> bool:
         """Read and answer one command; False when the connection must close."""

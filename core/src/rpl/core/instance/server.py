@@ -32,7 +32,7 @@ from rpl.core.binlog.writer import Binlog, BinlogOptions, BinlogPosition
 from rpl.core.debug import CrashPoints
 from rpl.core.delegates import Delegates
 from rpl.core.engine import Engine
-from rpl.core.errors import ER_ERROR_ON_WRITE, MySQLError
+from rpl.core.errors import ER_CON_COUNT_ERROR, ER_ERROR_ON_WRITE, MySQLError
 from rpl.core.execution import statements
 from rpl.core.execution.binlogging import EventEncoder
 from rpl.core.execution.connection import CommandHandler, Connection
@@ -96,6 +96,10 @@ class Server:
         self.questions = 0
         self._sessions: dict[int, tuple[Session, ClientSocket | None]] = {}
         self._sessions_lock = threading.Lock()
+        self.max_used_connections = 0
+        """The most client sessions logged in at once (status Max_used_connections)."""
+        self.connection_errors_max_connections = 0
+        """Logins refused by max_connections (status Connection_errors_max_connections)."""
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self._listener: socket.socket | None = None
@@ -256,6 +260,8 @@ class Server:
         getters: dict[str, Callable[[], StatusValue]] = {
             "Uptime": lambda: int(time.monotonic() - self.started),
             "Threads_connected": lambda: len(self._sessions),
+            "Max_used_connections": lambda: self.max_used_connections,
+            "Connection_errors_max_connections": lambda: self.connection_errors_max_connections,
             "Questions": lambda: self.questions,
             "Binlog_commits": lambda: self.binlog.binlog_commits,
             "Binlog_group_commits": lambda: self.binlog.binlog_group_commits,
@@ -369,9 +375,30 @@ class Server:
         return SessionContext(session)
 
     def add_session(self, session: Session, connection: ClientSocket | None) -> None:
-        """Register a logged-in session (SHOW PROCESSLIST, KILL, shutdown)."""
+        """Register a logged-in session (SHOW PROCESSLIST, KILL, shutdown).
+
+        A client session (one with a ``connection``) is admitted as MySQL admits it:
+        ``max_connections`` of them for any account, and one more for an account with
+        CONNECTION_ADMIN or SUPER; past that, ER_CON_COUNT_ERROR (1040) and
+        Connection_errors_max_connections counts it.
+        """
         with self._sessions_lock:
+            if connection is not None:
+                self._admit(session)
             self._sessions[session.thread_id] = (session, connection)
+            clients = sum(1 for _, c in self._sessions.values() if c is not None)
+            self.max_used_connections = max(self.max_used_connections, clients)
+
+    def _admit(self, session: Session) -> None:
+        clients = sum(1 for _, c in self._sessions.values() if c is not None)
+        limit = self.variables.global_int("max_connections")
+        account = session.account
+        admin = account is None or any(
+            self.accounts.allowed(account, p) for p in ("CONNECTION_ADMIN", "SUPER")
+        )
+        if clients >= limit + 1 or (clients >= limit and not admin):
+            self.connection_errors_max_connections += 1
+            raise MySQLError.of(ER_CON_COUNT_ERROR)
 
     def remove_session(self, session: Session) -> None:
         """Forget a session that ended."""
