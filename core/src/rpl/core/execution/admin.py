@@ -11,10 +11,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rpl.core.accounts import Account
 from rpl.core.binlog import events as ev
 from rpl.core.binlog.logfile import LogError, read_events
 from rpl.core.engine import NO_DEFAULT
 from rpl.core.errors import (
+    ER_DBACCESS_DENIED_ERROR,
     ER_ERROR_WHEN_EXECUTING_COMMAND,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_BINLOG_FORMAT,
@@ -32,6 +34,7 @@ from rpl.core.execution.results import Ok, Result, Rows
 from rpl.core.execution.session import Session
 from rpl.core.net.responses import Column, int_column, text_column
 from rpl.core.sql import ast
+from rpl.core.sql.redact import redacted
 from rpl.core.variables import coerce, like_pattern
 from rpl.observers import BinlogStorageParam, Scope
 
@@ -334,6 +337,17 @@ def _show_columns(session: Session, stmt: ast.Show) -> Result:
     return Rows(_texts("Field", "Type", "Null", "Key", "Default", "Extra"), rows)
 
 
+def visible_sessions(session: Session) -> list[Session]:
+    """The sessions ``session`` may see in SHOW PROCESSLIST: every one with PROCESS,
+    else those of its own user, as MySQL shows them.
+    """
+    everyone = session.server.sessions()
+    account = session.account
+    if account is None or session.server.accounts.allowed(account, "PROCESS"):
+        return everyone
+    return [s for s in everyone if s.user == session.user]
+
+
 def _show_processlist(session: Session, stmt: ast.Show) -> Result:
     rows = [
         [
@@ -344,9 +358,9 @@ def _show_processlist(session: Session, stmt: ast.Show) -> Result:
             s.command,
             int(time.monotonic() - s.started),
             s.state,
-            s.info,
+            redacted(s.info),
         ]
-        for s in session.server.sessions()
+        for s in visible_sessions(session)
     ]
     return Rows(
         [
@@ -375,12 +389,22 @@ def _show_engines(session: Session, stmt: ast.Show) -> Result:
     )
 
 
+def _require_mysql_select(session: Session, other: Account | None) -> None:
+    """SHOW GRANTS FOR another account needs SELECT on the mysql schema (1044)."""
+    mine = session.account
+    if mine is None or (other is not None and other.name == mine.name):
+        return
+    if not session.server.accounts.allowed(mine, "SELECT", "mysql"):
+        raise MySQLError.of(ER_DBACCESS_DENIED_ERROR, mine.user, mine.host, "mysql")
+
+
 def _show_grants(session: Session, stmt: ast.Show) -> Result:
     accounts = session.server.accounts
     if stmt.user is None or stmt.user.current:
         account = session.account
     else:
         account = accounts.get(stmt.user.user, stmt.user.host)
+        _require_mysql_select(session, account)
         if account is None:
             raise MySQLError.of(ER_NONEXISTING_GRANT, stmt.user.user, stmt.user.host)
     if account is None:
