@@ -234,3 +234,11 @@ def test_binlog_write_error_aborts_the_server(tmp_path: Path) -> None:
     server.query("INSERT INTO c.t VALUES (3, 0)")
     assert server.query("SELECT id FROM c.t") == [(1,), (3,)]
     server.stop()
+
+
+def test_a_new_data_directory_and_its_error_log_are_not_world_readable(tmp_path: Path) -> None:
+    """mysqld --initialize leaves the data directory 0750 and the error log 0640."""
+    server = ServerProcess(tmp_path / "data").start()
+    server.stop()
+    assert (tmp_path / "data").stat().st_mode & 0o777 == 0o750
+    assert (tmp_path / "data" / "error.log").stat().st_mode & 0o777 == 0o640

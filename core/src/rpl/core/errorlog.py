@@ -86,7 +86,11 @@ def log(
 
 
 def open_error_log(path: Path | None) -> logging.Handler:
-    """Send the server's log lines to ``path`` (stderr when None), MySQL-formatted."""
+    """Send the server's log lines to ``path`` (stderr when None), MySQL-formatted. A new
+    log file is readable by its owner and group only (0640), as mysqld's.
+    """
+    if path is not None:
+        path.touch(mode=0o640, exist_ok=True)
     handler: logging.Handler = (
         logging.FileHandler(path, encoding="utf-8") if path else logging.StreamHandler()
     )

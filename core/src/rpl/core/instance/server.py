@@ -131,7 +131,7 @@ class Server:
     def start(self) -> None:
         """Initialise or recover, then listen. Raises on a start that cannot succeed."""
         config = self.config
-        config.datadir.mkdir(parents=True, exist_ok=True)
+        config.datadir.mkdir(mode=0o750, parents=True, exist_ok=True)
         self._log_handler = errorlog.open_error_log(config.datadir / "error.log")
         errorlog.log(
             _log,
@@ -142,6 +142,7 @@ class Server:
         self._lock_datadir()
         first_start = not self.datadir.initialized
         if first_start:
+            config.datadir.chmod(0o750)  # as mysqld --initialize leaves it
             self.datadir.write_server_uuid(uuid.uuid4())
         self.server_uuid = self.datadir.server_uuid()
         self.server_uuid_text = str(self.server_uuid)
