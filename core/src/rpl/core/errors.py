@@ -473,3 +473,9 @@ ER_FK_INCOMPATIBLE_COLUMNS: Final = _code(
     "Referencing column '%s' and referenced column '%s' in foreign key constraint '%s' are "
     "incompatible.",
 )
+ER_WRONG_FK_DEF: Final = _code(
+    1239,
+    "ER_WRONG_FK_DEF",
+    "42000",
+    "Incorrect foreign key definition for '%s': %s",
+)

@@ -57,7 +57,6 @@ from rpl.core.errors import (
     ER_DB_CREATE_EXISTS,
     ER_DB_DROP_EXISTS,
     ER_DUP_ENTRY,
-    ER_FK_CANNOT_DROP_PARENT,
     ER_LOCK_DEADLOCK,
     ER_NO_DEFAULT_FOR_FIELD,
     ER_NO_REFERENCED_ROW_2,
@@ -277,6 +276,11 @@ class Table:
         with self._commit_lock:
             self.rows = _rows_for(schema, self.rows.items() if rows is None else rows)
             self.schema = schema
+
+    def committed_rows(self) -> list[Row]:
+        """A copy of the committed rows in primary key order (DDL reads them)."""
+        with self._commit_lock:
+            return list(self.rows.values())
 
     def lookup(self, index: str, values: Sequence[Value]) -> list[tuple[Key, Row]]:
         """The committed ``(pk, row)`` pairs whose secondary ``index`` columns hold
@@ -1027,28 +1031,12 @@ class Engine:
             self._children = None
             return table
 
-    def drop_table(
-        self,
-        db: str,
-        name: str,
-        if_exists: bool = False,
-        foreign_key_checks: bool = False,
-        dropping: Sequence[tuple[str, str]] = (),
-    ) -> bool:
+    def drop_table(self, db: str, name: str, if_exists: bool = False) -> bool:
         """DROP TABLE; ``False`` when it did not exist and ``if_exists`` (else
-        ER_BAD_TABLE_ERROR, "Unknown table 'db.name'"). With ``foreign_key_checks`` a table
-        another table's FOREIGN KEY references is ER_FK_CANNOT_DROP_PARENT (3730), unless
-        that child is in ``dropping`` (the same statement drops it).
+        ER_BAD_TABLE_ERROR, "Unknown table 'db.name'").
         """
         with self._ddl_lock:
             tables = self._databases.get(db)
-            if foreign_key_checks and tables is not None and name in tables:
-                for child, fk in self.children_of(db, name):
-                    key = (child.schema.db, child.schema.name)
-                    if key != (db, name) and key not in dropping:
-                        raise MySQLError.of(
-                            ER_FK_CANNOT_DROP_PARENT, name, fk.name, child.schema.name
-                        )
             if tables is None or tables.pop(name, None) is None:
                 if if_exists:
                     return False

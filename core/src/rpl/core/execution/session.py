@@ -273,6 +273,13 @@ class Session:
             bool(self._setting("binlog_rows_query_log_events")),
         )
 
+    def foreign_key_checks(self) -> bool:
+        """The session's ``foreign_key_checks``: whether its statements check FOREIGN KEYs."""
+        value = self.session_vars.get("foreign_key_checks")
+        if value is None:
+            return bool(self.server.variables.get_global("foreign_key_checks"))
+        return bool(value)
+
     def lock_wait_timeout(self) -> float:
         """The session's ``innodb_lock_wait_timeout`` in seconds."""
         if self.lock_wait_override is not None:
@@ -360,6 +367,7 @@ class Session:
         """Run one data statement atomically; commit it at its end under autocommit."""
         _local.lock_wait_timeout = self.lock_wait_timeout()
         trx = self.transaction()
+        trx.foreign_key_checks = self.foreign_key_checks()
         savepoint = trx.savepoint()
         before = len(trx.changes())
         try:

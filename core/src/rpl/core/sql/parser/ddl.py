@@ -451,7 +451,8 @@ def _position(p: Parser) -> str | None:
 
 def alter_action(p: Parser) -> ast.AlterAction | None:
     """One action of ALTER TABLE; None for one that changes nothing here (ALGORITHM=,
-    LOCK=, FORCE)."""
+    LOCK=, FORCE).
+    """
     key = p.key
     if p.toks[p.i][0] is not K_WORD:
         p.error()
