@@ -38,6 +38,7 @@ import enum
 import itertools
 import pickle
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
@@ -221,6 +222,8 @@ class Table:
         self.auto_increment = auto_increment
         self._commit_lock = commit_lock
         self._ai_lock = threading.Lock()
+        self.create_time = time.time()
+        """When this server created or loaded the table (SHOW TABLE STATUS)."""
 
     def __repr__(self) -> str:
         return f"<Table {self.schema.qualified_name} id={self.id} rows={len(self.rows)}>"
@@ -309,11 +312,12 @@ class Table:
             rows = list(self.rows.values())
         crc = 0
         for row in rows:
-            crc = zlib.crc32(_encode_row(row), crc)
+            crc = zlib.crc32(encode_row(row), crc)
         return crc
 
 
-def _encode_row(row: Row) -> bytes:
+def encode_row(row: Row) -> bytes:
+    """``row`` as CHECKSUM TABLE encodes it (see :meth:`Table.checksum`)."""
     parts: list[bytes] = []
     for value in row:
         if value is None:

@@ -345,10 +345,10 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
                 if stmt.ignore:
                     session.warn(exc)
                     continue
-                existing = schema.key_of(cast(EngineRow, row))
-                trx.delete(table, existing)
+                for existing in trx.duplicates(table, row):  # every conflicting row goes
+                    trx.delete(table, existing)
+                    affected += 1
                 key = trx.insert(table, row, row_number=number)
-                affected += 1
             affected += 1
             if generated and not first_id:
                 first_id = (
