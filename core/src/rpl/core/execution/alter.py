@@ -83,6 +83,7 @@ class Draft:
     changed: bool = False
     renamed: dict[str, str] = attrs.field(factory=dict)
     added_foreign_keys: list[ForeignKey] = attrs.field(factory=list)
+    dropped_indexes: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
 
     @classmethod
     def of(cls, schema: TableSchema) -> Draft:
@@ -253,6 +254,7 @@ class Draft:
             return
         if name not in self.indexes:
             raise MySQLError.of(ER_CANT_DROP_FIELD_OR_KEY, name)
+        self.dropped_indexes[name] = self.indexes[name]
         self._forget_index(name)
 
     def _forget_index(self, name: str) -> None:
@@ -310,8 +312,9 @@ class Draft:
         """The definition, checked as CREATE TABLE checks one; keys in MySQL's order."""
         for fk in self.foreign_keys:
             if not self._supported(fk.columns):
-                dropped = next(iter(self.indexes), fk.name)
-                raise MySQLError.of(ER_DROP_INDEX_FK, dropped)
+                n = len(fk.columns)
+                dropped = [i for i, c in self.dropped_indexes.items() if c[:n] == fk.columns]
+                raise MySQLError.of(ER_DROP_INDEX_FK, dropped[0] if dropped else fk.name)
         nullable = {c.name for c in self.columns if c.nullable}
 
         def rank(item: tuple[str, tuple[str, ...]]) -> int:
