@@ -129,8 +129,13 @@ class Draft:
             self.auto_increment_column = column.name
 
     def drop_column(self, name: str) -> None:
-        """DROP COLUMN: out of its keys too (a key left empty goes)."""
-        i = self.position(name)
+        """DROP COLUMN: out of its keys too (a key left empty goes); an unknown column is
+        ER_CANT_DROP_FIELD_OR_KEY, as MySQL words it.
+        """
+        try:
+            i = self.position(name)
+        except MySQLError:
+            raise MySQLError.of(ER_CANT_DROP_FIELD_OR_KEY, name) from None
         name = self.columns[i].name
         if len(self.columns) == 1:
             raise MySQLError.of(ER_CANT_REMOVE_ALL_FIELDS)
