@@ -1,0 +1,90 @@
+"""UNIQUE keys, FOREIGN KEY cascades and ALTER TABLE through replication: the source's
+binlog events applied by a second server's applier (test_row_apply's in-process pair)
+leave the replica identical. As MySQL, a cascade is not logged in ROW format (only the
+parent's rows are): the replica's engine cascades itself. A replica row that collides
+with a UNIQUE key stops the applier with MySQL's 1062 wording."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_row_apply import Replication, run, started_pair
+
+from rpl.core.binlog.events import TABLE_MAP_EVENT, TableMapEvent
+from rpl.core.errors import MySQLError
+from rpl.core.instance.server import Server
+
+PARENT = "CREATE TABLE d.p (id INT PRIMARY KEY, name VARCHAR(10))"
+CHILD = (
+    "CREATE TABLE d.c (id INT PRIMARY KEY, pid INT, u INT, UNIQUE KEY uu (u), "
+    "CONSTRAINT fk FOREIGN KEY (pid) REFERENCES d.p (id) ON DELETE CASCADE ON UPDATE SET NULL)"
+)
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[tuple[Server, Server]]:
+    yield from started_pair(tmp_path, PARENT)
+
+
+def both(source: Server, replica: Server, sql: str) -> list[tuple[Any, ...]]:
+    """``sql``'s rows on the source, asserted equal on the replica."""
+    mine, theirs = run(source, sql), run(replica, sql)
+    assert mine == theirs, (sql, mine, theirs)
+    return mine
+
+
+def _mapped(events: list[tuple[int, bytes, int]]) -> list[str]:
+    return [
+        TableMapEvent.decode_body(body).table for code, body, _ in events if code == TABLE_MAP_EVENT
+    ]
+
+
+def test_unique_cascades_and_alter_end_identical(pair: tuple[Server, Server]) -> None:
+    source, replica = pair
+    replicate = Replication(source, replica)
+    replicate(CHILD)
+    replicate("INSERT INTO d.p VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+    replicate("INSERT INTO d.c VALUES (10, 1, 100), (11, 1, 101), (20, 2, 200), (30, 3, 300)")
+    replicate("REPLACE INTO d.c VALUES (12, 2, 101)")
+    events = replicate("DELETE FROM d.p WHERE id = 1")
+    assert _mapped(events) == ["p"]  # the cascade is the replica engine's to do
+    replicate("UPDATE d.p SET id = 4 WHERE id = 3")
+    assert both(source, replica, "SELECT * FROM d.c ORDER BY id") == [
+        (12, 2, 101),
+        (20, 2, 200),
+        (30, None, 300),
+    ]
+    replicate(
+        "ALTER TABLE d.c ADD COLUMN note VARCHAR(5) NOT NULL DEFAULT 'n' AFTER pid, DROP INDEX uu, ADD UNIQUE KEY un (u, note)"
+    )
+    replicate("INSERT INTO d.c VALUES (40, 2, 'x', 101)")
+    replicate("RENAME TABLE d.c TO d.child")
+    replicate("DELETE FROM d.p WHERE id = 2")
+    assert both(source, replica, "SELECT * FROM d.child ORDER BY id") == [(30, None, "n", 300)]
+    assert both(source, replica, "SHOW CREATE TABLE d.child")[0][1].endswith(
+        "  UNIQUE KEY `un` (`u`,`note`),\n"
+        "  KEY `fk` (`pid`),\n"
+        "  CONSTRAINT `fk` FOREIGN KEY (`pid`) REFERENCES `p` (`id`) ON DELETE CASCADE "
+        "ON UPDATE SET NULL\n"
+        ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
+    )
+    assert both(source, replica, "CHECKSUM TABLE d.child, d.p")[0][1] is not None
+
+
+def test_a_unique_collision_on_the_replica_stops_the_applier(pair: tuple[Server, Server]) -> None:
+    source, replica = pair
+    replicate = Replication(source, replica)
+    replicate("CREATE TABLE d.t (id INT PRIMARY KEY, u INT UNIQUE)")
+    run(replica, "SET sql_log_bin = 0", "INSERT INTO d.t VALUES (99, 5)")
+    with pytest.raises(MySQLError) as caught:
+        replicate("INSERT INTO d.t VALUES (1, 5)")
+    assert caught.value.errno == 1062
+    assert caught.value.message.startswith(
+        "Could not execute Write_rows event on table d.t; Duplicate entry '5' for key 't.u', "
+        "Error_code: 1062; handler error HA_ERR_FOUND_DUPP_KEY; the event's master log "
+        "binlog.000001, end_log_pos "
+    )
+    assert run(replica, "SELECT * FROM d.t") == [(99, 5)]
