@@ -85,7 +85,8 @@ def test_restrict_refuses_orphans_and_referenced_parents(cur: Any) -> None:
 def test_cascade_and_set_null(cur: Any) -> None:
     _parent_child(cur, " ON DELETE CASCADE ON UPDATE CASCADE")
     cur.execute(
-        "CREATE TABLE g (id INT PRIMARY KEY, cid INT, FOREIGN KEY (cid) REFERENCES c (id) ON DELETE SET NULL)"
+        "CREATE TABLE g (id INT PRIMARY KEY, cid INT, "
+        "FOREIGN KEY (cid) REFERENCES c (id) ON DELETE SET NULL)"
     )
     cur.execute("INSERT INTO g VALUES (100, 10), (101, 20)")
     cur.execute("UPDATE p SET id = 7 WHERE id = 1")
@@ -156,7 +157,8 @@ def test_bad_definitions(cur: Any) -> None:
     )
     assert fail(
         cur,
-        "CREATE TABLE c (id INT PRIMARY KEY, x BIGINT, CONSTRAINT f FOREIGN KEY (x) REFERENCES p (id))",
+        "CREATE TABLE c (id INT PRIMARY KEY, x BIGINT, "
+        "CONSTRAINT f FOREIGN KEY (x) REFERENCES p (id))",
     ) == (
         3780,
         "Referencing column 'x' and referenced column 'id' in foreign key constraint 'f' are "
@@ -164,7 +166,8 @@ def test_bad_definitions(cur: Any) -> None:
     )
     assert fail(
         cur,
-        "CREATE TABLE c (id INT PRIMARY KEY, x INT NOT NULL, CONSTRAINT f FOREIGN KEY (x) REFERENCES p (id) ON DELETE SET NULL)",
+        "CREATE TABLE c (id INT PRIMARY KEY, x INT NOT NULL, "
+        "CONSTRAINT f FOREIGN KEY (x) REFERENCES p (id) ON DELETE SET NULL)",
     ) == (
         1830,
         "Column 'x' cannot be NOT NULL: needed in a foreign key constraint 'f' SET NULL",
@@ -172,7 +175,8 @@ def test_bad_definitions(cur: Any) -> None:
     assert rows(cur, "SHOW TABLES") == [("p",)]
     # a non-primary parent key with an index is fine; an inline REFERENCES is ignored (MySQL 8.0)
     cur.execute(
-        "CREATE TABLE c (id INT PRIMARY KEY, x INT REFERENCES p (id), FOREIGN KEY (x) REFERENCES p (code))"
+        "CREATE TABLE c (id INT PRIMARY KEY, x INT REFERENCES p (id), "
+        "FOREIGN KEY (x) REFERENCES p (code))"
     )
     cur.execute("INSERT INTO p VALUES (1, 50, 0)")
     cur.execute("INSERT INTO c VALUES (1, 50)")

@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 from test_row_apply import Replication, run, started_pair
 
-from rpl.core.binlog.events import TABLE_MAP_EVENT, TableMapEvent
+from rpl.core.binlog.events import (
+    NO_FOREIGN_KEY_CHECKS_F,
+    STMT_END_F,
+    TABLE_MAP_EVENT,
+    WRITE_ROWS_EVENT,
+    RowsEvent,
+    TableMapEvent,
+)
 from rpl.core.errors import MySQLError
 from rpl.core.instance.server import Server
 
@@ -58,7 +65,8 @@ def test_unique_cascades_and_alter_end_identical(pair: tuple[Server, Server]) ->
         (30, None, 300),
     ]
     replicate(
-        "ALTER TABLE d.c ADD COLUMN note VARCHAR(5) NOT NULL DEFAULT 'n' AFTER pid, DROP INDEX uu, ADD UNIQUE KEY un (u, note)"
+        "ALTER TABLE d.c ADD COLUMN note VARCHAR(5) NOT NULL DEFAULT 'n' AFTER pid, "
+        "DROP INDEX uu, ADD UNIQUE KEY un (u, note)"
     )
     replicate("INSERT INTO d.c VALUES (40, 2, 'x', 101)")
     replicate("RENAME TABLE d.c TO d.child")
@@ -88,3 +96,26 @@ def test_a_unique_collision_on_the_replica_stops_the_applier(pair: tuple[Server,
         "binlog.000001, end_log_pos "
     )
     assert run(replica, "SELECT * FROM d.t") == [(99, 5)]
+
+
+def test_rows_logged_with_foreign_key_checks_off_apply_unchecked(
+    pair: tuple[Server, Server],
+) -> None:
+    """A dump reload (foreign_key_checks = 0: children before parents) replicates: the
+    rows events carry NO_FOREIGN_KEY_CHECKS_F and the applier skips the checks too."""
+    source, replica = pair
+    replicate = Replication(source, replica)
+    replicate("SET foreign_key_checks = 0", CHILD.replace("d.p", "d.later"))
+    events = replicate("SET foreign_key_checks = 0", "INSERT INTO d.c VALUES (1, 7, 1)")
+    flags = [
+        RowsEvent.decode_body(body).flags for code, body, _ in events if code == WRITE_ROWS_EVENT
+    ]
+    assert flags == [STMT_END_F | NO_FOREIGN_KEY_CHECKS_F]
+    replicate("CREATE TABLE d.later (id INT PRIMARY KEY, name VARCHAR(10))")
+    events = replicate("INSERT INTO d.later VALUES (7, 'seven')")
+    flags = [
+        RowsEvent.decode_body(body).flags for code, body, _ in events if code == WRITE_ROWS_EVENT
+    ]
+    assert flags == [STMT_END_F]
+    replicate("DELETE FROM d.later")  # checks are on again: the child cascades
+    assert both(source, replica, "SELECT * FROM d.c") == []

@@ -18,7 +18,6 @@ from sqlalchemy import (  # noqa: E402
     JSON,
     BigInteger,
     Boolean,
-    Column,
     Date,
     DateTime,
     Enum,

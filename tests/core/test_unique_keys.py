@@ -91,9 +91,7 @@ def test_update_and_multi_row_insert_are_checked_atomically(cur: Any) -> None:
     cur.execute("COMMIT")
     assert rows(cur, "SELECT * FROM t ORDER BY id") == [(2, 12), (5, 11)]
     cur.execute("INSERT IGNORE INTO t VALUES (6, 12), (7, 13)")
-    assert rows(cur, "SHOW WARNINGS") == [
-        ("Warning", 1062, "Duplicate entry '12' for key 't.uu'")
-    ]
+    assert rows(cur, "SHOW WARNINGS") == [("Warning", 1062, "Duplicate entry '12' for key 't.uu'")]
     assert rows(cur, "SELECT * FROM t ORDER BY id") == [(2, 12), (5, 11), (7, 13)]
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
 from rpl.core import errorlog
 from rpl.core.binlog.events import (
     DELETE_ROWS_EVENT,
+    NO_FOREIGN_KEY_CHECKS_F,
     ROWS_QUERY_LOG_EVENT,
     TABLE_MAP_EVENT,
     UPDATE_ROWS_EVENT,
@@ -271,6 +272,7 @@ class Session:
             str(variables.get_global("binlog_row_metadata")),
             variables.global_int("binlog_row_event_max_size"),
             bool(self._setting("binlog_rows_query_log_events")),
+            0 if self.foreign_key_checks() else NO_FOREIGN_KEY_CHECKS_F,
         )
 
     def foreign_key_checks(self) -> bool:
