@@ -110,6 +110,9 @@ class ForeignKey:
     parent_columns: tuple[str, ...]
     on_delete: str | None = None
     on_update: str | None = None
+    parent_key: str | None = None
+    """The parent's unique key the constraint references (``PRIMARY`` or a UNIQUE
+    index's name), ``None`` when it references a non-unique index (write sets hash it)."""
 
     def clause(self, child_db: str) -> str:
         """The constraint as SHOW CREATE TABLE prints it (the parent's database only when

@@ -411,7 +411,7 @@ def foreign_key(
             raise MySQLError.of(ER_FK_CANNOT_OPEN_PARENT, definition.parent.name)
         return fk
     _check_parent(draft, fk, parent)
-    return fk
+    return attrs.evolve(fk, parent_key=parent_key(fk, parent))
 
 
 def _check_parent(draft: Draft, fk: ForeignKey, parent: TableSchema) -> None:
@@ -426,6 +426,18 @@ def _check_parent(draft: Draft, fk: ForeignKey, parent: TableSchema) -> None:
     keys = [parent.primary_key, *parent.indexes.values()]
     if not any(tuple(k[:n]) == fk.parent_columns for k in keys):
         raise MySQLError.of(ER_FK_NO_INDEX_PARENT, fk.name, parent.name)
+
+
+def parent_key(fk: ForeignKey, parent: TableSchema | None) -> str | None:
+    """The name of ``parent``'s unique key on exactly ``fk``'s referenced columns."""
+    if parent is None:
+        return None
+    if parent.primary_key == fk.parent_columns:
+        return "PRIMARY"
+    for name, columns in parent.indexes.items():
+        if name in parent.unique and columns == fk.parent_columns:
+            return name
+    return None
 
 
 def _compatible(child: ColumnSchema, parent: ColumnSchema) -> bool:
