@@ -215,3 +215,64 @@ def test_engine_lookup_by_secondary_index(tmp_path: Any) -> None:
     assert [pk for pk, _ in table.lookup("k", [1])] == [1, 2, 3, 5]
     with pytest.raises(KeyError):
         table.lookup("nope", [1])
+
+
+def test_engine_snapshot_keeps_keys_and_old_snapshots_load(tmp_path: Any) -> None:
+    import io
+    import pickle
+
+    from rpl.core.engine import ColumnSchema, Engine, TableSchema
+    from rpl.core.engine.schema import ForeignKey
+    from rpl.core.engine.storage import SNAPSHOT_MAGIC, SNAPSHOT_VERSION
+
+    engine = Engine()
+    engine.create_database("d")
+    parent = engine.create_table(TableSchema("d", "p", (ColumnSchema("id", "INT"),), ("id",)))
+    fk = ForeignKey("c_ibfk_1", ("pid",), "d", "p", ("id",), "CASCADE", parent_key="PRIMARY")
+    child = engine.create_table(
+        TableSchema(
+            "d",
+            "c",
+            (ColumnSchema("id", "INT"), ColumnSchema("pid", "INT"), ColumnSchema("u", "INT")),
+            ("id",),
+            {"uu": ("u",), "pid": ("pid",)},
+            unique={"uu"},
+            foreign_keys=(fk,),
+        )
+    )
+    assert parent is not None and child is not None
+    trx = engine.begin(1)
+    trx.insert(parent, {"id": 1})
+    trx.insert(child, {"id": 1, "pid": 1, "u": 5})
+    trx.commit()
+    buffer = io.BytesIO()
+    engine.snapshot(buffer)
+    buffer.seek(0)
+    restored = Engine.restore(buffer)
+    table = restored.table("d", "c")
+    assert table.schema.unique == {"uu"} and table.schema.foreign_keys == (fk,)
+    assert table.lookup("uu", [5]) == [(1, (1, 1, 5))]
+    trx = restored.begin(1)
+    with pytest.raises(Exception, match="Duplicate entry '5' for key 'c.uu'"):
+        trx.insert(table, {"id": 2, "pid": 1, "u": 5})
+    trx.delete(restored.table("d", "p"), 1)  # cascades to the child
+    trx.commit()
+    assert len(table) == 0
+    # a snapshot written before UNIQUE and FOREIGN KEY were kept: none of either
+    old_state = {
+        "db": "d",
+        "name": "o",
+        "columns": (ColumnSchema("id", "INT"), ColumnSchema("v", "BOOL")),
+        "primary_key": ("id",),
+        "indexes": {"v": ("v",)},
+        "auto_increment_column": None,
+    }
+    schema = TableSchema.__new__(TableSchema)
+    schema.__setstate__(old_state)
+    old = io.BytesIO()
+    old.write(SNAPSHOT_MAGIC)
+    pickle.dump((SNAPSHOT_VERSION, {"d": [(schema, 1, [(1, (1, 1))])]}), old)
+    old.seek(0)
+    loaded = Engine.restore(old).table("d", "o")
+    assert loaded.schema.unique == frozenset() and loaded.schema.foreign_keys == ()
+    assert loaded.lookup("v", [1]) == [(1, (1, 1))]
