@@ -56,12 +56,13 @@ def test_unique_cascades_and_alter_end_identical(pair: tuple[Server, Server]) ->
     replicate("INSERT INTO d.p VALUES (1, 'one'), (2, 'two'), (3, 'three')")
     replicate("INSERT INTO d.c VALUES (10, 1, 100), (11, 1, 101), (20, 2, 200), (30, 3, 300)")
     replicate("REPLACE INTO d.c VALUES (12, 2, 101)")
+    replicate("INSERT INTO d.c VALUES (21, 2, 200) ON DUPLICATE KEY UPDATE u = u + 1")
     events = replicate("DELETE FROM d.p WHERE id = 1")
     assert _mapped(events) == ["p"]  # the cascade is the replica engine's to do
     replicate("UPDATE d.p SET id = 4 WHERE id = 3")
     assert both(source, replica, "SELECT * FROM d.c ORDER BY id") == [
         (12, 2, 101),
-        (20, 2, 200),
+        (20, 2, 201),
         (30, None, 300),
     ]
     replicate(

@@ -276,3 +276,23 @@ def test_engine_snapshot_keeps_keys_and_old_snapshots_load(tmp_path: Any) -> Non
     loaded = Engine.restore(old).table("d", "o")
     assert loaded.schema.unique == frozenset() and loaded.schema.foreign_keys == ()
     assert loaded.lookup("v", [1]) == [(1, (1, 1))]
+
+
+def test_insert_on_duplicate_key_update_updates_the_first_conflicting_row(cur: Any) -> None:
+    cur.execute("CREATE TABLE t (id INT PRIMARY KEY, u INT UNIQUE, hits INT NOT NULL DEFAULT 0)")
+    cur.execute("INSERT INTO t VALUES (1, 10, 0), (2, 20, 0)")
+    # a conflict on the UNIQUE key updates that row; VALUES(col) is the value offered
+    sql = "INSERT INTO t VALUES (3, 20, 5) ON DUPLICATE KEY UPDATE hits = hits + VALUES(hits)"
+    assert cur.execute(sql) == 2
+    assert cur.execute("INSERT INTO t VALUES (4, 40, 1) ON DUPLICATE KEY UPDATE hits = 9") == 1
+    # the primary key is looked at first: (1, 20) collides with id 1 and with u 20
+    assert cur.execute("INSERT INTO t VALUES (1, 20, 0) ON DUPLICATE KEY UPDATE hits = 7") == 2
+    # an unchanged row counts 0; assignments run left to right
+    assert cur.execute("INSERT INTO t VALUES (1, 0, 0) ON DUPLICATE KEY UPDATE hits = 7") == 0
+    cur.execute("INSERT INTO t VALUES (2, 0, 0) ON DUPLICATE KEY UPDATE hits = 1, u = hits + 20")
+    assert rows(cur, "SELECT * FROM t ORDER BY id") == [(1, 10, 7), (2, 21, 1), (4, 40, 1)]
+    # the update is checked like any other
+    assert fail(cur, "INSERT INTO t VALUES (1, 0, 0) ON DUPLICATE KEY UPDATE u = 40") == (
+        1062,
+        "Duplicate entry '40' for key 't.u'",
+    )
