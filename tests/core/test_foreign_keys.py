@@ -7,6 +7,8 @@ constraint lines and auto-generated names."""
 from __future__ import annotations
 
 import itertools
+import shutil
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -218,3 +220,62 @@ def test_alter_table_add_and_drop_foreign_key(cur: Any) -> None:
     assert "REFERENCES `parent` (`id`) ON DELETE CASCADE" in rows(cur, "SHOW CREATE TABLE c")[0][1]
     cur.execute("DELETE FROM parent WHERE id = 3")
     assert rows(cur, "SELECT * FROM c ORDER BY id") == [(1, 1)]
+
+
+DUMP = """/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */;
+/*!40101 SET NAMES utf8mb4 */;
+/*!40014 SET @OLD_UNIQUE_CHECKS=@@UNIQUE_CHECKS, UNIQUE_CHECKS=0 */;
+/*!40014 SET @OLD_FOREIGN_KEY_CHECKS=@@FOREIGN_KEY_CHECKS, FOREIGN_KEY_CHECKS=0 */;
+/*!40101 SET @OLD_SQL_MODE=@@SQL_MODE, SQL_MODE='NO_AUTO_VALUE_ON_ZERO' */;
+DROP TABLE IF EXISTS `c`;
+/*!40101 SET @saved_cs_client     = @@character_set_client */;
+/*!40101 SET character_set_client = utf8 */;
+{c};
+/*!40101 SET character_set_client = @saved_cs_client */;
+/*!40000 ALTER TABLE `c` DISABLE KEYS */;
+INSERT INTO `c` VALUES (1,1,0),(2,2,1);
+/*!40000 ALTER TABLE `c` ENABLE KEYS */;
+DROP TABLE IF EXISTS `p`;
+{p};
+/*!40000 ALTER TABLE `p` DISABLE KEYS */;
+INSERT INTO `p` VALUES (1,'a'),(2,'b');
+/*!40000 ALTER TABLE `p` ENABLE KEYS */;
+/*!40101 SET SQL_MODE=@OLD_SQL_MODE */;
+/*!40014 SET FOREIGN_KEY_CHECKS=@OLD_FOREIGN_KEY_CHECKS */;
+/*!40014 SET UNIQUE_CHECKS=@OLD_UNIQUE_CHECKS */;
+/*!40101 SET CHARACTER_SET_CLIENT=@OLD_CHARACTER_SET_CLIENT */;
+"""
+
+
+@pytest.mark.skipif(shutil.which("mariadb") is None, reason="the mariadb client is missing")
+def test_a_dump_in_mariadb_dump_order_reloads_through_the_mariadb_client(
+    server: Any, cur: Any
+) -> None:
+    """mariadb-dump writes tables alphabetically (the child first) between
+    FOREIGN_KEY_CHECKS=0 and its restore, and wraps each table's rows in DISABLE / ENABLE
+    KEYS; our own SHOW CREATE TABLE output, reloaded so by Debian's mariadb client, gives
+    the same tables and rows. (The header's SQL_NOTES line is left out: another part.)"""
+    cur.execute("CREATE TABLE p (id INT PRIMARY KEY, name VARCHAR(10) UNIQUE)")
+    cur.execute(
+        "CREATE TABLE c (id INT PRIMARY KEY, pid INT, flag BOOL DEFAULT TRUE, "
+        "CONSTRAINT fk FOREIGN KEY (pid) REFERENCES p (id) ON DELETE CASCADE)"
+    )
+    creates = {t: rows(cur, f"SHOW CREATE TABLE {t}")[0][1] for t in ("c", "p")}
+    target = f"{cur.db}_reload"
+    cur.execute(f"CREATE DATABASE {target}")
+    command = ["mariadb", "--no-defaults", "-h127.0.0.1", f"-P{server.port}", "-uroot"]
+    result = subprocess.run(
+        [*command, "--skip-ssl", target],
+        input=DUMP.format(**creates),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    cur.execute(f"USE {target}")
+    assert {t: rows(cur, f"SHOW CREATE TABLE {t}")[0][1] for t in ("c", "p")} == creates
+    assert rows(cur, "SELECT * FROM c ORDER BY id") == [(1, 1, 0), (2, 2, 1)]
+    assert rows(cur, "SELECT @@foreign_key_checks, @@unique_checks") == [(1, 1)]
+    cur.execute("DELETE FROM p WHERE id = 1")
+    assert rows(cur, "SELECT * FROM c ORDER BY id") == [(2, 2, 1)]
