@@ -279,3 +279,31 @@ def test_a_dump_in_mariadb_dump_order_reloads_through_the_mariadb_client(
     assert rows(cur, "SELECT @@foreign_key_checks, @@unique_checks") == [(1, 1)]
     cur.execute("DELETE FROM p WHERE id = 1")
     assert rows(cur, "SELECT * FROM c ORDER BY id") == [(2, 2, 1)]
+
+
+def test_cascades_and_unchecked_rows_survive_crash_recovery(fresh_server: Any) -> None:
+    """Recovery replays the binlog through the applier's path: the parent's logged delete
+    cascades again, and rows written under foreign_key_checks = 0 replay unchecked."""
+    fresh_server.start()
+    connection = fresh_server.connect()
+    cur = connection.cursor()
+    cur.execute("CREATE DATABASE d")
+    cur.execute("USE d")
+    _parent_child(cur, " ON DELETE CASCADE")
+    cur.execute("SET foreign_key_checks = 0")
+    cur.execute("INSERT INTO c VALUES (99, 42)")  # an orphan, allowed with checks off
+    cur.execute("SET foreign_key_checks = 1")
+    cur.execute("DELETE FROM p WHERE id = 1")
+    before = rows(cur, "SELECT * FROM c ORDER BY id")
+    assert before == [(20, 2), (30, None), (99, 42)]
+    connection.close()
+    fresh_server.kill()
+    fresh_server.start()
+    connection = fresh_server.connect()
+    cur = connection.cursor()
+    assert rows(cur, "SELECT * FROM d.c ORDER BY id") == before
+    assert rows(cur, "SELECT * FROM d.p") == [(2, "two")]
+    assert fail(cur, "INSERT INTO d.c VALUES (50, 1)")[0] == 1452
+    cur.execute("DELETE FROM d.p")  # still cascades after recovery
+    assert rows(cur, "SELECT * FROM d.c ORDER BY id") == [(30, None), (99, 42)]
+    connection.close()
