@@ -1100,22 +1100,17 @@ class Engine:
         """The table names of ``db``, sorted (ER_BAD_DB_ERROR for an unknown database)."""
         return sorted(self._tables_of(db))
 
-    def add_index(self, db: str, table: str, name: str, columns: Sequence[str]) -> None:
-        """CREATE INDEX: record a secondary index (ER_DUP_KEYNAME if ``name`` is taken,
-        ER_KEY_COLUMN_DOES_NOT_EXITS for an unknown column).
-        """
-        self.add_index_unique(db, table, name, columns, False)
-
-    def add_index_unique(
-        self, db: str, table: str, name: str, columns: Sequence[str], unique: bool
+    def add_index(
+        self, db: str, table: str, name: str, columns: Sequence[str], unique: bool = False
     ) -> None:
-        """CREATE [UNIQUE] INDEX: as :meth:`add_index`; a UNIQUE index whose values the
+        """CREATE [UNIQUE] INDEX (ER_DUP_KEYNAME if ``name`` is taken,
+        ER_KEY_COLUMN_DOES_NOT_EXITS for an unknown column); a UNIQUE index whose values the
         committed rows already repeat is ER_DUP_ENTRY and the table is left unchanged.
         """
         with self._ddl_lock:
             target = self.table(db, table)
             schema = target.schema.with_index(name, tuple(columns), unique)
-            check_unique(schema, target.rows.values())
+            check_unique(schema, target.committed_rows())
             self.redefine_table(db, table, schema)
 
     def drop_index(self, db: str, table: str, name: str) -> None:

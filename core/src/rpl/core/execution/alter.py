@@ -41,6 +41,7 @@ from rpl.core.errors import (
     ER_DROP_INDEX_FK,
     ER_DUP_ENTRY,
     ER_DUP_FIELDNAME,
+    ER_DUP_KEYNAME,
     ER_FK_CANNOT_OPEN_PARENT,
     ER_FK_COLUMN_CANNOT_DROP,
     ER_FK_COLUMN_NOT_NULL,
@@ -52,6 +53,7 @@ from rpl.core.errors import (
     ER_MULTIPLE_PRI_KEY,
     ER_NO_REFERENCED_ROW_2,
     ER_WRONG_FK_DEF,
+    ER_WRONG_NAME_FOR_INDEX,
     MySQLError,
 )
 from rpl.core.sql import ast
@@ -232,14 +234,11 @@ class Draft:
             self.changed = True
             return
         name = index.name or self._index_name(columns)
-        probe = TableSchema(
-            self.db,
-            self.name,
-            tuple(self.columns),
-            tuple(self.primary_key) or (self.columns[0].name,),
-            self.indexes,
-        )
-        self.indexes = dict(probe.with_index(name, columns).indexes)
+        if name.upper() == "PRIMARY":
+            raise MySQLError.of(ER_WRONG_NAME_FOR_INDEX, name)
+        if name in self.indexes:
+            raise MySQLError.of(ER_DUP_KEYNAME, name)
+        self.indexes[name] = columns
         if index.unique:
             self.unique.add(name)
 
