@@ -340,16 +340,6 @@ class TableSchema:
             unique=self.unique | {name} if unique else self.unique,
         )
 
-    def index_name_for(self, columns: tuple[str, ...]) -> str:
-        """The name MySQL gives an index declared without one: its first column's name,
-        then ``_2``, ``_3``... while that is taken.
-        """
-        base = columns[0]
-        name, n = base, 2
-        while name in self.indexes or name.upper() == "PRIMARY":
-            name, n = f"{base}_{n}", n + 1
-        return name
-
     def unique_values(self, row: Row) -> list[tuple[str, tuple[Value, ...]]]:
         """``(index name, key values)`` of each UNIQUE index ``row`` has a key in: keys with a
         NULL part are left out, as any number of rows may share them.
