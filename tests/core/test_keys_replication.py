@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_row_apply import Replication, run, started_pair
+from test_row_apply import Replication, last_transaction, run, started_pair
 
 from rpl.core.binlog.events import (
     NO_FOREIGN_KEY_CHECKS_F,
@@ -112,6 +112,12 @@ def test_rows_logged_with_foreign_key_checks_off_apply_unchecked(
         RowsEvent.decode_body(body).flags for code, body, _ in events if code == WRITE_ROWS_EVENT
     ]
     assert flags == [STMT_END_F | NO_FOREIGN_KEY_CHECKS_F]
+    relogged = [  # the replica logs the rows it applied unchecked with the flag too
+        RowsEvent.decode_body(body).flags
+        for code, body, _ in last_transaction(replica)
+        if code == WRITE_ROWS_EVENT
+    ]
+    assert relogged == [STMT_END_F | NO_FOREIGN_KEY_CHECKS_F]
     replicate("CREATE TABLE d.later (id INT PRIMARY KEY, name VARCHAR(10))")
     events = replicate("INSERT INTO d.later VALUES (7, 'seven')")
     flags = [

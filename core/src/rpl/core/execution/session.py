@@ -272,8 +272,15 @@ class Session:
             str(variables.get_global("binlog_row_metadata")),
             variables.global_int("binlog_row_event_max_size"),
             bool(self._setting("binlog_rows_query_log_events")),
-            0 if self.foreign_key_checks() else NO_FOREIGN_KEY_CHECKS_F,
+            0 if self._checked_foreign_keys() else NO_FOREIGN_KEY_CHECKS_F,
         )
+
+    def _checked_foreign_keys(self) -> bool:
+        """Whether the open transaction's last statement checked FOREIGN KEYs (an applier
+        applies a source's unchecked rows unchecked, and logs them so down a chain).
+        """
+        trx = self.trx
+        return trx.foreign_key_checks if trx is not None else self.foreign_key_checks()
 
     def foreign_key_checks(self) -> bool:
         """The session's ``foreign_key_checks``: whether its statements check FOREIGN KEYs."""
