@@ -213,7 +213,7 @@ def test_show_create_table_and_show_columns(pair: tuple[Server, Server]) -> None
     run(source, "CREATE TABLE d.q (id INT PRIMARY KEY, e ENUM('it''s','a\\\\b') DEFAULT 'it''s')")
     ((_, create),) = run(source, "SHOW CREATE TABLE d.t")
     assert "  `size` enum('small','Medium','large') NOT NULL,\n" in create
-    assert "  `tags` set('a','b','c','d','e','f','g','h','i'),\n" in create
+    assert "  `tags` set('a','b','c','d','e','f','g','h','i') DEFAULT NULL,\n" in create
     ((_, quoted),) = run(source, "SHOW CREATE TABLE d.q")
     assert "  `e` enum('it''s','a\\\\b') DEFAULT " in quoted
     columns = run(source, "SHOW COLUMNS FROM d.t")

@@ -103,6 +103,30 @@ def test_other_key_types() -> None:
     assert write_set([insert(decimals, decimal.Decimal("123.45"))]) == {item(b"test", b"t1", image)}
 
 
+def test_unique_and_foreign_keys_give_their_items() -> None:
+    """A UNIQUE index is one more key (NULL parts give none); a FOREIGN KEY adds the
+    parent's referenced key over the child's values, named by the parent's table."""
+    from rpl.core.engine.schema import ForeignKey
+
+    fk = ForeignKey("fk", ("pid",), "shop", "parent", ("id",), parent_key="PRIMARY")
+    schema = TableSchema(
+        "test",
+        "t1",
+        (ColumnSchema("id", "INT"), ColumnSchema("u", "INT"), ColumnSchema("pid", "INT")),
+        ("id",),
+        {"uu": ("u",), "plain": ("pid",)},
+        unique={"uu"},
+        foreign_keys=(fk,),
+    )
+    one, two, five = (b"\x80\x00\x00\x01", b"\x80\x00\x00\x02", b"\x80\x00\x00\x05")
+    assert write_set([insert(schema, 1, 2, 5)]) == {
+        item(b"test", b"t1", one),
+        item(b"test", b"t1", two, index=b"uu"),
+        item(b"shop", b"parent", five),
+    }
+    assert write_set([insert(schema, 1, None, None)]) == {item(b"test", b"t1", one)}
+
+
 def test_update_of_the_key_gives_before_and_after_items() -> None:
     old, new = item(b"test", b"t1", b"\x80\x00\x00\x01"), item(b"test", b"t1", b"\x80\x00\x00\x02")
     moved = RowChange("update", INT_T, (1, 7), (2, 7))

@@ -413,3 +413,83 @@ ER_BINLOG_ROW_WRONG_TABLE_DEF: Final = _code(
     "HY000",
     "Table definition on master and slave does not match: %s",
 )
+
+# --- keys, foreign keys, ALTER TABLE (DDL and the catalogue) ---
+ER_CANT_REMOVE_ALL_FIELDS: Final = _code(
+    1090,
+    "ER_CANT_REMOVE_ALL_FIELDS",
+    "42000",
+    "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
+)
+ER_ILLEGAL_HA: Final = _code(
+    1031, "ER_ILLEGAL_HA", "HY000", "Table storage engine for '%s' doesn't have this option"
+)
+ER_CANNOT_ADD_FOREIGN: Final = _code(
+    1215, "ER_CANNOT_ADD_FOREIGN", "HY000", "Cannot add foreign key constraint"
+)
+ER_ROW_IS_REFERENCED_2: Final = _code(
+    1451,
+    "ER_ROW_IS_REFERENCED_2",
+    "23000",
+    "Cannot delete or update a parent row: a foreign key constraint fails (%s)",
+)
+ER_NO_REFERENCED_ROW_2: Final = _code(
+    1452,
+    "ER_NO_REFERENCED_ROW_2",
+    "23000",
+    "Cannot add or update a child row: a foreign key constraint fails (%s)",
+)
+ER_DROP_INDEX_FK: Final = _code(
+    1553, "ER_DROP_INDEX_FK", "HY000", "Cannot drop index '%s': needed in a foreign key constraint"
+)
+ER_FK_NO_INDEX_PARENT: Final = _code(
+    1822,
+    "ER_FK_NO_INDEX_PARENT",
+    "HY000",
+    "Failed to add the foreign key constraint. Missing index for constraint '%s' in the "
+    "referenced table '%s'",
+)
+ER_FK_CANNOT_OPEN_PARENT: Final = _code(
+    1824, "ER_FK_CANNOT_OPEN_PARENT", "HY000", "Failed to open the referenced table '%s'"
+)
+ER_FK_DUP_NAME: Final = _code(
+    1826, "ER_FK_DUP_NAME", "HY000", "Duplicate foreign key constraint name '%s'"
+)
+ER_FK_COLUMN_CANNOT_DROP: Final = _code(
+    1828,
+    "ER_FK_COLUMN_CANNOT_DROP",
+    "HY000",
+    "Cannot drop column '%s': needed in a foreign key constraint '%s'",
+)
+ER_FK_COLUMN_NOT_NULL: Final = _code(
+    1830,
+    "ER_FK_COLUMN_NOT_NULL",
+    "HY000",
+    "Column '%s' cannot be NOT NULL: needed in a foreign key constraint '%s' SET NULL",
+)
+ER_FK_CANNOT_DROP_PARENT: Final = _code(
+    3730,
+    "ER_FK_CANNOT_DROP_PARENT",
+    "HY000",
+    "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.",
+)
+ER_FK_NO_COLUMN_PARENT: Final = _code(
+    3734,
+    "ER_FK_NO_COLUMN_PARENT",
+    "HY000",
+    "Failed to add the foreign key constraint. Missing column '%s' for constraint '%s' in "
+    "the referenced table '%s'",
+)
+ER_FK_INCOMPATIBLE_COLUMNS: Final = _code(
+    3780,
+    "ER_FK_INCOMPATIBLE_COLUMNS",
+    "HY000",
+    "Referencing column '%s' and referenced column '%s' in foreign key constraint '%s' are "
+    "incompatible.",
+)
+ER_WRONG_FK_DEF: Final = _code(
+    1239,
+    "ER_WRONG_FK_DEF",
+    "42000",
+    "Incorrect foreign key definition for '%s': %s",
+)

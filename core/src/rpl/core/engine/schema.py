@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Final, TypeAlias
 
 import attrs
@@ -33,6 +33,114 @@ from rpl.core.errors import (
     MySQLError,
 )
 
+_TYPE_SYNONYMS: Final = {
+    "BOOL": "TINYINT",
+    "BOOLEAN": "TINYINT",
+    "INTEGER": "INT",
+    "MIDDLEINT": "MEDIUMINT",
+    "INT1": "TINYINT",
+    "INT2": "SMALLINT",
+    "INT3": "MEDIUMINT",
+    "INT4": "INT",
+    "INT8": "BIGINT",
+    "DEC": "DECIMAL",
+    "NUMERIC": "DECIMAL",
+    "FIXED": "DECIMAL",
+    "REAL": "DOUBLE",
+    "DOUBLE PRECISION": "DOUBLE",
+    "FLOAT8": "DOUBLE",
+    "FLOAT4": "FLOAT",
+    "CHARACTER": "CHAR",
+    "CHARACTER VARYING": "VARCHAR",
+    "CHAR VARYING": "VARCHAR",
+    "NCHAR": "CHAR",
+    "NATIONAL CHAR": "CHAR",
+    "NVARCHAR": "VARCHAR",
+    "NATIONAL VARCHAR": "VARCHAR",
+    "LONG": "MEDIUMTEXT",
+    "LONG VARCHAR": "MEDIUMTEXT",
+    "LONG VARBINARY": "MEDIUMBLOB",
+}
+"""Type synonyms CREATE TABLE accepts, by the type MySQL stores (and shows) instead."""
+_INTEGER_TYPES: Final = frozenset(("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT"))
+
+
+def normalize_type(
+    type_name: str, length: int | None, scale: int | None
+) -> tuple[str, int | None, int | None]:
+    """A declared type as MySQL 8.0 stores it: ``(type, length, scale)``.
+
+    Synonyms become the stored type (BOOL and BOOLEAN are TINYINT(1), INTEGER is INT,
+    NUMERIC/DEC/FIXED are DECIMAL, REAL and DOUBLE PRECISION are DOUBLE, CHARACTER VARYING
+    is VARCHAR...); integer display widths are dropped, as 8.0.19+ shows them, except
+    TINYINT(1), which connectors read as a boolean; DECIMAL gets its default precision
+    and scale (10,0) and a DECIMAL(M) scale 0; CHAR without a length is CHAR(1).
+    """
+    upper = type_name.upper()
+    kind = _TYPE_SYNONYMS.get(upper, upper)
+    if upper in ("BOOL", "BOOLEAN"):
+        return kind, 1, None
+    if kind in _INTEGER_TYPES:
+        return kind, (1 if kind == "TINYINT" and length == 1 else None), None
+    if kind == "DECIMAL":
+        return kind, 10 if length is None else length, 0 if scale is None else scale
+    if kind in ("CHAR", "BINARY") and length is None:
+        return kind, 1, None
+    return kind, length, scale
+
+
+FK_ACTIONS: Final = ("RESTRICT", "CASCADE", "SET NULL", "NO ACTION", "SET DEFAULT")
+"""The referential actions of ON DELETE / ON UPDATE."""
+
+
+@attrs.frozen
+class ForeignKey:
+    """A FOREIGN KEY constraint of a (child) table: ``columns`` reference
+    ``parent_columns`` of ``parent_db.parent_table``.
+
+    ``on_delete`` / ``on_update`` are the declared actions (one of :data:`FK_ACTIONS`),
+    ``None`` when the clause was not written: InnoDB then behaves as NO ACTION, which is
+    RESTRICT (checked at once), and SHOW CREATE TABLE prints nothing.
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    parent_db: str
+    parent_table: str
+    parent_columns: tuple[str, ...]
+    on_delete: str | None = None
+    on_update: str | None = None
+    parent_key: str | None = None
+    """The parent's unique key the constraint references (``PRIMARY`` or a UNIQUE
+    index's name), ``None`` when it references a non-unique index (write sets hash it)."""
+
+    def clause(self, child_db: str) -> str:
+        """The constraint as SHOW CREATE TABLE prints it (the parent's database only when
+        it is not the child's).
+        """
+        q = _quote
+        parent = q(self.parent_table)
+        if self.parent_db != child_db:
+            parent = f"{q(self.parent_db)}.{parent}"
+        text = (
+            f"CONSTRAINT {q(self.name)} FOREIGN KEY ({', '.join(map(q, self.columns))}) "
+            f"REFERENCES {parent} ({', '.join(map(q, self.parent_columns))})"
+        )
+        if self.on_delete not in (None, "NO ACTION"):
+            text += f" ON DELETE {self.on_delete}"
+        if self.on_update not in (None, "NO ACTION"):
+            text += f" ON UPDATE {self.on_update}"
+        return text
+
+    def references(self, db: str, name: str) -> bool:
+        """Whether the constraint's parent is the table ``db.name``."""
+        return self.parent_db == db and self.parent_table == name
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
 Row: TypeAlias = tuple[Value, ...]
 """A row: one value per column, in the table's column order."""
 
@@ -50,6 +158,10 @@ NO_DEFAULT: Final = _NoDefault.NO_DEFAULT
 
 def _upper(name: str) -> str:
     return name.upper()
+
+
+def _names(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(names)
 
 
 @attrs.frozen
@@ -99,8 +211,10 @@ class TableSchema:
     first column of a key (ER_WRONG_AUTO_KEY), defaults must fit their column
     (ER_INVALID_DEFAULT). As in MySQL, PRIMARY KEY columns become NOT NULL.
     ``auto_increment_column`` may be left ``None``: it is taken from the column flagged
-    ``auto_increment``. ``indexes`` are secondary, non-unique, and descriptive only (SHOW
-    INDEX, SHOW CREATE TABLE): the engine looks rows up by primary key alone.
+    ``auto_increment``. ``indexes`` are the secondary indexes, in declaration order: the
+    engine keeps each one's entries for lookups (:meth:`Table.lookup`) and enforces those
+    named in ``unique``; ``foreign_keys`` are checked by the engine
+    (:mod:`rpl.core.engine.foreign_keys`).
     """
 
     db: str
@@ -120,6 +234,18 @@ class TableSchema:
     """``key_of(row)``: the primary key value of ``row``, the value itself for a one-column
     key, else the tuple of the key columns' values in key order (an ``itemgetter``: the
     engine asks for every row it writes, and this costs no Python frame)."""
+    unique: frozenset[str] = attrs.field(factory=frozenset, converter=_names, hash=False)
+    """The names of the ``indexes`` that are UNIQUE."""
+    foreign_keys: tuple[ForeignKey, ...] = ()
+    """The FOREIGN KEY constraints this table (the child) declares, in declaration order."""
+    index_positions: Mapping[str, tuple[int, ...]] = attrs.field(
+        init=False, eq=False, hash=False, repr=False
+    )
+    """Secondary index name -> the row indexes of its columns, in key order."""
+    unique_positions: tuple[tuple[str, tuple[int, ...]], ...] = attrs.field(
+        init=False, eq=False, hash=False, repr=False
+    )
+    """``(name, positions)`` of each UNIQUE secondary index, in declaration order."""
 
     def __attrs_post_init__(self) -> None:
         positions: dict[str, int] = {}
@@ -137,6 +263,13 @@ class TableSchema:
                     raise MySQLError.of(ER_KEY_COLUMN_DOES_NOT_EXITS, col)
         if any(name.upper() == "PRIMARY" for name in self.indexes):
             raise MySQLError.of(ER_WRONG_NAME_FOR_INDEX, "PRIMARY")
+        for name in self.unique:
+            if name not in self.indexes:
+                raise MySQLError.of(ER_KEY_COLUMN_DOES_NOT_EXITS, name)
+        for fk in self.foreign_keys:
+            for col in fk.columns:
+                if col not in positions:
+                    raise MySQLError.of(ER_KEY_COLUMN_DOES_NOT_EXITS, col)
         pk = set(self.primary_key)
         columns = tuple(
             attrs.evolve(c, nullable=False) if c.name in pk and c.nullable else c
@@ -175,6 +308,15 @@ class TableSchema:
         set_(self, "key_of", operator.itemgetter(*pk_positions))
         set_(self, "auto_increment_position", None if auto is None else positions[auto])
         set_(self, "default_row", tuple(defaults))
+        index_positions = {
+            name: tuple(positions[c] for c in cols) for name, cols in self.indexes.items()
+        }
+        set_(self, "index_positions", index_positions)
+        set_(
+            self,
+            "unique_positions",
+            tuple((n, p) for n, p in index_positions.items() if n in self.unique),
+        )
 
     @property
     def qualified_name(self) -> str:
@@ -188,11 +330,26 @@ class TableSchema:
             raise MySQLError.of(ER_BAD_FIELD_ERROR, name, "field list")
         return self.columns[pos]
 
-    def with_index(self, name: str, columns: tuple[str, ...]) -> TableSchema:
+    def with_index(self, name: str, columns: tuple[str, ...], unique: bool = False) -> TableSchema:
         """This schema with one more secondary index (ER_DUP_KEYNAME if the name is taken)."""
         if name in self.indexes or name.upper() == "PRIMARY":
             raise MySQLError.of(ER_DUP_KEYNAME, name)
-        return attrs.evolve(self, indexes={**self.indexes, name: tuple(columns)})
+        return attrs.evolve(
+            self,
+            indexes={**self.indexes, name: tuple(columns)},
+            unique=self.unique | {name} if unique else self.unique,
+        )
+
+    def unique_values(self, row: Row) -> list[tuple[str, tuple[Value, ...]]]:
+        """``(index name, key values)`` of each UNIQUE index ``row`` has a key in: keys with a
+        NULL part are left out, as any number of rows may share them.
+        """
+        out = []
+        for name, key_positions in self.unique_positions:
+            values = tuple(row[i] for i in key_positions)
+            if None not in values:
+                out.append((name, values))
+        return out
 
     def __getstate__(self) -> dict[str, object]:
         # Only the declared fields: the derived ones are rebuilt by __setstate__.
@@ -203,9 +360,13 @@ class TableSchema:
             "primary_key": self.primary_key,
             "indexes": dict(self.indexes),
             "auto_increment_column": self.auto_increment_column,
+            "unique": self.unique,
+            "foreign_keys": self.foreign_keys,
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
+        # A snapshot written before UNIQUE and FOREIGN KEY were kept lacks them: none.
+        state = {"unique": frozenset(), "foreign_keys": (), **state}
         for key, value in state.items():
             object.__setattr__(self, key, value)
         self.__attrs_post_init__()

@@ -38,6 +38,7 @@ import enum
 import itertools
 import pickle
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
@@ -48,7 +49,7 @@ from sortedcontainers import SortedDict  # type: ignore[import-untyped]
 
 from rpl.core.engine.coercion import Value, coerce
 from rpl.core.engine.locks import LockKey, LockManager, LockOwner
-from rpl.core.engine.schema import NO_DEFAULT, ColumnSchema, Row, TableSchema
+from rpl.core.engine.schema import NO_DEFAULT, ColumnSchema, ForeignKey, Row, TableSchema
 from rpl.core.errors import (
     ER_BAD_DB_ERROR,
     ER_BAD_FIELD_ERROR,
@@ -59,7 +60,9 @@ from rpl.core.errors import (
     ER_DUP_ENTRY,
     ER_LOCK_DEADLOCK,
     ER_NO_DEFAULT_FOR_FIELD,
+    ER_NO_REFERENCED_ROW_2,
     ER_NO_SUCH_TABLE,
+    ER_ROW_IS_REFERENCED_2,
     ER_TABLE_EXISTS_ERROR,
     ER_WRONG_VALUE_COUNT_ON_ROW,
     MySQLError,
@@ -128,6 +131,75 @@ class _State(enum.Enum):
 _ABSENT: Final = object()
 
 
+class IndexedRows(SortedDict):  # type: ignore[misc]
+    """Committed rows (primary key -> row, in key order) with the entries of the table's
+    secondary indexes kept beside them: ``index name -> key values -> primary keys``.
+
+    Every store and removal of a row (commits, under the engine's commit lock) updates the
+    entries, so they always describe exactly the rows held. Entries with NULL parts are
+    kept too (a lookup of ``(None,)`` finds the rows whose column is NULL).
+    """
+
+    def __init__(self, schema: TableSchema, rows: Iterable[tuple[Key, Row]] = ()) -> None:
+        super().__init__(rows)
+        self.index_positions = schema.index_positions
+        self.entries: dict[str, dict[tuple[Value, ...], set[Key]]] = {
+            name: {} for name in self.index_positions
+        }
+        for pk, row in self.items():
+            self._add(pk, row)
+
+    def _add(self, pk: Key, row: Row) -> None:
+        for name, positions in self.index_positions.items():
+            values = tuple(row[i] for i in positions)
+            found = self.entries[name].get(values)
+            if found is None:
+                self.entries[name][values] = {pk}
+            else:
+                found.add(pk)
+
+    def _remove(self, pk: Key, row: Row) -> None:
+        for name, positions in self.index_positions.items():
+            values = tuple(row[i] for i in positions)
+            found = self.entries[name].get(values)
+            if found is not None:
+                found.discard(pk)
+                if not found:
+                    del self.entries[name][values]
+
+    def __setitem__(self, pk: Key, row: Row) -> None:
+        old = self.get(pk)
+        if old is not None:
+            self._remove(pk, old)
+        super().__setitem__(pk, row)
+        self._add(pk, row)
+
+    def pop(self, pk: Key, *default: Any) -> Any:
+        old = self.get(pk)
+        if old is not None:
+            self._remove(pk, old)
+        return super().pop(pk, *default)
+
+    def __delitem__(self, pk: Key) -> None:
+        self.pop(pk)
+
+    def clear(self) -> None:
+        super().clear()
+        for entries in self.entries.values():
+            entries.clear()
+
+    def keys_of(self, index: str, values: tuple[Value, ...]) -> list[Key]:
+        """The primary keys of the rows whose ``index`` columns hold ``values``."""
+        return list(self.entries[index].get(values, ()))
+
+
+def _rows_for(schema: TableSchema, rows: Iterable[tuple[Key, Row]]) -> Any:
+    """The committed-rows map for a table of ``schema``: with index entries when it has
+    secondary indexes, a plain ``SortedDict`` otherwise.
+    """
+    return IndexedRows(schema, rows) if schema.indexes else SortedDict(rows)
+
+
 class Table:
     """One table's committed rows and its AUTO_INCREMENT counter.
 
@@ -146,10 +218,12 @@ class Table:
     ) -> None:
         self.id = table_id
         self.schema = schema
-        self.rows: Any = SortedDict(rows)
+        self.rows: Any = _rows_for(schema, rows)
         self.auto_increment = auto_increment
         self._commit_lock = commit_lock
         self._ai_lock = threading.Lock()
+        self.create_time = time.time()
+        """When this server created or loaded the table (SHOW TABLE STATUS)."""
 
     def __repr__(self) -> str:
         return f"<Table {self.schema.qualified_name} id={self.id} rows={len(self.rows)}>"
@@ -197,6 +271,33 @@ class Table:
         with self._ai_lock:
             self.auto_increment = max(value, int(largest) + 1, 1)
 
+    def redefine(self, schema: TableSchema, rows: Iterable[tuple[Key, Row]] | None = None) -> None:
+        """Give the table a new definition (DDL, under the engine's DDL lock): its committed
+        rows, or ``rows`` when the definition changed them (ALTER TABLE's rewrite), are
+        indexed anew for the new definition's secondary indexes.
+        """
+        with self._commit_lock:
+            self.rows = _rows_for(schema, self.rows.items() if rows is None else rows)
+            self.schema = schema
+
+    def committed_rows(self) -> list[Row]:
+        """A copy of the committed rows in primary key order (DDL reads them)."""
+        with self._commit_lock:
+            return list(self.rows.values())
+
+    def lookup(self, index: str, values: Sequence[Value]) -> list[tuple[Key, Row]]:
+        """The committed ``(pk, row)`` pairs whose secondary ``index`` columns hold
+        ``values`` (coerced to the columns' types), in primary key order: one at most for a
+        UNIQUE index and values without NULL. KeyError for an index the table does not
+        have. A transaction sees its own writes too through :meth:`Transaction.lookup`.
+        """
+        with self._commit_lock:
+            rows = self.rows
+            if index not in self.schema.indexes:
+                raise KeyError(index)
+            keys = sorted(rows.keys_of(index, tuple(values)))
+            return [(pk, rows[pk]) for pk in keys]
+
     def checksum(self) -> int:
         """CHECKSUM TABLE: a CRC-32 over the committed rows in primary key order.
 
@@ -211,11 +312,12 @@ class Table:
             rows = list(self.rows.values())
         crc = 0
         for row in rows:
-            crc = zlib.crc32(_encode_row(row), crc)
+            crc = zlib.crc32(encode_row(row), crc)
         return crc
 
 
-def _encode_row(row: Row) -> bytes:
+def encode_row(row: Row) -> bytes:
+    """``row`` as CHECKSUM TABLE encodes it (see :meth:`Table.checksum`)."""
     parts: list[bytes] = []
     for value in row:
         if value is None:
@@ -246,6 +348,18 @@ def _duplicate(schema: TableSchema, pk: Key) -> MySQLError:
     return MySQLError.of(ER_DUP_ENTRY, _key_text(schema, pk), f"{schema.name}.PRIMARY")
 
 
+def _values_text(values: Sequence[Value]) -> str:
+    return "-".join(
+        v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in values
+    )
+
+
+def _fk_text(schema: TableSchema, fk: ForeignKey) -> str:
+    """A constraint as InnoDB names it in 1451 / 1452: ```db`.`child`, CONSTRAINT ...``."""
+    child = "`" + schema.db.replace("`", "``") + "`.`" + schema.name.replace("`", "``") + "`"
+    return f"{child}, {fk.clause(schema.db)}"
+
+
 class Transaction(LockOwner):
     """One transaction (READ COMMITTED), used by one thread at a time.
 
@@ -266,6 +380,8 @@ class Transaction(LockOwner):
         "_changes",
         "_undo",
         "_state",
+        "_index_writes",
+        "foreign_key_checks",
     )
 
     def __init__(self, engine: Engine, trx_id: int, thread_id: int) -> None:
@@ -281,6 +397,10 @@ class Transaction(LockOwner):
         self._changes: list[RowChange] = []
         self._undo: list[tuple[dict[Key, Row | None], Key, object, int]] = []
         self._state = _State.ACTIVE
+        self._index_writes: dict[tuple[int, str, tuple[Value, ...]], set[Key]] = {}
+        """(table id, index, values) -> keys this transaction wrote rows with them under."""
+        self.foreign_key_checks = True
+        """@@foreign_key_checks for the statements to come (the session sets it)."""
 
     def __repr__(self) -> str:
         return f"<Transaction {self.trx_id} thread={self.thread_id} {self._state.value}>"
@@ -359,7 +479,9 @@ class Transaction(LockOwner):
     # --- writes ------------------------------------------------------------------------------
 
     def _lock(self, table: Table, pk: Key) -> None:
-        key = (table.id, pk)
+        self._lock_key((table.id, pk))
+
+    def _lock_key(self, key: LockKey) -> None:
         try:
             if self._locks.acquire(self, key):
                 self._held.append(key)
@@ -387,6 +509,8 @@ class Transaction(LockOwner):
         overlay[pk] = row
         if change is not None:
             self._changes.append(change)
+        if row is not None and table.schema.indexes:
+            self._note_index_write(table, pk, row)
 
     def _auto_value(
         self, table: Table, column: ColumnSchema, value: object, row_number: int
@@ -473,6 +597,10 @@ class Transaction(LockOwner):
         self._lock(table, pk)
         if self._current(table, pk) is not None:
             raise _duplicate(schema, pk)
+        if schema.unique_positions:
+            self._check_unique(table, pk, row, None)
+        if schema.foreign_keys and self.foreign_key_checks:
+            self._check_parents(table, row, None)
         auto_pos = schema.auto_increment_position
         if auto_pos is not None and not generated:
             table.note_auto_increment(row[auto_pos])
@@ -491,6 +619,21 @@ class Transaction(LockOwner):
         value into the AUTO_INCREMENT column moves the counter, as InnoDB does since 8.0.
         """
         self._check_active()
+        return self._update_row(table, pk, changes, row_number, cascaded=False)
+
+    def _update_row(
+        self,
+        table: Table,
+        pk: Key,
+        changes: Mapping[str, object],
+        row_number: int,
+        *,
+        cascaded: bool,
+    ) -> RowChange | None:
+        """:meth:`update`; ``cascaded`` for a child row changed by ON UPDATE CASCADE / SET
+        NULL, which is not logged (the replica's engine cascades too, as InnoDB's does)
+        and not checked against the parent it follows.
+        """
         self._lock(table, pk)
         before = self._current(table, pk)
         if before is None:
@@ -512,10 +655,20 @@ class Transaction(LockOwner):
             self._lock(table, new_pk)
             if self._current(table, new_pk) is not None:
                 raise _duplicate(schema, new_pk)
+        if schema.unique_positions:
+            self._lock_unique(table, before)
+            self._check_unique(table, pk, after, before)
+        checks = self.foreign_key_checks
+        if checks and schema.foreign_keys and not cascaded:
+            self._check_parents(table, after, before)
+        logged = None if cascaded else change
+        if new_pk != pk:
             self._write(table, pk, None, None)
-            self._write(table, new_pk, after, change)
+            self._write(table, new_pk, after, logged)
         else:
-            self._write(table, pk, after, change)
+            self._write(table, pk, after, logged)
+        if checks:
+            self._on_parent_change(table, before, after)
         auto_pos = schema.auto_increment_position
         if auto_pos is not None and after[auto_pos] != before[auto_pos]:
             table.note_auto_increment(after[auto_pos])
@@ -524,12 +677,188 @@ class Transaction(LockOwner):
     def delete(self, table: Table, pk: Key) -> Row | None:
         """Delete the row ``pk`` (locking it first); returns the deleted row or ``None``."""
         self._check_active()
+        return self._delete_row(table, pk, cascaded=False)
+
+    def _delete_row(self, table: Table, pk: Key, *, cascaded: bool) -> Row | None:
+        """:meth:`delete`; ``cascaded`` for a child row deleted by ON DELETE CASCADE (not
+        logged: the replica's engine cascades too).
+        """
         self._lock(table, pk)
         before = self._current(table, pk)
         if before is None:
             return None
-        self._write(table, pk, None, RowChange("delete", table.schema, before, None))
+        schema = table.schema
+        if schema.unique_positions:
+            self._lock_unique(table, before)
+        change = None if cascaded else RowChange("delete", schema, before, None)
+        self._write(table, pk, None, change)
+        if self.foreign_key_checks:
+            self._on_parent_change(table, before, None)
         return before
+
+    # --- secondary indexes and foreign keys -------------------------------------------------
+
+    def lookup(self, table: Table, index: str, values: Sequence[Value]) -> list[tuple[Key, Row]]:
+        """The ``(pk, row)`` pairs whose secondary ``index`` columns hold ``values``, as this
+        transaction sees them (its own writes included, latest committed versions
+        otherwise), in primary key order; takes no locks. KeyError for an unknown index.
+        """
+        self._check_active()
+        positions = table.schema.index_positions[index]
+        keys = self._index_keys(table, index, tuple(values))
+        return self._verified(table, keys, positions, tuple(values))
+
+    def _index_keys(self, table: Table, index: str, values: tuple[Value, ...]) -> set[Key]:
+        """Candidate keys for ``values`` in ``index``: the committed entries and the keys
+        this transaction wrote with those values (either may be stale: callers verify).
+        """
+        with self._engine._commit_lock:
+            rows = table.rows
+            keys = set(rows.keys_of(index, values)) if isinstance(rows, IndexedRows) else set()
+        keys.update(self._index_writes.get((table.id, index, values), ()))
+        return keys
+
+    def _verified(
+        self, table: Table, keys: Iterable[Key], positions: Sequence[int], values: tuple[Value, ...]
+    ) -> list[tuple[Key, Row]]:
+        found = []
+        for pk in sorted(keys):
+            row = self._current(table, pk)
+            if row is not None and tuple(row[i] for i in positions) == values:
+                found.append((pk, row))
+        return found
+
+    def _note_index_write(self, table: Table, pk: Key, row: Row) -> None:
+        for name, positions in table.schema.index_positions.items():
+            entry = (table.id, name, tuple(row[i] for i in positions))
+            written = self._index_writes.get(entry)
+            if written is None:
+                self._index_writes[entry] = {pk}
+            else:
+                written.add(pk)
+
+    def _lock_unique(self, table: Table, row: Row) -> None:
+        """Lock the UNIQUE key values ``row`` holds, as InnoDB locks the index records: an
+        insert of a value this transaction is removing or changing waits for it to end.
+        """
+        for name, values in table.schema.unique_values(row):
+            self._lock_key((-table.id, (name, values)))
+
+    def _check_unique(self, table: Table, pk: Key, row: Row, before: Row | None) -> None:
+        """ER_DUP_ENTRY when another row than ``pk`` holds one of ``row``'s UNIQUE key values.
+
+        Each value is locked first (the lock key ``(-table id, (index, values))`` can never
+        be a row lock's), so two transactions writing one value are serialised: the second
+        waits, then finds the first's row committed (1062) or gone.
+        """
+        schema = table.schema
+        for name, values in schema.unique_values(row):
+            positions = schema.index_positions[name]
+            if before is not None and tuple(before[i] for i in positions) == values:
+                continue
+            self._lock_key((-table.id, (name, values)))
+            keys = self._index_keys(table, name, values)
+            keys.discard(pk)
+            if self._verified(table, keys, positions, values):
+                raise MySQLError.of(ER_DUP_ENTRY, _values_text(values), f"{schema.name}.{name}")
+
+    def duplicates(
+        self, table: Table, values: Mapping[str, object] | Sequence[object]
+    ) -> list[Key]:
+        """The keys of the rows an insert of ``values`` collides with, locked: the primary
+        key's first, then each UNIQUE index's in declaration order (REPLACE deletes them
+        all; INSERT ... ON DUPLICATE KEY UPDATE updates the first).
+        """
+        self._check_active()
+        schema = table.schema
+        row, _ = self._build_row(table, schema, values, 1)
+        pk = schema.key_of(row)
+        found: list[Key] = []
+        self._lock(table, pk)
+        if self._current(table, pk) is not None:
+            found.append(pk)
+        for name, key_values in schema.unique_values(row):
+            self._lock_key((-table.id, (name, key_values)))
+            keys = self._index_keys(table, name, key_values)
+            for other, _ in self._verified(table, keys, schema.index_positions[name], key_values):
+                if other not in found:
+                    self._lock(table, other)
+                    found.append(other)
+        return found
+
+    def _matching(
+        self, table: Table, columns: tuple[str, ...], values: tuple[Value, ...]
+    ) -> list[Key]:
+        """The keys of the rows whose ``columns`` hold ``values`` (latest versions): by
+        primary key, by an index on exactly those columns, else by reading every row.
+        """
+        schema = table.schema
+        if columns == schema.primary_key:
+            pk = values[0] if len(values) == 1 else values
+            return [pk] if self._current(table, pk) is not None else []
+        positions = tuple(schema.positions[c] for c in columns)
+        index = next((n for n, cols in schema.indexes.items() if cols == columns), None)
+        if index is not None:
+            keys = self._index_keys(table, index, values)
+        else:
+            with self._engine._commit_lock:
+                keys = set(table.rows.keys())
+            keys.update(k for k, r in self._writes.get(table, {}).items() if r is not None)
+        return [pk for pk, _ in self._verified(table, keys, positions, values)]
+
+    def _check_parents(self, table: Table, row: Row, before: Row | None) -> None:
+        """ER_NO_REFERENCED_ROW_2 (1452) when ``row`` references a parent row that does not
+        exist; the parent row found is locked until this transaction ends, so it cannot be
+        deleted under a child that is not yet committed.
+        """
+        schema = table.schema
+        for fk in schema.foreign_keys:
+            positions = [schema.positions[c] for c in fk.columns]
+            values = tuple(row[i] for i in positions)
+            if None in values:
+                continue
+            if before is not None and tuple(before[i] for i in positions) == values:
+                continue
+            try:
+                parent = self._engine.table(fk.parent_db, fk.parent_table)
+            except MySQLError:
+                raise MySQLError.of(ER_NO_REFERENCED_ROW_2, _fk_text(schema, fk)) from None
+            found = self._matching(parent, fk.parent_columns, values)
+            if found:
+                self._lock(parent, found[0])
+            if not found or self._current(parent, found[0]) is None:
+                raise MySQLError.of(ER_NO_REFERENCED_ROW_2, _fk_text(schema, fk))
+
+    def _on_parent_change(self, table: Table, before: Row, after: Row | None) -> None:
+        """The referential actions of the FOREIGN KEYs referencing ``table`` for one of its
+        rows deleted (``after`` None) or updated: RESTRICT / NO ACTION (and no clause) refuse
+        with ER_ROW_IS_REFERENCED_2 (1451) while a child row references the old values;
+        CASCADE deletes or updates the children, SET NULL sets their columns to NULL.
+        """
+        schema = table.schema
+        for child, fk in self._engine.children_of(schema.db, schema.name):
+            old = tuple(before[schema.positions[c]] for c in fk.parent_columns)
+            if None in old:
+                continue
+            new: tuple[Value, ...] = ()
+            if after is not None:
+                new = tuple(after[schema.positions[c]] for c in fk.parent_columns)
+                if new == old:
+                    continue
+            matches = self._matching(child, fk.columns, old)
+            if not matches:
+                continue
+            action = fk.on_delete if after is None else fk.on_update
+            if action == "CASCADE" and after is None:
+                for key in matches:
+                    self._delete_row(child, key, cascaded=True)
+            elif action == "CASCADE" or action == "SET NULL":
+                values = new if action == "CASCADE" else (None,) * len(fk.columns)
+                changes = dict(zip(fk.columns, values, strict=True))
+                for key in matches:
+                    self._update_row(child, key, changes, 1, cascaded=True)
+            else:
+                raise MySQLError.of(ER_ROW_IS_REFERENCED_2, _fk_text(child.schema, fk))
 
     def lock_for_update(self, table: Table, pk: Key) -> Row | None:
         """SELECT ... FOR UPDATE of one key: lock it, then return the row's latest version.
@@ -603,10 +932,27 @@ class Transaction(LockOwner):
             self._changes.clear()
         self._state = state
         self._writes = {}
+        self._index_writes = {}
         self._undo.clear()
         held, self._held = self._held, []
         if held:
             self._locks.release_all(self, held)
+
+
+def check_unique(schema: TableSchema, rows: Iterable[Row]) -> None:
+    """ER_DUP_ENTRY at the first UNIQUE key value of ``schema`` two of ``rows`` share (an
+    index built over rows that exist, or ALTER TABLE's rewrite).
+    """
+    rows = list(rows)
+    for name, positions in schema.unique_positions:
+        seen: set[tuple[Value, ...]] = set()
+        for row in rows:
+            values = tuple(row[i] for i in positions)
+            if None in values:
+                continue
+            if values in seen:
+                raise MySQLError.of(ER_DUP_ENTRY, _values_text(values), f"{schema.name}.{name}")
+            seen.add(values)
 
 
 class Engine:
@@ -626,6 +972,9 @@ class Engine:
         self._databases: dict[str, dict[str, Table]] = {}
         self._table_ids = itertools.count(1)
         self._trx_ids = itertools.count(1)
+        self._children: dict[tuple[str, str], list[tuple[Table, ForeignKey]]] | None = None
+        """(db, table) -> the (child table, constraint) pairs referencing it; rebuilt after
+        DDL (None until then)."""
 
     # --- databases ---------------------------------------------------------------------------
 
@@ -647,6 +996,7 @@ class Engine:
         """
         with self._ddl_lock:
             tables = self._databases.pop(name, None)
+            self._children = None
             if tables is None:
                 if if_exists:
                     return []
@@ -682,6 +1032,7 @@ class Engine:
                 raise MySQLError.of(ER_TABLE_EXISTS_ERROR, schema.name)
             table = Table(next(self._table_ids), schema, self._commit_lock)
             tables[schema.name] = table
+            self._children = None
             return table
 
     def drop_table(self, db: str, name: str, if_exists: bool = False) -> bool:
@@ -694,7 +1045,48 @@ class Engine:
                 if if_exists:
                     return False
                 raise MySQLError.of(ER_BAD_TABLE_ERROR, f"{db}.{name}")
+            self._children = None
             return True
+
+    def children_of(self, db: str, name: str) -> list[tuple[Table, ForeignKey]]:
+        """The ``(child table, constraint)`` pairs whose FOREIGN KEY references ``db.name``."""
+        children = self._children
+        if children is None:
+            with self._ddl_lock:
+                children = {}
+                for tables in self._databases.values():
+                    for table in tables.values():
+                        for fk in table.schema.foreign_keys:
+                            key = (fk.parent_db, fk.parent_table)
+                            children.setdefault(key, []).append((table, fk))
+                self._children = children
+        return children.get((db, name), [])
+
+    def redefine_table(
+        self,
+        db: str,
+        name: str,
+        schema: TableSchema,
+        rows: Iterable[tuple[Key, Row]] | None = None,
+    ) -> Table:
+        """Give ``db.name`` the definition ``schema`` (ALTER TABLE, CREATE / DROP INDEX),
+        its rows rewritten to ``rows`` when given, and its name ``schema.name`` (RENAME:
+        ER_TABLE_EXISTS_ERROR when taken). The table keeps its id, rows and
+        AUTO_INCREMENT counter; the new definition is a new schema object, so the binlog
+        maps it under a new table_id.
+        """
+        with self._ddl_lock:
+            tables = self._tables_of(db)
+            table = self.table(db, name)
+            target = self._tables_of(schema.db)
+            if (schema.db, schema.name) != (db, name) and schema.name in target:
+                raise MySQLError.of(ER_TABLE_EXISTS_ERROR, schema.name)
+            table.redefine(schema, rows)
+            if (schema.db, schema.name) != (db, name):
+                del tables[name]
+                target[schema.name] = table
+            self._children = None
+            return table
 
     def table(self, db: str, name: str) -> Table:
         """The table ``db.name`` (ER_NO_SUCH_TABLE if it or the database does not exist)."""
@@ -708,13 +1100,18 @@ class Engine:
         """The table names of ``db``, sorted (ER_BAD_DB_ERROR for an unknown database)."""
         return sorted(self._tables_of(db))
 
-    def add_index(self, db: str, table: str, name: str, columns: Sequence[str]) -> None:
-        """CREATE INDEX: record a secondary index (ER_DUP_KEYNAME if ``name`` is taken,
-        ER_KEY_COLUMN_DOES_NOT_EXITS for an unknown column).
+    def add_index(
+        self, db: str, table: str, name: str, columns: Sequence[str], unique: bool = False
+    ) -> None:
+        """CREATE [UNIQUE] INDEX (ER_DUP_KEYNAME if ``name`` is taken,
+        ER_KEY_COLUMN_DOES_NOT_EXITS for an unknown column); a UNIQUE index whose values the
+        committed rows already repeat is ER_DUP_ENTRY and the table is left unchanged.
         """
         with self._ddl_lock:
             target = self.table(db, table)
-            target.schema = target.schema.with_index(name, tuple(columns))
+            schema = target.schema.with_index(name, tuple(columns), unique)
+            check_unique(schema, target.committed_rows())
+            self.redefine_table(db, table, schema)
 
     def drop_index(self, db: str, table: str, name: str) -> None:
         """DROP INDEX (ER_CANT_DROP_FIELD_OR_KEY if there is no such index)."""
@@ -723,7 +1120,10 @@ class Engine:
             indexes = dict(target.schema.indexes)
             if indexes.pop(name, None) is None:
                 raise MySQLError.of(ER_CANT_DROP_FIELD_OR_KEY, name)
-            target.schema = attrs.evolve(target.schema, indexes=indexes)
+            schema = attrs.evolve(
+                target.schema, indexes=indexes, unique=target.schema.unique - {name}
+            )
+            self.redefine_table(db, table, schema)
 
     # --- transactions ------------------------------------------------------------------------
 

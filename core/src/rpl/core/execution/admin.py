@@ -14,8 +14,10 @@ from pathlib import Path
 from rpl.core.accounts import Account
 from rpl.core.binlog import events as ev
 from rpl.core.binlog.logfile import LogError, read_events
-from rpl.core.engine import NO_DEFAULT
+from rpl.core.engine import NO_DEFAULT, Table, TableSchema
+from rpl.core.engine.storage import encode_row
 from rpl.core.errors import (
+    ER_BAD_DB_ERROR,
     ER_DBACCESS_DENIED_ERROR,
     ER_ERROR_WHEN_EXECUTING_COMMAND,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -32,7 +34,15 @@ from rpl.core.execution.dml import resolve_table
 from rpl.core.execution.expressions import Compiler
 from rpl.core.execution.results import Ok, Result, Rows
 from rpl.core.execution.session import Session
-from rpl.core.net.responses import Column, int_column, text_column
+from rpl.core.net.responses import (
+    BINARY_FLAG,
+    CHARSET_BINARY,
+    MYSQL_TYPE_LONGLONG,
+    NUM_FLAG,
+    Column,
+    int_column,
+    text_column,
+)
 from rpl.core.sql import ast
 from rpl.core.sql.redact import redacted
 from rpl.core.variables import coerce, like_pattern
@@ -301,30 +311,210 @@ def _show_warnings(session: Session, stmt: ast.Show) -> Result:
     return Rows([text_column("Level"), int_column("Code"), text_column("Message")], rows)
 
 
-def _show_create_table(session: Session, stmt: ast.Show) -> Result:
-    assert stmt.table is not None
-    schema = resolve_table(session, stmt.table).schema
+_NO_DEFAULT_NULL = frozenset(
+    (
+        "TINYTEXT",
+        "TEXT",
+        "MEDIUMTEXT",
+        "LONGTEXT",
+        "TINYBLOB",
+        "BLOB",
+        "MEDIUMBLOB",
+        "LONGBLOB",
+        "JSON",
+    )
+)
+"""Types whose nullable columns SHOW CREATE TABLE prints without ``DEFAULT NULL``."""
+
+
+def _default_text(schema: TableSchema, i: int) -> str | None:
+    """A column's DEFAULT clause value as SHOW CREATE TABLE prints it: a quoted string
+    for any value (``'5'``, ``'0'`` for FALSE), ``NULL``, or None for no clause.
+    """
+    column = schema.columns[i]
+    if column.auto_increment:
+        return None
+    if column.default is NO_DEFAULT or column.default is None:
+        if column.nullable and column.type_name not in _NO_DEFAULT_NULL:
+            return "NULL"
+        return None
+    value = schema.default_row[i]
+    if isinstance(value, bytes):
+        return "0x" + value.hex()
+    if isinstance(value, float):
+        return ast.quote_literal(repr(value).removesuffix(".0"))
+    return ast.quote_literal(str(value))
+
+
+def create_table_text(table: Table) -> str:
+    """SHOW CREATE TABLE's text: columns, keys (PRIMARY, UNIQUE, the others), FOREIGN KEY
+    constraints, then the table options, as MySQL 8.0 prints them.
+    """
+    schema = table.schema
+    q = ast.quote_identifier
     lines = []
-    for column in schema.columns:
+    for i, column in enumerate(schema.columns):
         kind = virtual_tables.column_type_text(column)
-        text = f"  {ast.quote_identifier(column.name)} {kind}"
+        text = f"  {q(column.name)} {kind}"
         text += " unsigned" if column.unsigned else ""
         text += " NOT NULL" if not column.nullable else ""
-        if column.default is not NO_DEFAULT and not column.auto_increment:
-            text += f" DEFAULT {ast.quote_literal(column.default)}"  # type: ignore[arg-type]
+        default = _default_text(schema, i)
+        text += f" DEFAULT {default}" if default is not None else ""
         text += " AUTO_INCREMENT" if column.auto_increment else ""
         lines.append(text)
-    keys = ",".join(ast.quote_identifier(c) for c in schema.primary_key)
-    lines.append(f"  PRIMARY KEY ({keys})")
+    lines.append(f"  PRIMARY KEY ({','.join(map(q, schema.primary_key))})")
     for name, columns in schema.indexes.items():
-        cols = ",".join(ast.quote_identifier(c) for c in columns)
-        lines.append(f"  KEY {ast.quote_identifier(name)} ({cols})")
+        unique = "UNIQUE " if name in schema.unique else ""
+        lines.append(f"  {unique}KEY {q(name)} ({','.join(map(q, columns))})")
+    for fk in schema.foreign_keys:
+        lines.append(f"  {fk.clause(schema.db)}")
     body = ",\n".join(lines)
-    text = (
-        f"CREATE TABLE {ast.quote_identifier(schema.name)} (\n{body}\n) ENGINE=InnoDB "
+    auto = ""
+    if schema.auto_increment_column is not None and table.auto_increment > 1:
+        auto = f" AUTO_INCREMENT={table.auto_increment}"
+    return (
+        f"CREATE TABLE {q(schema.name)} (\n{body}\n) ENGINE=InnoDB{auto} "
         "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
     )
-    return Rows(_texts("Table", "Create Table"), [[schema.name, text]])
+
+
+def _show_create_table(session: Session, stmt: ast.Show) -> Result:
+    assert stmt.table is not None
+    table = resolve_table(session, stmt.table)
+    return Rows(_texts("Table", "Create Table"), [[table.schema.name, create_table_text(table)]])
+
+
+def _show_create_database(session: Session, stmt: ast.Show) -> Result:
+    """SHOW CREATE DATABASE db (1049 for an unknown one)."""
+    assert stmt.database is not None
+    if not virtual_tables.database_exists(session.server.engine, stmt.database):
+        raise MySQLError.of(ER_BAD_DB_ERROR, stmt.database)
+    text = (
+        f"CREATE DATABASE {ast.quote_identifier(stmt.database)} /*!40100 DEFAULT CHARACTER "
+        "SET utf8mb4 COLLATE utf8mb4_0900_ai_ci */ /*!80016 DEFAULT ENCRYPTION='N' */"
+    )
+    return Rows(_texts("Database", "Create Database"), [[stmt.database, text]])
+
+
+def _nullable_int(name: str) -> Column:
+    return Column(name, MYSQL_TYPE_LONGLONG, 21, CHARSET_BINARY, BINARY_FLAG | NUM_FLAG, 0)
+
+
+_INDEX_COLUMNS = (
+    "Table",
+    "Non_unique",
+    "Key_name",
+    "Seq_in_index",
+    "Column_name",
+    "Collation",
+    "Cardinality",
+    "Sub_part",
+    "Packed",
+    "Null",
+    "Index_type",
+    "Comment",
+    "Index_comment",
+    "Visible",
+    "Expression",
+)
+_INDEX_INTS = frozenset(("Non_unique", "Seq_in_index", "Cardinality", "Sub_part"))
+
+
+def _show_index(session: Session, stmt: ast.Show) -> Result:
+    """SHOW INDEX FROM t: MySQL 8.0's 15 columns, one row per key column; Cardinality is
+    the exact number of distinct values of the key's columns up to that one.
+    """
+    assert stmt.table is not None
+    table = resolve_table(session, stmt.table)
+    schema = table.schema
+    rows = table.committed_rows()
+    keys = [("PRIMARY", schema.primary_key, True)]
+    keys += [(name, cols, name in schema.unique) for name, cols in schema.indexes.items()]
+    out: list[list[object]] = []
+    for name, columns, unique in keys:
+        for seq, column in enumerate(columns, 1):
+            positions = [schema.positions[c] for c in columns[:seq]]
+            cardinality = len({tuple(r[i] for i in positions) for r in rows})
+            null = "YES" if schema.column(column).nullable else ""
+            out.append(
+                [schema.name, int(not unique), name, seq, column, "A", cardinality, None]
+                + [None, null, "BTREE", "", "", "YES", None]
+            )
+    columns_ = [_nullable_int(n) if n in _INDEX_INTS else text_column(n) for n in _INDEX_COLUMNS]
+    return Rows(columns_, out)
+
+
+_PAGE = 16384
+"""InnoDB's page size: SHOW TABLE STATUS's lengths are whole pages."""
+_STATUS_COLUMNS = (
+    "Name",
+    "Engine",
+    "Version",
+    "Row_format",
+    "Rows",
+    "Avg_row_length",
+    "Data_length",
+    "Max_data_length",
+    "Index_length",
+    "Data_free",
+    "Auto_increment",
+    "Create_time",
+    "Update_time",
+    "Check_time",
+    "Collation",
+    "Checksum",
+    "Create_options",
+    "Comment",
+)
+_STATUS_INTS = frozenset(
+    (
+        "Version",
+        "Rows",
+        "Avg_row_length",
+        "Data_length",
+        "Max_data_length",
+        "Index_length",
+        "Data_free",
+        "Auto_increment",
+        "Checksum",
+    )
+)
+
+
+def _table_status_row(table: Table) -> list[object]:
+    schema = table.schema
+    rows = table.committed_rows()
+    size = sum(len(encode_row(r)) for r in rows)
+    data_length = max(1, -(-size // _PAGE)) * _PAGE
+    auto = table.auto_increment if schema.auto_increment_column is not None else None
+    created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(table.create_time))
+    average = size // len(rows) if rows else 0
+    return [schema.name, "InnoDB", 10, "Dynamic", len(rows), average, data_length, 0] + [
+        len(schema.indexes) * _PAGE,
+        0,
+        auto,
+        created,
+        None,
+        None,
+        "utf8mb4_0900_ai_ci",
+        None,
+        "",
+        "",
+    ]
+
+
+def _show_table_status(session: Session, stmt: ast.Show) -> Result:
+    """SHOW TABLE STATUS [FROM db] [LIKE | WHERE]: MySQL 8.0's 18 columns. Rows is exact;
+    Data_length is the rows' size rounded up to 16 KiB pages, Index_length a page per
+    secondary index; Create_time is when this server created (or loaded) the table.
+    """
+    db = stmt.database or session.db
+    if db is None:
+        raise MySQLError.of(ER_NO_DB_ERROR)
+    engine = session.server.engine
+    names = _filter(engine.tables(db), stmt.like)
+    columns = [_nullable_int(n) if n in _STATUS_INTS else text_column(n) for n in _STATUS_COLUMNS]
+    return Rows(columns, [_table_status_row(engine.table(db, n)) for n in names])
 
 
 def _show_columns(session: Session, stmt: ast.Show) -> Result:
@@ -432,6 +622,9 @@ SHOW_KINDS: dict[ast.ShowKind, Callable[[Session, ast.Show], Result]] = {
     "WARNINGS": _show_warnings,
     "ERRORS": _show_warnings,
     "CREATE TABLE": _show_create_table,
+    "CREATE DATABASE": _show_create_database,
+    "INDEX": _show_index,
+    "TABLE STATUS": _show_table_status,
     "COLUMNS": _show_columns,
     "PROCESSLIST": _show_processlist,
     "ENGINES": _show_engines,

@@ -147,6 +147,9 @@ class RowLogging:
     metadata: str = "MINIMAL"
     max_size: int = 8192
     rows_query: bool = False
+    flags: int = 0
+    """Flags every rows event carries: NO_FOREIGN_KEY_CHECKS_F when the session runs
+    with foreign_key_checks = 0 (the applier then skips the checks too, as MySQL's)."""
 
 
 def _make_columns(schema: TableSchema, _: None) -> tuple[BinlogColumn, ...] | None:
@@ -285,7 +288,11 @@ class EventEncoder:
         for i, (shape, rows) in enumerate(events):
             table_id, kind, present, present_after = shape
             body = encode_rows_body(
-                table_id, STMT_END_F if i == last else 0, present, rows, present_after
+                table_id,
+                (STMT_END_F if i == last else 0) | logging.flags,
+                present,
+                rows,
+                present_after,
             )
             out.append(unsealed(_ROWS_CODES[kind], body, server_id, timestamp, checksum))
         return out

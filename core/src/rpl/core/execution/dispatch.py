@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from rpl.core.errors import ER_NOT_SUPPORTED_YET, MySQLError
-from rpl.core.execution.results import Result
+from rpl.core.execution.expressions import Compiler, truth
+from rpl.core.execution.results import Result, Rows
 from rpl.core.execution.session import Session, StatementHandler
 from rpl.core.sql import ast
 
@@ -59,8 +60,22 @@ class Dispatch:
         return self._statements.get(type(statement))
 
     def run_show(self, session: Session, statement: ast.Show) -> Result:
-        """A SHOW statement; ER_NOT_SUPPORTED_YET for a kind nothing registered."""
+        """A SHOW statement; ER_NOT_SUPPORTED_YET for a kind nothing registered. A WHERE
+        is applied here, to whatever the kind's handler returned (:func:`filtered`).
+        """
         handler = self._shows.get(statement.kind)
         if handler is None:
             raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"SHOW {statement.kind}")
-        return handler(session, statement)
+        result = handler(session, statement)
+        if statement.where is not None and isinstance(result, Rows):
+            result = filtered(session, result, statement.where)
+        return result
+
+
+def filtered(session: Session, result: Rows, where: ast.Expression) -> Rows:
+    """``SHOW ... WHERE expr``: the rows of ``result`` for which ``expr`` is true, the
+    result's column names naming the values (case-insensitively, as MySQL).
+    """
+    names = [column.name for column in result.columns]
+    test = Compiler(names, "", session.context).compile_in("where clause", where)
+    return Rows(result.columns, [row for row in result.rows if truth(test(tuple(row)))])

@@ -45,6 +45,7 @@ from rpl.core.execution.expressions import (
 )
 from rpl.core.execution.results import Ok, Result, Rows
 from rpl.core.execution.session import Session
+from rpl.core.execution.upsert import on_duplicate_key_update
 from rpl.core.execution.values import column_type
 from rpl.core.net.responses import Column, column_for_value
 from rpl.core.sql import ast
@@ -309,8 +310,6 @@ def _projection(
 # ------------------------------------------------------------------ INSERT
 def run_insert(session: Session, stmt: ast.Insert) -> Result:
     """INSERT / REPLACE with VALUES or SET."""
-    if stmt.on_duplicate:
-        raise MySQLError.of(ER_NOT_SUPPORTED_YET, "ON DUPLICATE KEY UPDATE")
     table = resolve_table(session, stmt.table)
     schema = table.schema
     plan = _plans.get(schema, tuple(stmt.columns))
@@ -337,18 +336,25 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
                 schema.auto_increment_position is not None
                 and not row[schema.auto_increment_position]
             )
+            savepoint = trx.savepoint()
             try:
                 key = trx.insert(table, row, row_number=number)
             except MySQLError as exc:
+                if exc.errno == ER_DUP_ENTRY.errno and stmt.on_duplicate:
+                    trx.rollback_to(savepoint)
+                    affected += on_duplicate_key_update(
+                        session, trx, table, row, number, stmt.on_duplicate
+                    )
+                    continue
                 if exc.errno != ER_DUP_ENTRY.errno or not (stmt.replace or stmt.ignore):
                     raise
                 if stmt.ignore:
                     session.warn(exc)
                     continue
-                existing = schema.key_of(cast(EngineRow, row))
-                trx.delete(table, existing)
+                for existing in trx.duplicates(table, row):  # every conflicting row goes
+                    trx.delete(table, existing)
+                    affected += 1
                 key = trx.insert(table, row, row_number=number)
-                affected += 1
             affected += 1
             if generated and not first_id:
                 first_id = (

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rpl.core.binlog.events import (
+    NO_FOREIGN_KEY_CHECKS_F,
     BinlogColumn,
     DeleteRowsEvent,
     EventError,
@@ -42,6 +43,8 @@ from rpl.core.errors import (
     ER_BINLOG_ROW_WRONG_TABLE_DEF,
     ER_DUP_ENTRY,
     ER_KEY_NOT_FOUND,
+    ER_NO_REFERENCED_ROW_2,
+    ER_ROW_IS_REFERENCED_2,
     ER_SLAVE_CONVERSION_FAILED,
     MySQLError,
 )
@@ -51,6 +54,8 @@ _EVENT_NAMES = {WriteRowsEvent: "Write_rows", UpdateRowsEvent: "Update_rows"}
 _HANDLER_ERRORS = {
     ER_DUP_ENTRY.errno: "HA_ERR_FOUND_DUPP_KEY",
     ER_KEY_NOT_FOUND.errno: "HA_ERR_KEY_NOT_FOUND",
+    ER_NO_REFERENCED_ROW_2.errno: "HA_ERR_NO_REFERENCED_ROW",
+    ER_ROW_IS_REFERENCED_2.errno: "HA_ERR_ROW_IS_REFERENCED",
 }
 
 
@@ -126,6 +131,9 @@ class RowApplier:
 
     # ----------------------------------------------------------------- apply
     def _apply_all(self, trx: Transaction, planned: list[_Planned]) -> None:
+        # FOREIGN KEYs are checked (and cascade) unless the source ran the statement with
+        # foreign_key_checks = 0, which its rows events say (NO_FOREIGN_KEY_CHECKS_F)
+        trx.foreign_key_checks = not any(p.event.flags & NO_FOREIGN_KEY_CHECKS_F for p in planned)
         for plan in planned:
             try:
                 self._apply(trx, plan)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
 from rpl.core import errorlog
 from rpl.core.binlog.events import (
     DELETE_ROWS_EVENT,
+    NO_FOREIGN_KEY_CHECKS_F,
     ROWS_QUERY_LOG_EVENT,
     TABLE_MAP_EVENT,
     UPDATE_ROWS_EVENT,
@@ -274,7 +275,19 @@ class Session:
             str(variables.get_global("binlog_row_metadata")),
             variables.global_int("binlog_row_event_max_size"),
             bool(self.setting("binlog_rows_query_log_events")),
+            0 if self._checked_foreign_keys() else NO_FOREIGN_KEY_CHECKS_F,
         )
+
+    def _checked_foreign_keys(self) -> bool:
+        """Whether the open transaction's last statement checked FOREIGN KEYs (an applier
+        applies a source's unchecked rows unchecked, and logs them so down a chain).
+        """
+        trx = self.trx
+        return trx.foreign_key_checks if trx is not None else self.foreign_key_checks()
+
+    def foreign_key_checks(self) -> bool:
+        """The session's ``foreign_key_checks``: whether its statements check FOREIGN KEYs."""
+        return bool(self.setting("foreign_key_checks"))
 
     def lock_wait_timeout(self) -> float:
         """The session's ``innodb_lock_wait_timeout`` in seconds."""
@@ -360,6 +373,7 @@ class Session:
         """Run one data statement atomically; commit it at its end under autocommit."""
         _local.lock_wait_timeout = self.lock_wait_timeout()
         trx = self.transaction()
+        trx.foreign_key_checks = self.foreign_key_checks()
         savepoint = trx.savepoint()
         before = len(trx.changes())
         try:

@@ -205,6 +205,18 @@ def server_variables(
             "rpl's engine requires a primary key on every table",
         ),
         _bool("sql_log_bin", True, Scope.SESSION),
+        _bool(
+            "foreign_key_checks",
+            True,
+            both,
+            "FOREIGN KEY constraints are checked and their actions run (OFF: neither)",
+        ),
+        _bool(
+            "unique_checks",
+            True,
+            both,
+            "a hint InnoDB may use to skip unique checks on bulk loads; rpl always checks",
+        ),
         _str(
             "sql_mode",
             "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"

@@ -12,6 +12,8 @@ _INTS = {
     "INT": (r.MYSQL_TYPE_LONG, 11),
     "INTEGER": (r.MYSQL_TYPE_LONG, 11),
     "BIGINT": (r.MYSQL_TYPE_LONGLONG, 20),
+    "BOOL": (r.MYSQL_TYPE_TINY, 1),
+    "BOOLEAN": (r.MYSQL_TYPE_TINY, 1),
 }
 
 
@@ -24,6 +26,8 @@ def column_type(column: ColumnSchema, schema: TableSchema, name: str | None = No
     type_name = column.type_name
     if type_name in _INTS:
         code, length = _INTS[type_name]
+        if column.length == 1 and code == r.MYSQL_TYPE_TINY:
+            length = 1  # TINYINT(1): what connectors read as a boolean
         flags |= r.NUM_FLAG | (r.UNSIGNED_FLAG if column.unsigned else 0)
         return r.Column(shown, code, length, r.CHARSET_BINARY, flags, 0, schema.name, schema.db)
     if type_name in ("DOUBLE", "FLOAT", "REAL"):

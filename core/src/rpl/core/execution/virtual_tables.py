@@ -103,18 +103,24 @@ def column_type_text(column: ColumnSchema) -> str:
         quoted = ",".join(f"'{m.translate(_MEMBER_ESCAPES)}'" for m in column.members)
         return f"{kind}({quoted})"
     if column.length is not None:
-        kind += f"({column.length}" + (f",{column.scale})" if column.scale else ")")
+        kind += f"({column.length}" + (f",{column.scale})" if column.scale is not None else ")")
     return kind
+
+
+def _unique_keys(schema: TableSchema) -> list[tuple[str, ...]]:
+    return [cols for name, cols in schema.indexes.items() if name in schema.unique]
 
 
 def column_facts(schema: TableSchema, column: ColumnSchema) -> tuple[str, str, object, str]:
     """(type, key, default, extra) of a column as SHOW COLUMNS and
-    information_schema.COLUMNS give them: ``int``/``varchar(40)``, PRI/MUL/"", the
+    information_schema.COLUMNS give them: ``int``/``varchar(40)``, PRI/UNI/MUL/"", the
     default (None for none), ``auto_increment`` or "".
     """
     kind = column_type_text(column)
     if column.name in schema.primary_key:
         key = "PRI"
+    elif any(cols == (column.name,) for cols in _unique_keys(schema)):
+        key = "UNI"
     elif any(c[0] == column.name for c in schema.indexes.values()):
         key = "MUL"
     else:

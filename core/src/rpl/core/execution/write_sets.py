@@ -17,9 +17,10 @@ key without a NULL part), for each of its images: an insert its new row, a delet
 old row, an update both, so an update that moves a row to another key conflicts with
 writers of the old key and of the new one. Two transactions that change the same row
 share an item; that is what WRITESET dependency tracking (``binlog/dependency.py``) and
-Group Replication's certification compare. rpl's engine has only the PRIMARY KEY as a
-unique key (:class:`~rpl.core.engine.schema.TableSchema`), so each row image yields one
-item; a unique key would be one more :func:`_key_hash` call with its own name and columns.
+Group Replication's certification compare. A table's unique keys are its PRIMARY KEY and
+its UNIQUE indexes (:class:`~rpl.core.engine.schema.TableSchema`); a FOREIGN KEY adds the
+referenced parent key's item over the child row's values, named by the parent's key,
+database and table, so a child row and its parent row share an item.
 
 A key part's value bytes are what MySQL's ``Field::make_sort_key`` writes for the column
 (the memcmp-able key image, not the value's text):
@@ -45,8 +46,8 @@ Differences from MySQL, where rpl's engine has less to go on:
   differs from MySQL's for these types. So do an ENUM's or SET's of a definition without
   its members (from an engine snapshot written before they were kept): their text.
 * A type the row codec does not know is hashed by its text (``str(value)``).
-* No foreign-key items (MySQL adds one per referenced unique key): the engine has no
-  foreign keys.
+* A FOREIGN KEY referencing a non-unique parent index adds no item (MySQL has no
+  referenced unique key to name either).
 
 Hashing uses the ``xxhash`` package (``xxhash.xxh64_intdigest``), the same XXH64 MySQL
 bundles as ``MY_XXH64``.
@@ -190,10 +191,24 @@ _Key = tuple[bytes, tuple[tuple[int, SortKey], ...]]
 
 
 def _unique_keys(table: TableSchema, _: None) -> tuple[_Key, ...]:
-    """The table's unique keys, PRIMARY first (the engine has no other)."""
+    """The table's unique keys, PRIMARY first, then each UNIQUE index in declaration order,
+    then for each FOREIGN KEY the parent's referenced unique key over the child's values
+    (MySQL's ``add_pke``: a child row conflicts with its parent's row).
+    """
     columns = table.columns
     primary = tuple((pos, sort_key(columns[pos])) for pos in table.pk_positions)
-    return ((key_prefix(PRIMARY, table.db, table.name), primary),)
+    keys = [(key_prefix(PRIMARY, table.db, table.name), primary)]
+    for name, positions in table.unique_positions:
+        parts = tuple((pos, sort_key(columns[pos])) for pos in positions)
+        keys.append((key_prefix(name, table.db, table.name), parts))
+    for fk in table.foreign_keys:
+        if fk.parent_key is None:
+            continue
+        parts = tuple(
+            (table.positions[c], sort_key(columns[table.positions[c]])) for c in fk.columns
+        )
+        keys.append((key_prefix(fk.parent_key, fk.parent_db, fk.parent_table), parts))
+    return tuple(keys)
 
 
 _KEYS: Final[SchemaMemo[None, tuple[_Key, ...]]] = SchemaMemo(_unique_keys)

@@ -294,6 +294,127 @@ class IndexDef:
     unique: bool = False
 
 
+@attrs.frozen
+class ForeignKeyDef:
+    """``[CONSTRAINT [name]] FOREIGN KEY [index] (cols) REFERENCES parent (cols) [ON DELETE
+    action] [ON UPDATE action]``; ``name`` is ``None`` when not given (the server names
+    it ``<table>_ibfk_<n>``), actions are upper-cased (``SET NULL``) or ``None``.
+    """
+
+    name: str | None
+    columns: tuple[str, ...]
+    parent: TableName
+    parent_columns: tuple[str, ...]
+    on_delete: str | None = None
+    on_update: str | None = None
+
+
+@attrs.frozen
+class AddColumn:
+    """ALTER TABLE ADD [COLUMN] def [FIRST | AFTER col] (``after`` ``""`` for FIRST)."""
+
+    column: ColumnDef
+    after: str | None = None
+
+
+@attrs.frozen
+class DropColumn:
+    """ALTER TABLE DROP [COLUMN] name."""
+
+    name: str
+
+
+@attrs.frozen
+class ModifyColumn:
+    """ALTER TABLE MODIFY [COLUMN] def / CHANGE [COLUMN] old def [FIRST | AFTER col]."""
+
+    old_name: str
+    column: ColumnDef
+    after: str | None = None
+
+
+@attrs.frozen
+class RenameColumn:
+    """ALTER TABLE RENAME COLUMN old TO new."""
+
+    old_name: str
+    new_name: str
+
+
+@attrs.frozen
+class AlterColumnDefault:
+    """ALTER TABLE ALTER [COLUMN] c SET DEFAULT literal | DROP DEFAULT (``default`` None)."""
+
+    name: str
+    default: Expression | None
+
+
+@attrs.frozen
+class AddIndex:
+    """ALTER TABLE ADD {PRIMARY KEY | UNIQUE | INDEX | KEY} ..."""
+
+    index: IndexDef
+
+
+@attrs.frozen
+class DropIndexAction:
+    """ALTER TABLE DROP {INDEX | KEY} name, or DROP PRIMARY KEY (``name`` ``PRIMARY``)."""
+
+    name: str
+
+
+@attrs.frozen
+class AddForeignKey:
+    """ALTER TABLE ADD [CONSTRAINT [name]] FOREIGN KEY ..."""
+
+    foreign_key: ForeignKeyDef
+
+
+@attrs.frozen
+class DropForeignKey:
+    """ALTER TABLE DROP FOREIGN KEY name."""
+
+    name: str
+
+
+@attrs.frozen
+class RenameTo:
+    """ALTER TABLE RENAME [TO | AS] new."""
+
+    table: TableName
+
+
+@attrs.frozen
+class Keys:
+    """ALTER TABLE DISABLE KEYS / ENABLE KEYS."""
+
+    enable: bool
+
+
+@attrs.frozen
+class TableOptions:
+    """ALTER TABLE's table options (ENGINE=, AUTO_INCREMENT=, [DEFAULT] CHARSET=...)."""
+
+    options: tuple[tuple[str, str], ...]
+
+
+AlterAction: TypeAlias = (
+    AddColumn
+    | DropColumn
+    | ModifyColumn
+    | RenameColumn
+    | AlterColumnDefault
+    | AddIndex
+    | DropIndexAction
+    | AddForeignKey
+    | DropForeignKey
+    | RenameTo
+    | Keys
+    | TableOptions
+)
+"""One action of ALTER TABLE."""
+
+
 # ---------------------------------------------------------------------------------------
 # Statements
 
@@ -379,6 +500,7 @@ class CreateTable(Statement):
     indexes: tuple[IndexDef, ...] = ()
     if_not_exists: bool = False
     options: tuple[tuple[str, str], ...] = ()
+    foreign_keys: tuple[ForeignKeyDef, ...] = ()
 
 
 @attrs.frozen
@@ -423,6 +545,21 @@ class DropIndex(Statement):
 
     name: str
     table: TableName
+
+
+@attrs.frozen
+class AlterTable(Statement):
+    """ALTER TABLE t action[, action...]: the actions in written order, applied as one."""
+
+    table: TableName
+    actions: tuple[AlterAction, ...]
+
+
+@attrs.frozen
+class RenameTable(Statement):
+    """RENAME TABLE a TO b[, c TO d...]: pairs applied in order, all or none."""
+
+    pairs: tuple[tuple[TableName, TableName], ...]
 
 
 @attrs.frozen
@@ -533,6 +670,7 @@ ShowKind: TypeAlias = typing.Literal[
     "CREATE TABLE",
     "CREATE DATABASE",
     "GRANTS",
+    "TABLE STATUS",
     "SLAVE STATUS",
     "SLAVE HOSTS",
 ]
@@ -554,7 +692,8 @@ class Show(Statement):
     (``"GLOBAL"``/``"SESSION"``) for VARIABLES/STATUS; ``like`` pattern; ``full``;
     ``database`` for TABLES FROM db and CREATE DATABASE; ``table`` for CREATE TABLE,
     COLUMNS, INDEX; ``file``/``pos``/``limit``/``offset`` for BINLOG EVENTS (limit also
-    for WARNINGS/ERRORS); ``user`` for GRANTS FOR.
+    for WARNINGS/ERRORS); ``user`` for GRANTS FOR; ``where`` for the SHOWs that take
+    LIKE (a filter over the result rows, which names their columns).
     """
 
     kind: ShowKind
@@ -569,6 +708,7 @@ class Show(Statement):
     offset: int | None = None
     user: UserName | None = None
     new_terms: bool = False
+    where: Expression | None = None
 
 
 @attrs.frozen

@@ -3,8 +3,8 @@ CHECKSUM TABLE, INSTALL / UNINSTALL PLUGIN, SHUTDOWN and KILL.
 
 A SHOW's result is named by its :data:`~rpl.core.sql.ast.ShowKind`, one per result
 whatever the spelling; :data:`SHOW_RULES` holds a rule per word after SHOW, so a new SHOW
-is a rule and an entry there. EXPLAIN of a statement, FLUSH ... FOR CHANNEL and the
-WHERE forms of SHOW are refused with 1235.
+is a rule and an entry there. The SHOWs that take LIKE take WHERE too (SHOW INDEX takes
+WHERE only). EXPLAIN of a statement and FLUSH ... FOR CHANNEL are refused with 1235.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from rpl.core.sql import ast
 from rpl.core.sql.lexer import K_WORD
 from rpl.core.sql.parser.accounts import user_name
 from rpl.core.sql.parser.cursor import SCOPES, Parser, Rule, not_supported
+from rpl.core.sql.parser.expressions import expr
 
 
 def show(p: Parser) -> ast.Show:
@@ -55,32 +56,44 @@ and the scope; None (the cursor unmoved) when what follows is not a SHOW it know
 def show_variables(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show:
     """VARIABLES, STATUS: ``[LIKE 'pattern']``."""
     kind: ast.ShowKind = "VARIABLES" if key == "VARIABLES" else "STATUS"
-    return ast.Show(kind, scope, show_like(p, f"SHOW {key}"))
+    like, where = show_filter(p)
+    return ast.Show(kind, scope, like, where=where)
 
 
 def show_databases(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show:
     """DATABASES, SCHEMAS."""
-    return ast.Show("DATABASES", like=show_like(p, "SHOW DATABASES"))
+    like, where = show_filter(p)
+    return ast.Show("DATABASES", like=like, where=where)
 
 
 def show_tables(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show:
     """TABLES ``[FROM db] [LIKE 'pattern']``."""
     database = p.ident() if p.accept("FROM") or p.accept("IN") else None
-    return ast.Show("TABLES", like=show_like(p, "SHOW TABLES"), full=full, database=database)
+    like, where = show_filter(p)
+    return ast.Show("TABLES", like=like, full=full, database=database, where=where)
+
+
+def show_table_status(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show | None:
+    """TABLE STATUS ``[FROM db] [LIKE 'pattern' | WHERE expr]``."""
+    if not p.accept("STATUS"):
+        return None
+    database = p.ident() if p.accept("FROM") or p.accept("IN") else None
+    like, where = show_filter(p)
+    return ast.Show("TABLE STATUS", like=like, database=database, where=where)
 
 
 def show_columns(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show:
     """COLUMNS, FIELDS ``FROM t [FROM db] [LIKE 'pattern']``."""
     table = show_table(p)
-    return ast.Show("COLUMNS", like=show_like(p, "SHOW COLUMNS"), full=full, table=table)
+    like, where = show_filter(p)
+    return ast.Show("COLUMNS", like=like, full=full, table=table, where=where)
 
 
 def show_index(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show:
     """INDEX, INDEXES, KEYS ``FROM t [FROM db]``."""
     table = show_table(p)
-    if p.key == "WHERE":
-        raise not_supported("SHOW INDEX ... WHERE")
-    return ast.Show("INDEX", table=table)
+    where = expr(p) if p.accept("WHERE") else None
+    return ast.Show("INDEX", table=table, where=where)
 
 
 def show_word(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show:
@@ -166,6 +179,7 @@ SHOW_RULES: Final[dict[str, ShowRule]] = {
     "DATABASES": show_databases,
     "SCHEMAS": show_databases,
     "TABLES": show_tables,
+    "TABLE": show_table_status,
     "COLUMNS": show_columns,
     "FIELDS": show_columns,
     "INDEX": show_index,
@@ -191,12 +205,13 @@ _TAKES_FULL: Final = frozenset(("TABLES", "COLUMNS", "FIELDS", "PROCESSLIST"))
 _TAKES_SCOPE: Final = frozenset(("VARIABLES", "STATUS"))
 
 
-def show_like(p: Parser, what: str) -> str | None:
+def show_filter(p: Parser) -> tuple[str | None, ast.Expression | None]:
+    """``[LIKE 'pattern' | WHERE expr]``: the pattern or the condition."""
     if p.accept("LIKE"):
-        return p.string()
-    if p.key == "WHERE":
-        raise not_supported(f"{what} ... WHERE")
-    return None
+        return p.string(), None
+    if p.accept("WHERE"):
+        return None, expr(p)
+    return None, None
 
 
 def show_table(p: Parser) -> ast.TableName:

@@ -1,8 +1,10 @@
 """Data definition: CREATE and DROP of tables, databases and indexes, and TRUNCATE.
 
 CREATE TABLE reads column definitions (types, NULL, DEFAULT, ON UPDATE, AUTO_INCREMENT,
-keys, charset and collation, comments) and key definitions; table and database options
-are kept as (name, value) pairs for the executor. Foreign keys, CHECK constraints,
+keys, charset and collation, comments), key definitions and FOREIGN KEY clauses (an
+inline column ``REFERENCES`` is parsed and ignored, as MySQL 8.0 does); table and database
+options are kept as (name, value) pairs for the executor. ALTER TABLE's actions and RENAME
+TABLE are parsed here too. CHECK constraints,
 generated columns, functional key parts, CREATE TABLE ... SELECT / LIKE and PARTITION BY
 are refused with 1235, and so is any CREATE or DROP of an object this module has no rule
 for (VIEW, TRIGGER, ...): see ``rpl.core.sql.parser`` for how a two-word statement is
@@ -55,9 +57,12 @@ def create_table(p: Parser) -> ast.CreateTable:
     p.i += 1
     columns: list[ast.ColumnDef] = []
     indexes: list[ast.IndexDef] = []
+    foreign_keys: list[ast.ForeignKeyDef] = []
     while True:
         index = table_key(p)
-        if index is not None:
+        if isinstance(index, ast.ForeignKeyDef):
+            foreign_keys.append(index)
+        elif index is not None:
             indexes.append(index)
         else:
             columns.append(column_def(p))
@@ -67,23 +72,31 @@ def create_table(p: Parser) -> ast.CreateTable:
     table_options = options(p)
     if p.key in ("AS", "SELECT", "IGNORE", "REPLACE"):
         raise not_supported("CREATE TABLE ... SELECT")
-    return ast.CreateTable(table, tuple(columns), tuple(indexes), if_not_exists, table_options)
+    return ast.CreateTable(
+        table,
+        tuple(columns),
+        tuple(indexes),
+        if_not_exists,
+        table_options,
+        tuple(foreign_keys),
+    )
 
 
-def table_key(p: Parser) -> ast.IndexDef | None:
+def table_key(p: Parser) -> ast.IndexDef | ast.ForeignKeyDef | None:
     """A key definition of CREATE TABLE, or None (cursor unmoved) for a column."""
     if p.toks[p.i][0] is not K_WORD:
         return None
     key = p.key
+    constraint = None
     if key == "CONSTRAINT":
         p.i += 1
         if p.key not in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK"):
-            p.ident()
+            constraint = p.ident()
         key = p.key
         if key not in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK"):
             p.error()
     if key == "FOREIGN":
-        raise not_supported("FOREIGN KEY")
+        return foreign_key(p, constraint)
     if key == "CHECK":
         raise not_supported("CHECK constraints")
     if key in ("FULLTEXT", "SPATIAL"):
@@ -101,11 +114,60 @@ def table_key(p: Parser) -> ast.IndexDef | None:
         if unique and p.key in ("KEY", "INDEX"):
             p.i += 1
         name = None if p.key in ("(", "USING") else p.ident()
+        if unique and name is None:
+            name = constraint
         skip_index_type(p)
         columns = key_parts(p)
         skip_index_options(p)
         return ast.IndexDef(name, columns, unique=unique)
     return None
+
+
+def foreign_key(p: Parser, name: str | None) -> ast.ForeignKeyDef:
+    """``FOREIGN KEY [index_name] (cols) REFERENCES ...`` (the cursor at FOREIGN)."""
+    p.i += 1
+    p.expect("KEY")
+    if p.key != "(":
+        index_name = p.ident()
+        name = name or index_name
+    columns = key_parts(p)
+    parent, parent_columns, on_delete, on_update = references(p)
+    return ast.ForeignKeyDef(name, columns, parent, parent_columns, on_delete, on_update)
+
+
+def references(p: Parser) -> tuple[ast.TableName, tuple[str, ...], str | None, str | None]:
+    """``REFERENCES parent (cols) [MATCH ...] [ON DELETE action] [ON UPDATE action]``."""
+    p.expect("REFERENCES")
+    parent = p.table_name()
+    parent_columns = key_parts(p)
+    if p.accept("MATCH"):
+        if not (p.accept("FULL") or p.accept("PARTIAL") or p.accept("SIMPLE")):
+            p.error()
+    on_delete = on_update = None
+    while p.key == "ON" and p.peek_key() in ("DELETE", "UPDATE"):
+        p.i += 1
+        which = p.key
+        p.i += 1
+        action = referential_action(p)
+        if which == "DELETE":
+            on_delete = action
+        else:
+            on_update = action
+    return parent, parent_columns, on_delete, on_update
+
+
+def referential_action(p: Parser) -> str:
+    """RESTRICT | CASCADE | SET NULL | SET DEFAULT | NO ACTION."""
+    for words in (
+        ("RESTRICT",),
+        ("CASCADE",),
+        ("SET", "NULL"),
+        ("SET", "DEFAULT"),
+        ("NO", "ACTION"),
+    ):
+        if p.accept_seq(*words):
+            return " ".join(words)
+    p.error()
 
 
 def key_parts(p: Parser) -> tuple[str, ...]:
@@ -156,6 +218,14 @@ def column_type(p: Parser) -> tuple[str, int | None, int | None, tuple[str, ...]
     type_name = p.any_word().upper()
     if type_name == "DOUBLE" and p.accept("PRECISION"):
         type_name = "DOUBLE PRECISION"
+    elif type_name in ("CHARACTER", "CHAR") and p.accept("VARYING"):
+        type_name = "CHARACTER VARYING"
+    elif type_name == "NATIONAL" and p.key in ("CHAR", "CHARACTER", "VARCHAR"):
+        type_name = "NATIONAL VARCHAR" if p.any_word().upper() == "VARCHAR" else "NATIONAL CHAR"
+        if type_name == "NATIONAL CHAR" and p.accept("VARYING"):
+            type_name = "NATIONAL VARCHAR"
+    elif type_name == "LONG" and p.key in ("VARCHAR", "VARBINARY"):
+        type_name = "LONG " + p.any_word().upper()
     length = scale = None
     values: tuple[str, ...] = ()
     if p.accept("("):
@@ -228,9 +298,15 @@ def column_def(p: Parser) -> ast.ColumnDef:
         elif key in ("GENERATED", "AS"):
             raise not_supported("generated columns")
         elif key == "REFERENCES":
-            raise not_supported("FOREIGN KEY")
+            # MySQL 8.0 parses an inline REFERENCES and ignores it (only table-level
+            # FOREIGN KEY clauses make constraints)
+            p.i -= 1
+            references(p)
         elif key in ("CHECK", "CONSTRAINT"):
             raise not_supported("CHECK constraints")
+        elif key in ("FIRST", "AFTER"):
+            p.i -= 1  # ALTER TABLE's column position
+            break
         else:
             p.i -= 1
             p.error()
@@ -338,6 +414,168 @@ def truncate(p: Parser) -> ast.Truncate:
     return ast.Truncate(p.table_name())
 
 
+_TABLE_OPTIONS: Final = frozenset(
+    """
+    ENGINE AUTO_INCREMENT CHARSET CHARACTER COLLATE COMMENT ROW_FORMAT KEY_BLOCK_SIZE
+    STATS_PERSISTENT STATS_AUTO_RECALC STATS_SAMPLE_PAGES PACK_KEYS CHECKSUM AVG_ROW_LENGTH
+    MAX_ROWS MIN_ROWS DELAY_KEY_WRITE COMPRESSION ENCRYPTION INSERT_METHOD
+""".split()
+)
+"""Table options ALTER TABLE takes among its actions."""
+
+
+def alter_table(p: Parser) -> ast.AlterTable:
+    """ALTER TABLE t action[, action...] (ALTER ONLINE / IGNORE TABLE are not run)."""
+    p.i += 2
+    table = p.table_name()
+    actions: list[ast.AlterAction] = []
+    while not p.at_end():
+        action = alter_action(p)
+        if action is not None:
+            actions.append(action)
+        if not p.accept(","):
+            break
+    if p.key == "PARTITION":
+        raise not_supported("ALTER TABLE ... PARTITION")
+    return ast.AlterTable(table, tuple(actions))
+
+
+def _position(p: Parser) -> str | None:
+    """``FIRST`` (``""``) or ``AFTER col``; None when neither is written."""
+    if p.accept("FIRST"):
+        return ""
+    if p.accept("AFTER"):
+        return p.ident()
+    return None
+
+
+def alter_action(p: Parser) -> ast.AlterAction | None:
+    """One action of ALTER TABLE; None for one that changes nothing here (ALGORITHM=,
+    LOCK=, FORCE).
+    """
+    key = p.key
+    if p.toks[p.i][0] is not K_WORD:
+        p.error()
+    if key == "ADD":
+        p.i += 1
+        return _alter_add(p)
+    if key == "DROP":
+        p.i += 1
+        return _alter_drop(p)
+    if key in ("MODIFY", "CHANGE"):
+        p.i += 1
+        p.accept("COLUMN")
+        old = p.ident() if key == "CHANGE" else None
+        column = column_def(p)
+        return ast.ModifyColumn(old or column.name, column, _position(p))
+    if key == "RENAME":
+        p.i += 1
+        if p.accept("COLUMN"):
+            old = p.ident()
+            p.expect("TO")
+            return ast.RenameColumn(old, p.ident())
+        if p.key in ("INDEX", "KEY"):
+            raise not_supported("ALTER TABLE ... RENAME INDEX")
+        if not p.accept("TO"):
+            p.accept("AS")
+        return ast.RenameTo(p.table_name())
+    if key == "ALTER":
+        p.i += 1
+        p.accept("COLUMN")
+        name = p.ident()
+        if p.accept_seq("DROP", "DEFAULT"):
+            return ast.AlterColumnDefault(name, None)
+        p.expect("SET")
+        p.expect("DEFAULT")
+        return ast.AlterColumnDefault(name, column_default(p))
+    if key in ("DISABLE", "ENABLE"):
+        p.i += 1
+        p.expect("KEYS")
+        return ast.Keys(key == "ENABLE")
+    if key in ("ALGORITHM", "LOCK"):
+        p.i += 1
+        p.accept("=")
+        option_value(p)
+        return None
+    if key == "FORCE":
+        p.i += 1
+        return None
+    if key == "DEFAULT" or key in _TABLE_OPTIONS:
+        return ast.TableOptions(_table_option(p))
+    raise not_supported(f"ALTER TABLE ... {key}")
+
+
+def _table_option(p: Parser) -> tuple[tuple[str, str], ...]:
+    """One table option (``[DEFAULT] CHARSET [=] x [COLLATE [=] y]`` gives two)."""
+    key = p.key
+    p.i += 1
+    if key == "DEFAULT":
+        key = p.key
+        p.i += 1
+    if key == "CHARACTER":
+        p.expect("SET")
+        key = "CHARSET"
+    p.accept("=")
+    result = [(key, option_value(p))]
+    if key == "CHARSET" and p.accept("COLLATE"):
+        p.accept("=")
+        result.append(("COLLATE", option_value(p)))
+    return tuple(result)
+
+
+def _alter_add(p: Parser) -> ast.AlterAction:
+    if p.key in (
+        "CONSTRAINT",
+        "PRIMARY",
+        "UNIQUE",
+        "INDEX",
+        "KEY",
+        "FOREIGN",
+        "CHECK",
+        "FULLTEXT",
+        "SPATIAL",
+    ):
+        definition = table_key(p)
+        if isinstance(definition, ast.ForeignKeyDef):
+            return ast.AddForeignKey(definition)
+        assert definition is not None
+        return ast.AddIndex(definition)
+    p.accept("COLUMN")
+    if p.key == "(":
+        raise not_supported("ALTER TABLE ... ADD (columns)")
+    column = column_def(p)
+    return ast.AddColumn(column, _position(p))
+
+
+def _alter_drop(p: Parser) -> ast.AlterAction:
+    if p.accept_seq("PRIMARY", "KEY"):
+        return ast.DropIndexAction("PRIMARY")
+    if p.accept_seq("FOREIGN", "KEY"):
+        return ast.DropForeignKey(p.ident())
+    if p.key in ("INDEX", "KEY"):
+        p.i += 1
+        return ast.DropIndexAction(p.ident())
+    if p.key in ("CHECK", "CONSTRAINT"):
+        raise not_supported(f"ALTER TABLE ... DROP {p.key}")
+    p.accept("COLUMN")
+    name = p.ident()
+    if not p.accept("RESTRICT"):
+        p.accept("CASCADE")
+    return ast.DropColumn(name)
+
+
+def rename_table(p: Parser) -> ast.RenameTable:
+    """RENAME TABLE a TO b[, c TO d...]."""
+    p.i += 2
+    pairs = []
+    while True:
+        old = p.table_name()
+        p.expect("TO")
+        pairs.append((old, p.table_name()))
+        if not p.accept(","):
+            return ast.RenameTable(tuple(pairs))
+
+
 STATEMENTS: Final[dict[str, Rule]] = {
     "CREATE TABLE": create_table,
     "CREATE DATABASE": create_database,
@@ -351,5 +589,7 @@ STATEMENTS: Final[dict[str, Rule]] = {
     "DROP SCHEMA": drop_database,
     "DROP INDEX": drop_index,
     "TRUNCATE": truncate,
+    "ALTER TABLE": alter_table,
+    "RENAME TABLE": rename_table,
 }
 """This family's statements by their first word, or first two words."""
