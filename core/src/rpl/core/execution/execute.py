@@ -114,7 +114,14 @@ def check_read_only(session: Session) -> None:
 
 def execute(session: Session, sql: str) -> Result:
     """Run one statement for ``session``; MySQLError on failure."""
-    statement = parse(sql)
+    return execute_parsed(session, parse(sql), sql)
+
+
+def execute_parsed(session: Session, statement: ast.Statement, sql: str) -> Result:
+    """Run ``statement``, parsed from ``sql`` (a prepared statement: built with its
+    parameters, ``sql`` its text with their values), as :func:`execute` runs a text one:
+    warnings, dispatch, read_only, the DDL lock; ``sql`` is what the binlog logs.
+    """
     keep_warnings = isinstance(statement, ast.Show) and statement.kind in ("WARNINGS", "ERRORS")
     if not keep_warnings:
         session.warnings = []
