@@ -1,0 +1,299 @@
+"""COM_STMT_* byte by byte: a raw client after a PyMySQL login sends well-formed and
+malformed prepared-statement packets to a real server and reads the replies.
+
+Malformed input (an unknown statement id, a short parameter block, an unknown type, a
+length past the payload, no types on the first execution) gets MySQL's error, nothing of
+the statement runs, and the connection and the server keep serving.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import pytest
+
+from rpl.core.testing.process import ServerProcess
+
+COM_PING = 0x0E
+COM_STMT_PREPARE = 0x16
+COM_STMT_EXECUTE = 0x17
+COM_STMT_SEND_LONG_DATA = 0x18
+COM_STMT_CLOSE = 0x19
+COM_STMT_RESET = 0x1A
+COM_STMT_FETCH = 0x1C
+T_LONG, T_LONGLONG, T_TIME, T_BLOB, T_VAR_STRING = 0x03, 0x08, 0x0B, 0xFC, 0xFD
+
+
+class RawClient:
+    """Packets over the socket of a logged-in PyMySQL connection."""
+
+    def __init__(self, server: ServerProcess) -> None:
+        self.connection = server.connect(database="ps")
+        self.sock = self.connection._sock
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def send(self, payload: bytes) -> None:
+        self.sock.sendall(len(payload).to_bytes(3, "little") + b"\x00" + payload)
+
+    def _exact(self, size: int) -> bytes:
+        data = b""
+        while len(data) < size:
+            chunk = self.sock.recv(size - len(data))
+            assert chunk, "the server closed the connection"
+            data += chunk
+        return data
+
+    def read(self) -> bytes:
+        header = self._exact(4)
+        return self._exact(int.from_bytes(header[:3], "little"))
+
+    def command(self, payload: bytes) -> bytes:
+        self.send(payload)
+        return self.read()
+
+    def prepare(self, sql: str) -> tuple[int, int, int]:
+        """(statement id, columns, parameters); the definitions are read and dropped."""
+        reply = self.command(bytes([COM_STMT_PREPARE]) + sql.encode())
+        assert reply[0] == 0, error_of(reply)
+        statement_id, columns, params = struct.unpack("<IHH", reply[1:9])
+        for count in (params, columns):
+            if count:
+                for _ in range(count):
+                    self.read()
+                assert self.read()[0] == 0xFE
+        return statement_id, columns, params
+
+    def execute(self, statement_id: int, block: bytes = b"") -> bytes | list[bytes]:
+        """The OK or ERR payload, or a result set's rows (payloads)."""
+        first = self.command(
+            bytes([COM_STMT_EXECUTE]) + struct.pack("<IBI", statement_id, 0, 1) + block
+        )
+        if first[0] in (0x00, 0xFF):
+            return first
+        for _ in range(first[0]):
+            self.read()
+        assert self.read()[0] == 0xFE
+        rows = []
+        while True:
+            row = self.read()
+            if row[0] == 0xFE and len(row) < 9:
+                return rows
+            rows.append(row)
+
+    def ping(self) -> None:
+        assert self.command(bytes([COM_PING]))[0] == 0
+
+
+def error_of(payload: bytes) -> tuple[int, str, str]:
+    assert payload[0] == 0xFF, payload
+    return struct.unpack("<H", payload[1:3])[0], payload[4:9].decode(), payload[9:].decode()
+
+
+def lenenc(data: bytes) -> bytes:
+    assert len(data) < 251
+    return bytes([len(data)]) + data
+
+
+def block(types: list[tuple[int, int]] | None, values: bytes, nulls: bytes = b"\x00") -> bytes:
+    """A parameter block: NULL bitmap, new-params-bound flag, types, values."""
+    if types is None:
+        return nulls + b"\x00" + values
+    return nulls + b"\x01" + b"".join(bytes(t) for t in types) + values
+
+
+@pytest.fixture(scope="module")
+def ps_server(server: ServerProcess) -> ServerProcess:
+    server.query("CREATE DATABASE ps")
+    server.query(
+        "CREATE TABLE ps.t (id INT PRIMARY KEY, v VARCHAR(20), b BLOB, tm TIME(6), "
+        "big BIGINT UNSIGNED)"
+    )
+    return server
+
+
+@pytest.fixture
+def raw(ps_server: ServerProcess) -> Any:
+    client = RawClient(ps_server)
+    yield client
+    client.close()
+
+
+def rows_of(server: ServerProcess) -> list[tuple[Any, ...]]:
+    return server.query("SELECT id, v, b, tm, big FROM ps.t ORDER BY id")
+
+
+def test_insert_and_select_in_binary_form(raw: RawClient, ps_server: ServerProcess) -> None:
+    statement_id, columns, params = raw.prepare("INSERT INTO t VALUES (?, ?, ?, ?, ?)")
+    assert (columns, params) == (0, 5)
+    time_bytes = struct.pack("<BBIBBBI", 12, 1, 1, 2, 3, 4, 5)  # -26:03:04.000005
+    types = [(T_LONG, 0), (T_VAR_STRING, 0), (T_BLOB, 0), (T_TIME, 0), (T_LONGLONG, 0x80)]
+    values = (
+        struct.pack("<i", 10)
+        + lenenc("héllo".encode())
+        + lenenc(b"\x00\xff\x00")
+        + time_bytes
+        + struct.pack("<Q", 2**64 - 1)
+    )
+    ok = raw.execute(statement_id, block(types, values))
+    assert isinstance(ok, bytes) and ok[:2] == b"\x00\x01"  # one row affected
+    # types remembered: the second execution sends none; v is NULL (bit 1)
+    values = struct.pack("<i", 11) + lenenc(b"") + b"\x00" + struct.pack("<Q", 0)
+    ok = raw.execute(statement_id, block(None, values, nulls=b"\x02"))
+    assert isinstance(ok, bytes) and ok[0] == 0, error_of(ok)
+    assert rows_of(ps_server)[-2:] == [
+        (10, "héllo", b"\x00\xff\x00", "-26:03:04.000005", 2**64 - 1),
+        (11, None, b"", "00:00:00.000000", 0),
+    ]
+    select_id, columns, params = raw.prepare("SELECT id, v, b, tm, big FROM t WHERE id = ?")
+    assert (columns, params) == (5, 1)
+    rows = raw.execute(select_id, block([(T_LONG, 0)], struct.pack("<i", 10)))
+    # header, NULL bitmap (5 columns + 2 bits: one byte, none NULL), then each cell
+    assert rows == [
+        b"\x00\x00"
+        + struct.pack("<i", 10)
+        + lenenc("héllo".encode())
+        + lenenc(b"\x00\xff\x00")
+        + lenenc(b"-26:03:04.000005")
+        + struct.pack("<Q", 2**64 - 1)
+    ]
+    rows = raw.execute(select_id, block(None, struct.pack("<i", 11)))
+    assert rows == [
+        b"\x00\x08" + struct.pack("<i", 11) + lenenc(b"") + lenenc(b"00:00:00.000000") + bytes(8)
+    ]
+
+
+def test_long_data_is_the_parameter(raw: RawClient, ps_server: ServerProcess) -> None:
+    statement_id, _, _ = raw.prepare("INSERT INTO t (id, b) VALUES (?, ?)")
+    for chunk in (b"\x00" * 40000, b"tail\xff"):
+        raw.send(bytes([COM_STMT_SEND_LONG_DATA]) + struct.pack("<IH", statement_id, 1) + chunk)
+    types = [(T_LONG, 0), (T_BLOB, 0)]
+    ok = raw.execute(statement_id, block(types, struct.pack("<i", 20)))
+    assert isinstance(ok, bytes) and ok[0] == 0, error_of(ok)
+    assert ps_server.query("SELECT b FROM ps.t WHERE id = 20") == [(b"\x00" * 40000 + b"tail\xff",)]
+    # the long data was used up: the next execution reads the value from the block
+    ok = raw.execute(statement_id, block(types, struct.pack("<i", 21) + lenenc(b"x")))
+    assert isinstance(ok, bytes) and ok[0] == 0, error_of(ok)
+    assert ps_server.query("SELECT b FROM ps.t WHERE id = 21") == [(b"x",)]
+
+
+UNKNOWN_EXECUTE = (
+    1243,
+    "HY000",
+    "Unknown prepared statement handler (999) given to mysqld_stmt_execute",
+)
+WRONG_EXECUTE = (1210, "HY000", "Incorrect arguments to mysqld_stmt_execute")
+
+
+@pytest.mark.parametrize(
+    ("name", "tail", "expected"),
+    [
+        ("no block at all", b"", WRONG_EXECUTE),
+        ("short NULL bitmap", b"", WRONG_EXECUTE),
+        ("types never sent", block(None, struct.pack("<i", 1) + lenenc(b"a")), WRONG_EXECUTE),
+        ("type list cut", b"\x00\x01\x03\x00", WRONG_EXECUTE),
+        ("unknown type byte", block([(0x20, 0), (T_VAR_STRING, 0)], b"\x00" * 8), WRONG_EXECUTE),
+        (
+            "value cut",
+            block([(T_LONG, 0), (T_VAR_STRING, 0)], struct.pack("<i", 1) + b"\x05ab"),
+            WRONG_EXECUTE,
+        ),
+        (
+            "huge length",
+            block(
+                [(T_LONG, 0), (T_VAR_STRING, 0)],
+                struct.pack("<i", 1) + b"\xfe" + struct.pack("<Q", 2**62),
+            ),
+            WRONG_EXECUTE,
+        ),
+        (
+            "bad lenenc prefix",
+            block([(T_LONG, 0), (T_VAR_STRING, 0)], b"\x01\0\0\0\xff"),
+            WRONG_EXECUTE,
+        ),
+        ("int cut", block([(T_LONG, 0), (T_VAR_STRING, 0)], b"\x01\x00"), WRONG_EXECUTE),
+    ],
+)
+def test_malformed_execute_is_refused(
+    raw: RawClient, ps_server: ServerProcess, name: str, tail: bytes, expected: tuple[Any, ...]
+) -> None:
+    before = rows_of(ps_server)
+    statement_id, _, _ = raw.prepare("INSERT INTO t (id, v) VALUES (?, ?)")
+    payload = bytes([COM_STMT_EXECUTE]) + struct.pack("<I", statement_id)
+    if name != "no block at all":
+        payload += struct.pack("<BI", 0, 1) + tail
+    reply = raw.command(payload)
+    assert error_of(reply) == expected
+    raw.ping()
+    assert rows_of(ps_server) == before  # nothing half-applied
+    # the statement is still there and works
+    ok = raw.execute(
+        statement_id,
+        block([(T_LONG, 0), (T_VAR_STRING, 0)], struct.pack("<i", 900) + lenenc(b"ok")),
+    )
+    assert isinstance(ok, bytes) and ok[0] == 0, error_of(ok)
+    assert ps_server.query("SELECT v FROM ps.t WHERE id = 900") == [("ok",)]
+    ps_server.query("DELETE FROM ps.t WHERE id = 900")
+
+
+def test_unknown_statement_ids(raw: RawClient) -> None:
+    assert error_of(raw.command(bytes([COM_STMT_EXECUTE]) + struct.pack("<IBI", 999, 0, 1))) == (
+        UNKNOWN_EXECUTE
+    )
+    assert error_of(raw.command(bytes([COM_STMT_RESET]) + struct.pack("<I", 999))) == (
+        1243,
+        "HY000",
+        "Unknown prepared statement handler (999) given to mysqld_stmt_reset",
+    )
+    assert error_of(raw.command(bytes([COM_STMT_FETCH]) + struct.pack("<II", 999, 1))) == (
+        1243,
+        "HY000",
+        "Unknown prepared statement handler (999) given to mysqld_stmt_fetch",
+    )
+    # CLOSE and SEND_LONG_DATA never reply, even to an unknown id or a short packet
+    raw.send(bytes([COM_STMT_CLOSE]) + struct.pack("<I", 999))
+    raw.send(bytes([COM_STMT_CLOSE]))
+    raw.send(bytes([COM_STMT_SEND_LONG_DATA]) + struct.pack("<IH", 999, 0) + b"x")
+    raw.send(bytes([COM_STMT_SEND_LONG_DATA, 1]))
+    raw.ping()
+
+
+def test_fetch_without_cursor_reset_and_close(raw: RawClient) -> None:
+    statement_id, _, _ = raw.prepare("SELECT v FROM t WHERE id = ?")
+    assert error_of(raw.command(bytes([COM_STMT_FETCH]) + struct.pack("<II", statement_id, 1))) == (
+        1421,
+        "HY000",
+        f"The statement ({statement_id}) has no open cursor.",
+    )
+    # SEND_LONG_DATA to a parameter the statement lacks: the next execution reports it
+    raw.send(bytes([COM_STMT_SEND_LONG_DATA]) + struct.pack("<IH", statement_id, 5) + b"x")
+    reply = raw.execute(statement_id, block([(T_LONG, 0)], struct.pack("<i", 1)))
+    assert isinstance(reply, bytes)
+    assert error_of(reply) == (1210, "HY000", "Incorrect arguments to mysqld_stmt_send_long_data")
+    raw.send(bytes([COM_STMT_SEND_LONG_DATA]) + struct.pack("<IH", statement_id, 5) + b"x")
+    assert raw.command(bytes([COM_STMT_RESET]) + struct.pack("<I", statement_id))[0] == 0
+    assert raw.execute(statement_id, block([(T_LONG, 0)], struct.pack("<i", -5))) == []
+    raw.send(bytes([COM_STMT_CLOSE]) + struct.pack("<I", statement_id))
+    reply = raw.execute(statement_id, block([(T_LONG, 0)], struct.pack("<i", 1)))
+    assert isinstance(reply, bytes)
+    assert error_of(reply)[0] == 1243
+
+
+def test_prepare_errors(raw: RawClient) -> None:
+    code, state, message = error_of(raw.command(bytes([COM_STMT_PREPARE]) + b"SELEC 1"))
+    assert (code, state) == (1064, "42000")
+    assert message.startswith("You have an error in your SQL syntax") and "'SELEC 1'" in message
+    assert error_of(raw.command(bytes([COM_STMT_PREPARE]) + b"SELECT * FROM nosuch")) == (
+        1146,
+        "42S02",
+        "Table 'ps.nosuch' doesn't exist",
+    )
+    assert error_of(raw.command(bytes([COM_STMT_PREPARE]) + b"PREPARE s FROM 'SELECT 1'")) == (
+        1295,
+        "HY000",
+        "This command is not supported in the prepared statement protocol yet",
+    )
+    assert error_of(raw.command(bytes([COM_STMT_PREPARE]) + b"\xff\xfe"))[0] == 1064
+    raw.ping()
