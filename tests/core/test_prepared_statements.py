@@ -1,0 +1,380 @@
+"""Prepared statements against real clients: sysbench in its default ``--db-ps-mode=auto``,
+mysql-connector-python's ``cursor(prepared=True)`` over every column type (compared with
+what the text protocol returns), SQL PREPARE / EXECUTE / DEALLOCATE PREPARE with MySQL's
+errors, the statement count and its bound, and a prepared INSERT replicating.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import mysql.connector
+import pymysql
+import pytest
+
+from rpl.core.testing.binlogs import logged_row_changes
+from rpl.core.testing.process import ServerProcess
+from rpl.core.testing.topology import create_replication_user, replicate, wait_caught_up
+
+
+def status(server: ServerProcess, name: str) -> int:
+    rows = server.query(f"SHOW GLOBAL STATUS LIKE '{name}'")
+    assert len(rows) == 1, rows
+    return int(rows[0][1])
+
+
+# ------------------------------------------------------------------- sysbench
+def sysbench(port: int, workload: str, phase: str, *extra: str) -> str:
+    """sysbench with its default prepared-statement mode (no ``--db-ps-mode``)."""
+    path = shutil.which("sysbench")
+    assert path, "sysbench is not installed (.ci/run installs it with apt-get)"
+    command = [
+        path,
+        workload,
+        "--db-driver=mysql",
+        "--mysql-host=127.0.0.1",
+        f"--mysql-port={port}",
+        "--mysql-user=root",
+        "--mysql-db=sbtest",
+        "--tables=2",
+        "--table-size=500",
+        *extra,
+        phase,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (
+        f"sysbench {workload} {phase} failed:\n{done.stdout}\n{done.stderr}"
+    )
+    assert "FATAL" not in done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def sb_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    server = ServerProcess(tmp_path_factory.mktemp("sysbench-ps") / "data").start()
+    server.query("CREATE DATABASE sbtest")
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize(
+    ("workload", "threads"),
+    [("oltp_point_select", 4), ("oltp_insert", 4), ("oltp_read_write", 1)],
+)
+def test_sysbench_default_ps_mode(sb_server: ServerProcess, workload: str, threads: int) -> None:
+    """Every statement of the run is a prepared one (Com_stmt_execute counts them all)
+    and none fails: ``--mysql-ignore-errors=none`` makes any error fatal. oltp_read_write
+    runs in one thread, where no deadlock can occur.
+    """
+    sysbench(sb_server.port, workload, "prepare")
+    executed = status(sb_server, "Com_stmt_execute")
+    out = sysbench(
+        sb_server.port,
+        workload,
+        "run",
+        f"--threads={threads}",
+        "--time=2",
+        "--mysql-ignore-errors=none",
+    )
+    queries = int(re.search(r"queries:\s+(\d+)", out).group(1))  # type: ignore[union-attr]
+    errors = int(re.search(r"ignored errors:\s+(\d+)", out).group(1))  # type: ignore[union-attr]
+    assert errors == 0
+    assert queries > 0
+    assert status(sb_server, "Com_stmt_execute") - executed == queries
+    sysbench(sb_server.port, workload, "cleanup")
+    assert status(sb_server, "Prepared_stmt_count") == 0  # freed as each connection ended
+
+
+# ------------------------------------------------- mysql-connector-python
+COLUMNS = """
+    id INT PRIMARY KEY,
+    ti TINYINT, tu TINYINT UNSIGNED, si SMALLINT, mi MEDIUMINT, i INT, iu INT UNSIGNED,
+    bi BIGINT, bu BIGINT UNSIGNED,
+    f FLOAT, d DOUBLE, dec1 DECIMAL(20,6),
+    dt DATE, dtm DATETIME(6), ts TIMESTAMP, tm TIME(6), yr YEAR,
+    ch CHAR(10), vc VARCHAR(50), tx TEXT,
+    bn BINARY(4), vb VARBINARY(20), bl BLOB,
+    en ENUM('a','b','c'), st SET('x','y','z'), js JSON
+"""
+
+FULL_ROW = (
+    1,
+    -128,
+    255,
+    -32768,
+    -8388608,
+    -2147483648,
+    4294967295,
+    -(2**63),
+    2**64 - 1,
+    -1.5,
+    -2.25e-300,
+    Decimal("-12345678901234.123456"),
+    datetime.date(2024, 2, 29),
+    datetime.datetime(2024, 1, 2, 3, 4, 5, 678),
+    datetime.datetime(2038, 1, 19, 3, 14, 7),
+    datetime.timedelta(days=-1),
+    2024,
+    "chars",
+    "héllo wörld 😀",
+    "line1\nline2 'quoted' \\ back",
+    b"\x00\x01\x02\x03",
+    b"\x00bin\xff",
+    b"\x00\x00blob\x00\xfe\xff",
+    "b",
+    "x,z",
+    '{"k": [1, 2.5, "s", null, true]}',
+)
+NULL_ROW = (2, *([None] * (len(FULL_ROW) - 1)))
+MAX_ROW = (
+    3,
+    127,
+    0,
+    32767,
+    8388607,
+    2147483647,
+    0,
+    2**63 - 1,
+    0,
+    3.5,
+    1.7976931348623157e308,
+    Decimal("99999999999999.999999"),
+    datetime.date(1000, 1, 1),
+    datetime.datetime(9999, 12, 31, 23, 59, 59, 999999),
+    datetime.datetime(1970, 1, 1, 0, 0, 1),
+    "-838:59:59.000000",
+    1901,
+    "",
+    "",
+    "",
+    b"\xff\xff\xff\xff",
+    b"",
+    b"",
+    "c",
+    "",
+    "[]",
+)
+
+EXPECTED = {
+    # what both protocols return: TIME, YEAR and JSON come back as text (the server's
+    # column types for them), TIMESTAMP as DATETIME
+    1: (
+        *FULL_ROW[:15],
+        "-24:00:00.000000",
+        "2024",
+        *FULL_ROW[17:],
+    ),
+    2: NULL_ROW,
+    3: (*MAX_ROW[:16], "1901", *MAX_ROW[17:]),
+}
+
+
+@pytest.fixture(scope="module")
+def typed_server(server: ServerProcess) -> ServerProcess:
+    server.query("CREATE DATABASE typed")
+    server.query(f"CREATE TABLE typed.t ({COLUMNS})")
+    return server
+
+
+def connector(server: ServerProcess, database: str = "typed", **kwargs: Any) -> Any:
+    return mysql.connector.connect(
+        host="127.0.0.1", port=server.port, user="root", database=database, **kwargs
+    )
+
+
+def test_connector_prepared_cursor_every_column_type(typed_server: ServerProcess) -> None:
+    connection = connector(typed_server)
+    try:
+        cursor = connection.cursor(prepared=True)
+        marks = ", ".join(["?"] * len(FULL_ROW))
+        for row in (FULL_ROW, NULL_ROW, MAX_ROW):
+            cursor.execute(f"INSERT INTO t VALUES ({marks})", row)
+        connection.commit()
+        cursor.execute("SELECT * FROM t WHERE id BETWEEN ? AND ? ORDER BY id", (1, 3))
+        prepared_rows = cursor.fetchall()
+        text = connection.cursor()
+        text.execute("SELECT * FROM t ORDER BY id")
+        text_rows = text.fetchall()
+        # column by column, so a failure names the column
+        for number, prepared_row, text_row in zip((1, 2, 3), prepared_rows, text_rows, strict=True):
+            for position, (got, as_text, want) in enumerate(
+                zip(prepared_row, text_row, EXPECTED[number], strict=True)
+            ):
+                assert got == want, (number, position)
+                assert type(got) is type(want), (number, position)
+                assert as_text == want, (number, position)
+        assert len(prepared_rows) == 3
+        # one column at a time, each through a parameter of its own type
+        for position, value in enumerate(FULL_ROW[1:], 1):
+            cursor.execute("SELECT id FROM t WHERE id = ? AND ? IS NOT NULL", (1, value))
+            assert cursor.fetchall() == [(1,)], position
+    finally:
+        connection.close()
+
+
+def test_connector_prepared_statement_writes_and_limits(typed_server: ServerProcess) -> None:
+    connection = connector(typed_server, autocommit=True)
+    try:
+        cursor = connection.cursor(prepared=True)
+        cursor.execute("INSERT INTO t (id, vc) VALUES (?, ?), (?, ?)", (10, "ten", 11, "eleven"))
+        assert cursor.rowcount == 2
+        cursor.execute("UPDATE t SET vc = ? WHERE id = ?", ("TEN", 10))
+        assert cursor.rowcount == 1
+        cursor.execute("SELECT id, vc FROM t WHERE id >= ? ORDER BY id LIMIT ?", (10, 1))
+        assert cursor.fetchall() == [(10, "TEN")]
+        cursor.execute("SELECT id FROM t WHERE id >= ? ORDER BY id LIMIT ? OFFSET ?", (10, 5, 1))
+        assert cursor.fetchall() == [(11,)]
+        cursor.execute("DELETE FROM t WHERE id IN (?, ?)", (10, 11))
+        assert cursor.rowcount == 2
+        with pytest.raises(mysql.connector.Error) as failure:
+            cursor.execute("INSERT INTO t (id) VALUES (?)", (1,))
+        assert (failure.value.errno, failure.value.sqlstate) == (1062, "23000")
+        assert failure.value.msg == "Duplicate entry '1' for key 't.PRIMARY'"
+    finally:
+        connection.close()
+
+
+# ------------------------------------------------------------------ SQL PREPARE
+@pytest.fixture
+def sql(server: ServerProcess) -> Any:
+    server.query("CREATE DATABASE IF NOT EXISTS sqlps")
+    server.query("CREATE TABLE IF NOT EXISTS sqlps.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    connection = server.connect(database="sqlps")
+    yield connection.cursor()
+    connection.close()
+
+
+def error(cursor: Any, statement: str) -> tuple[int, str]:
+    with pytest.raises(pymysql.MySQLError) as failure:
+        cursor.execute(statement)
+    code, message = failure.value.args
+    return code, message
+
+
+def test_sql_prepare_execute_deallocate(sql: Any, server: ServerProcess) -> None:
+    sql.execute("PREPARE ins FROM 'INSERT INTO t VALUES (?, ?)'")
+    sql.execute("SET @id = 1, @v = 'it''s'")
+    assert sql.execute("EXECUTE ins USING @id, @v") == 1
+    sql.execute("SET @id = 2, @v = NULL")
+    sql.execute("EXECUTE ins USING @id, @v")
+    sql.execute("SET @q = 'SELECT id, v FROM t WHERE id <= ? ORDER BY id'")
+    sql.execute("PREPARE sel FROM @q")
+    sql.execute("EXECUTE sel USING @id")
+    assert sql.fetchall() == ((1, "it's"), (2, None))
+    assert sql.execute("EXECUTE sel USING @nothing") == 0  # an unset variable is NULL
+    sql.execute("DEALLOCATE PREPARE sel")
+    assert error(sql, "EXECUTE sel USING @id") == (
+        1243,
+        "Unknown prepared statement handler (sel) given to EXECUTE",
+    )
+    assert error(sql, "EXECUTE ins USING @id") == (1210, "Incorrect arguments to EXECUTE")
+    assert error(sql, "EXECUTE ins") == (1210, "Incorrect arguments to EXECUTE")
+    assert error(sql, "DROP PREPARE nope") == (
+        1243,
+        "Unknown prepared statement handler (nope) given to DEALLOCATE PREPARE",
+    )
+    code, message = error(sql, "PREPARE bad FROM 'SELEC 1'")
+    assert code == 1064 and "near 'SELEC 1'" in message
+    # a PREPARE that fails under a name in use leaves no statement of that name
+    code, _ = error(sql, "PREPARE ins FROM 'INSERT INTO t VALUES ('")
+    assert code == 1064
+    assert error(sql, "EXECUTE ins USING @id, @v")[0] == 1243
+    assert server.query("SELECT id, v FROM sqlps.t ORDER BY id") == [(1, "it's"), (2, None)]
+    sql.execute("DELETE FROM t")
+
+
+def test_statement_count_and_its_bound(server: ServerProcess) -> None:
+    base = status(server, "Prepared_stmt_count")
+    first = server.connect()
+    cursor = first.cursor()
+    cursor.execute("SET GLOBAL max_prepared_stmt_count = %s", (base + 2,))
+    try:
+        cursor.execute("PREPARE a FROM 'SELECT 1'")
+        cursor.execute("PREPARE b FROM 'SELECT 2'")
+        cursor.execute("PREPARE b FROM 'SELECT 3'")  # replaces b: still two
+        assert status(server, "Prepared_stmt_count") == base + 2
+        assert error(cursor, "PREPARE c FROM 'SELECT 4'") == (
+            1461,
+            "Can't create more than max_prepared_stmt_count statements "
+            f"(current value: {base + 2})",
+        )
+        cursor.execute("EXECUTE b")
+        assert cursor.fetchall() == ((3,),)
+        cursor.execute("DEALLOCATE PREPARE a")
+        assert status(server, "Prepared_stmt_count") == base + 1
+        first.ping()
+        # COM_RESET_CONNECTION frees the connection's statements
+        first._execute_command(0x1F, b"")  # noqa: SLF001 - PyMySQL has no public call
+        first._read_ok_packet()  # noqa: SLF001
+        assert status(server, "Prepared_stmt_count") == base
+        cursor.execute("PREPARE a FROM 'SELECT 1'")
+        assert status(server, "Prepared_stmt_count") == base + 1
+    finally:
+        cursor.execute("SET GLOBAL max_prepared_stmt_count = 16382")
+        first.close()
+    # ... and so does the connection's end
+    for _ in range(50):
+        if status(server, "Prepared_stmt_count") == base:
+            break
+    assert status(server, "Prepared_stmt_count") == base
+    assert server.query("SELECT @@max_prepared_stmt_count") == [(16382,)]
+
+
+# ------------------------------------------------------------------ replication
+def test_prepared_insert_replicates(tmp_path: Path) -> None:
+    """A prepared INSERT and UPDATE, with every kind of value, reach a replica as rows;
+    the ROWS_QUERY event holds the statement with its values, which parses back to them.
+    """
+    source = ServerProcess(tmp_path / "source", options=["--server-id=1"]).start()
+    replica = ServerProcess(tmp_path / "replica", options=["--server-id=2"]).start()
+    try:
+        create_replication_user(source)
+        source.query("CREATE DATABASE r")
+        source.query(
+            "CREATE TABLE r.t (id INT PRIMARY KEY, v VARCHAR(30), b BLOB, d DECIMAL(8,2), "
+            "w DATETIME(3))"
+        )
+        replicate(replica, source)
+        connection = connector(source, "r", autocommit=True)
+        cursor = connection.cursor(prepared=True)
+        text = connection.cursor()
+        text.execute("SET SESSION binlog_rows_query_log_events = ON")
+        values = (
+            7,
+            "o'k\n",
+            b"\x00\xff",
+            Decimal("-1.50"),
+            datetime.datetime(2024, 5, 6, 7, 8, 9, 500000),
+        )
+        cursor.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", values)
+        cursor.execute("UPDATE t SET v = ? WHERE id = ?", ("new", 7))
+        connection.close()
+        wait_caught_up(source, replica)
+        want = [
+            (
+                7,
+                "new",
+                b"\x00\xff",
+                Decimal("-1.50"),
+                datetime.datetime(2024, 5, 6, 7, 8, 9, 500000),
+            )
+        ]
+        assert source.query("SELECT * FROM r.t") == want
+        assert replica.query("SELECT * FROM r.t") == want
+        changes = list(logged_row_changes(tmp_path / "source", "r", "t"))
+        assert [kind for kind, _, _ in changes] == ["insert", "update"]
+        events = source.query("SHOW BINLOG EVENTS")
+        queries = [row[5] for row in events if row[2] == "Rows_query"]
+        assert queries == [
+            "# INSERT INTO t VALUES (7, 'o\\'k\\n', X'00FF', -1.50, '2024-05-06 07:08:09.500000')",
+            "# UPDATE t SET v = 'new' WHERE id = ?".replace("?", "7"),
+        ]
+    finally:
+        replica.stop()
+        source.stop()
