@@ -382,3 +382,21 @@ def test_prepared_insert_replicates(tmp_path: Path) -> None:
     finally:
         replica.stop()
         source.stop()
+
+
+# ------------------------------------------------------------------------ parser
+def test_parse_prepared_statement_sql() -> None:
+    from rpl.core.errors import MySQLError
+    from rpl.core.sql import ast
+    from rpl.core.sql.parser import parse
+
+    assert parse("PREPARE s FROM 'SELECT ?'") == ast.Prepare("s", text="SELECT ?")
+    assert parse("prepare `my s` from @q;") == ast.Prepare("my s", variable="q")
+    assert parse("EXECUTE s") == ast.ExecutePrepared("s")
+    assert parse("EXECUTE s USING @a, @`b c`") == ast.ExecutePrepared("s", ("a", "b c"))
+    assert parse("DEALLOCATE PREPARE s") == ast.DeallocatePrepare("s")
+    assert parse("DROP PREPARE s") == ast.DeallocatePrepare("s")
+    for bad in ("PREPARE s", "PREPARE s FROM 1", "EXECUTE s USING 1", "EXECUTE s USING @a,"):
+        with pytest.raises(MySQLError) as failure:
+            parse(bad)
+        assert failure.value.errno == 1064, bad
