@@ -260,6 +260,15 @@ class Connection:
                 prepared.com_stmt_fetch(session, payload)
         except MySQLError as exc:
             self._error(exc)
+        except Exception as bug:  # noqa: BLE001 - a server bug must not kill the server
+            errorlog.log(
+                _log,
+                logging.ERROR,
+                f"Prepared statement command 0x{command:02x} failed: {bug!r}",
+                code=10000,
+                exc_info=bug,
+            )
+            self._error(MySQLError.of(ER_UNKNOWN_ERROR, f"internal error: {bug!r}"))
 
     def _query(
         self,

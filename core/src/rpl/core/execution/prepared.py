@@ -30,6 +30,7 @@ What holds, and why:
 from __future__ import annotations
 
 import decimal
+import math
 import threading
 from collections.abc import Callable
 from typing import Final
@@ -334,6 +335,8 @@ def com_stmt_execute(session: Session, payload: bytes) -> tuple[ast.Statement, s
         )
     except (ProtocolError, binary.ParameterError):
         raise MySQLError.of(ER_WRONG_ARGUMENTS, "mysqld_stmt_execute") from None
+    if any(isinstance(value, float) and not math.isfinite(value) for value in values):
+        raise MySQLError.of(ER_WRONG_ARGUMENTS, "mysqld_stmt_execute")  # NaN, infinities
     statement.types = types
     return statement.bind(values)
 
