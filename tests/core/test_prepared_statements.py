@@ -57,7 +57,12 @@ def sysbench(port: int, workload: str, phase: str, *extra: str) -> str:
 
 @pytest.fixture(scope="module")
 def sb_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    server = ServerProcess(tmp_path_factory.mktemp("sysbench-ps") / "data").start()
+    """A server with thread_handling=pool-of-threads, as the benchmark runs it (the
+    other tests here run the default, a thread per connection)."""
+    server = ServerProcess(
+        tmp_path_factory.mktemp("sysbench-ps") / "data",
+        options=["--thread-handling=pool-of-threads"],
+    ).start()
     server.query("CREATE DATABASE sbtest")
     yield server
     server.stop()
