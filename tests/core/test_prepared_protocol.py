@@ -29,6 +29,7 @@ class RawClient:
     """Packets over the socket of a logged-in PyMySQL connection."""
 
     def __init__(self, server: ServerProcess) -> None:
+        self.server = server
         self.connection = server.connect(database="ps")
         self.sock = self.connection._sock
 
@@ -85,6 +86,11 @@ class RawClient:
 
     def ping(self) -> None:
         assert self.command(bytes([COM_PING]))[0] == 0
+
+
+def RawClient_for(client: RawClient) -> RawClient:  # noqa: N802
+    """Another raw connection to ``client``'s server."""
+    return RawClient(client.server)
 
 
 def error_of(payload: bytes) -> tuple[int, str, str]:
@@ -252,6 +258,13 @@ def test_unknown_statement_ids(raw: RawClient) -> None:
         "HY000",
         "Unknown prepared statement handler (999) given to mysqld_stmt_fetch",
     )
+    # ids belong to their connection
+    other = RawClient_for(raw)
+    statement_id, _, _ = other.prepare("SELECT 1")
+    reply = raw.command(bytes([COM_STMT_EXECUTE]) + struct.pack("<IBI", statement_id, 0, 1))
+    assert error_of(reply)[:2] == (1243, "HY000")
+    assert other.execute(statement_id) == [b"\x00\x00" + struct.pack("<q", 1)]  # BIGINT
+    other.close()
     # CLOSE and SEND_LONG_DATA never reply, even to an unknown id or a short packet
     raw.send(bytes([COM_STMT_CLOSE]) + struct.pack("<I", 999))
     raw.send(bytes([COM_STMT_CLOSE]))

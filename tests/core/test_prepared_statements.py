@@ -363,6 +363,9 @@ def test_prepared_insert_replicates(tmp_path: Path) -> None:
         )
         cursor.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", values)
         cursor.execute("UPDATE t SET v = ? WHERE id = ?", ("new", 7))
+        cursor.execute("CREATE TABLE t2 (id INT PRIMARY KEY, v VARCHAR(10))")  # DDL, prepared
+        text.execute("SET SESSION binlog_format = STATEMENT")
+        cursor.execute("INSERT INTO t2 VALUES (?, ?)", (1, "a'b"))
         connection.close()
         wait_caught_up(source, replica)
         want = [
@@ -376,14 +379,18 @@ def test_prepared_insert_replicates(tmp_path: Path) -> None:
         ]
         assert source.query("SELECT * FROM r.t") == want
         assert replica.query("SELECT * FROM r.t") == want
+        assert replica.query("SELECT * FROM r.t2") == [(1, "a'b")]
         changes = list(logged_row_changes(tmp_path / "source", "r", "t"))
         assert [kind for kind, _, _ in changes] == ["insert", "update"]
         events = source.query("SHOW BINLOG EVENTS")
         queries = [row[5] for row in events if row[2] == "Rows_query"]
         assert queries == [
             "# INSERT INTO t VALUES (7, 'o\\'k\\n', X'00FF', -1.50, '2024-05-06 07:08:09.500000')",
-            "# UPDATE t SET v = 'new' WHERE id = ?".replace("?", "7"),
+            "# UPDATE t SET v = 'new' WHERE id = 7",
         ]
+        query_texts = [row[5] for row in events if row[2] == "Query"]
+        assert "use `r`; CREATE TABLE t2 (id INT PRIMARY KEY, v VARCHAR(10))" in query_texts
+        assert "use `r`; INSERT INTO `r`.`t2` (`id`,`v`) VALUES (1,'a\\'b')" in query_texts
     finally:
         replica.stop()
         source.stop()

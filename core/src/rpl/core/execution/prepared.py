@@ -62,6 +62,16 @@ MAX_PREPARED_STMT_COUNT: Final = 16382
 """``max_prepared_stmt_count``'s default, as MySQL 8.0's."""
 MAX_PARAMETERS: Final = 65535
 """Placeholders a statement may hold (PREPARE_OK counts them in two bytes)."""
+COMMAND_COUNTERS: Final = (
+    "Com_stmt_prepare",
+    "Com_stmt_execute",
+    "Com_stmt_close",
+    "Com_stmt_reset",
+    "Com_stmt_send_long_data",
+    "Com_stmt_fetch",
+)
+"""The status counters of the COM_STMT_* commands (SQL EXECUTE and DEALLOCATE count as
+executions and closes)."""
 _NOT_PREPARABLE: Final = (ast.Prepare, ast.ExecutePrepared, ast.DeallocatePrepare)
 
 
@@ -145,12 +155,7 @@ class PreparedStatements:
         self._lock = threading.Lock()
         self._connections: dict[int, ConnectionStatements] = {}
         self.count = 0
-        self.com_stmt_prepare = 0
-        self.com_stmt_execute = 0
-        self.com_stmt_close = 0
-        self.com_stmt_reset = 0
-        self.com_stmt_send_long_data = 0
-        self.com_stmt_fetch = 0
+        self._commands = dict.fromkeys(COMMAND_COUNTERS, 0)
 
     def of(self, thread_id: int) -> ConnectionStatements:
         """The statements of connection ``thread_id`` (none yet: an empty set)."""
@@ -193,17 +198,19 @@ class PreparedStatements:
             if statements is not None:
                 self.count -= len(statements.by_id)
 
+    def counted(self, command: str) -> None:
+        """One more ``command`` (a name of :data:`COMMAND_COUNTERS`), under the lock: the
+        counters are exact with any number of connections counting at once.
+        """
+        with self._lock:
+            self._commands[command] += 1
+
     def status_getters(self) -> dict[str, Callable[[], StatusValue]]:
         """The status variables: ``Prepared_stmt_count`` and the ``Com_stmt_*`` counters."""
-        return {
-            "Prepared_stmt_count": lambda: self.count,
-            "Com_stmt_prepare": lambda: self.com_stmt_prepare,
-            "Com_stmt_execute": lambda: self.com_stmt_execute,
-            "Com_stmt_close": lambda: self.com_stmt_close,
-            "Com_stmt_reset": lambda: self.com_stmt_reset,
-            "Com_stmt_send_long_data": lambda: self.com_stmt_send_long_data,
-            "Com_stmt_fetch": lambda: self.com_stmt_fetch,
-        }
+        getters: dict[str, Callable[[], StatusValue]] = {"Prepared_stmt_count": lambda: self.count}
+        for name in COMMAND_COUNTERS:
+            getters[name] = lambda name=name: self._commands[name]  # type: ignore[misc]
+        return getters
 
 
 def system_variables() -> list[SystemVariable]:
@@ -226,7 +233,7 @@ def prepare(session: Session, text: str, name: str | None = None) -> PreparedSta
     1235 for a statement the server does not run, 1461 past the server's bound.
     """
     registry = session.server.prepared_statements
-    registry.com_stmt_prepare += 1
+    registry.counted("Com_stmt_prepare")
     template = parse(text)
     if isinstance(template, _NOT_PREPARABLE):
         raise MySQLError.of(ER_UNSUPPORTED_PS)
@@ -317,7 +324,7 @@ def com_stmt_execute(session: Session, payload: bytes) -> tuple[ast.Statement, s
     error SEND_LONG_DATA left). The long data is used up either way.
     """
     registry = session.server.prepared_statements
-    registry.com_stmt_execute += 1
+    registry.counted("Com_stmt_execute")
     reader = PayloadReader(payload, 1)
     try:
         statement_id = reader.uint(4)
@@ -347,7 +354,7 @@ def com_stmt_send_long_data(session: Session, payload: bytes) -> None:
     execution to report, as MySQL does.
     """
     registry = session.server.prepared_statements
-    registry.com_stmt_send_long_data += 1
+    registry.counted("Com_stmt_send_long_data")
     if len(payload) < 7:
         return
     statement_id = int.from_bytes(payload[1:5], "little")
@@ -364,7 +371,7 @@ def com_stmt_send_long_data(session: Session, payload: bytes) -> None:
 def com_stmt_close(session: Session, payload: bytes) -> None:
     """COM_STMT_CLOSE: deallocate (no reply, ever; an unknown id is ignored)."""
     registry = session.server.prepared_statements
-    registry.com_stmt_close += 1
+    registry.counted("Com_stmt_close")
     statement_id = int.from_bytes(payload[1:5], "little")
     statement = registry.of(session.thread_id).by_id.get(statement_id)
     if statement is not None:
@@ -373,7 +380,7 @@ def com_stmt_close(session: Session, payload: bytes) -> None:
 
 def com_stmt_reset(session: Session, payload: bytes) -> None:
     """COM_STMT_RESET: forget long data and a pending error; 1243 for an unknown id."""
-    session.server.prepared_statements.com_stmt_reset += 1
+    session.server.prepared_statements.counted("Com_stmt_reset")
     statement = find(session, _statement_id(payload, "mysqld_stmt_reset"), "mysqld_stmt_reset")
     statement.long_data, statement.error = {}, None
 
@@ -382,7 +389,7 @@ def com_stmt_fetch(session: Session, payload: bytes) -> None:
     """COM_STMT_FETCH: no cursor is ever open (executions send their rows at once), so
     1421 for a known statement, as MySQL answers without a cursor, and 1243 otherwise.
     """
-    session.server.prepared_statements.com_stmt_fetch += 1
+    session.server.prepared_statements.counted("Com_stmt_fetch")
     statement_id = _statement_id(payload, "mysqld_stmt_fetch")
     find(session, statement_id, "mysqld_stmt_fetch")
     raise MySQLError.of(ER_STMT_HAS_NO_OPEN_CURSOR, statement_id)
@@ -419,7 +426,7 @@ def run_execute(session: Session, stmt: ast.ExecutePrepared) -> Result:
     of another length than the statement's parameters.
     """
     statement = _named(session, stmt.name, "EXECUTE")
-    session.server.prepared_statements.com_stmt_execute += 1
+    session.server.prepared_statements.counted("Com_stmt_execute")
     if len(stmt.variables) != statement.param_count:
         raise MySQLError.of(ER_WRONG_ARGUMENTS, "EXECUTE")
     values = [_parameter(session.user_vars.get(name.lower())) for name in stmt.variables]
@@ -440,6 +447,6 @@ def run_deallocate(session: Session, stmt: ast.DeallocatePrepare) -> Result:
     """{DEALLOCATE | DROP} PREPARE name: 1243 for an unknown name."""
     statement = _named(session, stmt.name, "DEALLOCATE PREPARE")
     registry = session.server.prepared_statements
-    registry.com_stmt_close += 1
+    registry.counted("Com_stmt_close")
     registry.remove(session.thread_id, statement)
     return Ok()
