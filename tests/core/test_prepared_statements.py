@@ -298,6 +298,26 @@ def test_sql_prepare_execute_deallocate(sql: Any, server: ServerProcess) -> None
     sql.execute("DELETE FROM t")
 
 
+def test_prepare_opens_no_transaction(sql: Any, server: ServerProcess) -> None:
+    """The PREPARE of a SELECT learns its columns by running it on no row; with
+    autocommit=0 that run leaves no transaction open (SERVER_STATUS_IN_TRANS), as a
+    PREPARE in MySQL reads nothing. Its execution does open one, as a SELECT does.
+    """
+    connection = server.connect(database="sqlps", autocommit=False)
+    try:
+        cursor = connection.cursor()
+        cursor.execute("PREPARE s FROM 'SELECT id, v FROM t WHERE id = ?'")
+        assert not connection.server_status & 1
+        cursor.execute("SET @a = 1")
+        cursor.execute("EXECUTE s USING @a")
+        assert cursor.description[1][0] == "v"
+        cursor.execute("SET @b = 2")  # an OK packet, with the status after the SELECT
+        assert connection.server_status & 1
+        connection.rollback()
+    finally:
+        connection.close()
+
+
 def test_statement_count_and_its_bound(server: ServerProcess) -> None:
     base = status(server, "Prepared_stmt_count")
     first = server.connect()

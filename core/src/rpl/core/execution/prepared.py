@@ -21,7 +21,8 @@ What holds, and why:
 * **The columns at PREPARE are the columns of an execution.** They come from running
   the statement once with no row able to match (WHERE FALSE, LIMIT 0, no locking
   read) and NULL parameters, so a client's result metadata (``mysql_stmt_result_metadata``)
-  has the same columns, in number and type, as the result sets its executions send.
+  has the same columns, in number and type, as the result sets its executions send. A
+  transaction that probe opened (``autocommit=0``) is ended: a PREPARE opens none.
 * **Bad input changes nothing.** An unknown statement id is 1243; a parameter block
   that does not hold the statement's parameters (short, an unknown type, a length
   past the end, no types ever sent) is 1210 and nothing runs; the connection goes on.
@@ -277,12 +278,14 @@ def _result_columns(
     probe = attrs.evolve(statement, where=ast.Literal(False), limit=0, offset=None, lock=None)
     handler = session.server.dispatch.handler_for(probe)
     assert handler is not None
-    warnings = session.warnings
+    warnings, opened = session.warnings, session.trx is None
     session.warnings = []
     try:
         result = handler(session, probe, "")
     finally:
         session.warnings = warnings
+        if opened and session.trx is not None and not session.trx.changes():
+            session.rollback()  # autocommit=0: the PREPARE opens no transaction
     return list(result.columns) if isinstance(result, Rows) else []
 
 
