@@ -78,6 +78,15 @@ _INT_FORMATS: Final = {
     MYSQL_TYPE_LONGLONG: ("<q", "<Q", 8),
 }
 """Integer types: (signed format, unsigned format, size)."""
+_FIXED: Final = {
+    **{code: struct.Struct(signed) for code, (signed, _, _) in _INT_FORMATS.items()},
+    **{code | 0x100: struct.Struct(unsigned) for code, (_, unsigned, _) in _INT_FORMATS.items()},
+    MYSQL_TYPE_DOUBLE: struct.Struct("<d"),
+    MYSQL_TYPE_DOUBLE | 0x100: struct.Struct("<d"),
+    MYSQL_TYPE_FLOAT: struct.Struct("<f"),
+    MYSQL_TYPE_FLOAT | 0x100: struct.Struct("<f"),
+}
+"""Fixed-width parameter types by type code (| 0x100 when unsigned): their decoders."""
 _DATE_TYPES: Final = frozenset(
     (
         MYSQL_TYPE_DATE,
@@ -205,17 +214,10 @@ def _read_value(
         return None
     if index in long_data:
         return _string_value(code, long_data[index])
-    formats = _INT_FORMATS.get(code)
-    if formats is not None:
-        fmt = formats[1] if unsigned else formats[0]
-        value: int = struct.unpack(fmt, reader.take(formats[2]))[0]
-        return value
-    if code == MYSQL_TYPE_DOUBLE:
-        number: float = struct.unpack("<d", reader.take(8))[0]
+    fixed = _FIXED.get(code | 0x100 if unsigned else code)
+    if fixed is not None:
+        number: int | float = fixed.unpack(reader.take(fixed.size))[0]
         return number
-    if code == MYSQL_TYPE_FLOAT:
-        single: float = struct.unpack("<f", reader.take(4))[0]
-        return single
     if code in _DATE_TYPES:
         return _read_date(reader.take(reader.uint(1)), code)
     if code in _TIME_TYPES:
