@@ -8,7 +8,9 @@ the statement runs, and the connection and the server keep serving.
 
 from __future__ import annotations
 
+import datetime
 import struct
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -310,3 +312,161 @@ def test_prepare_errors(raw: RawClient) -> None:
     )
     assert error_of(raw.command(bytes([COM_STMT_PREPARE]) + b"\xff\xfe"))[0] == 1064
     raw.ping()
+
+
+# --------------------------------------------------- binary rows, type by type
+def _column(code: int, unsigned: bool = False, charset: int = 255) -> Any:
+    from rpl.core.net.responses import UNSIGNED_FLAG, Column
+
+    return Column("c", code, 10, charset, UNSIGNED_FLAG if unsigned else 0, 0)
+
+
+CELLS = [
+    # (type code, unsigned, stored value, the cell's bytes as MySQL's binary protocol has them)
+    (0x01, False, -128, b"\x80"),
+    (0x01, True, 255, b"\xff"),
+    (0x02, False, -2, struct.pack("<h", -2)),
+    (0x02, True, 65535, b"\xff\xff"),
+    (0x09, False, -8388608, struct.pack("<i", -8388608)),
+    (0x03, True, 4294967295, b"\xff\xff\xff\xff"),
+    (0x08, False, -(2**63), struct.pack("<q", -(2**63))),
+    (0x08, True, 2**64 - 1, b"\xff" * 8),
+    (0x0D, True, 2024, struct.pack("<H", 2024)),  # YEAR: 2 bytes
+    (0x04, False, 1.5, struct.pack("<f", 1.5)),
+    (0x05, False, -2.25e-300, struct.pack("<d", -2.25e-300)),
+    (0xF6, False, Decimal("-12.340"), b"\x07-12.340"),
+    (0x0A, False, "2024-02-29", b"\x04" + struct.pack("<HBB", 2024, 2, 29)),
+    (0x0A, False, "0000-00-00", b"\x00"),
+    (0x0C, False, "2024-01-02 03:04:05", b"\x07" + struct.pack("<HBBBBB", 2024, 1, 2, 3, 4, 5)),
+    (
+        0x0C,
+        False,
+        "2024-01-02 03:04:05.000678",
+        b"\x0b" + struct.pack("<HBBBBBI", 2024, 1, 2, 3, 4, 5, 678),
+    ),
+    (0x07, False, "1970-01-01 00:00:01", b"\x07" + struct.pack("<HBBBBB", 1970, 1, 1, 0, 0, 1)),
+    (0x0C, False, "2024-01-02 00:00:00", b"\x04" + struct.pack("<HBB", 2024, 1, 2)),
+    (0x0B, False, "00:00:00", b"\x00"),
+    (0x0B, False, "10:20:30", b"\x08" + struct.pack("<BIBBB", 0, 0, 10, 20, 30)),
+    (0x0B, False, "-26:03:04.000005", b"\x0c" + struct.pack("<BIBBBI", 1, 1, 2, 3, 4, 5)),
+    (0x0B, False, "-838:59:59", b"\x08" + struct.pack("<BIBBB", 1, 34, 22, 59, 59)),
+    (0xFD, False, "héllo", b"\x06" + "héllo".encode()),
+    (0xFE, False, "a", b"\x01a"),  # ENUM/SET are STRING columns
+    (0xF5, False, '{"a": 1}', b"\x08" + b'{"a": 1}'),
+    (0xFC, False, b"\x00\xff", b"\x02\x00\xff"),
+]
+
+
+@pytest.mark.parametrize(("code", "unsigned", "value", "cell"), CELLS)
+def test_binary_cell(code: int, unsigned: bool, value: Any, cell: bytes) -> None:
+    from rpl.core.net.binary import binary_row
+
+    columns = [_column(0x03), _column(code, unsigned)]
+    assert binary_row(columns, [None, value]) == b"\x00\x04" + cell  # column 0 NULL: bit 2
+    assert binary_row(columns, [7, value]) == b"\x00\x00" + struct.pack("<i", 7) + cell
+
+
+def test_binary_rows_read_by_mysql_connector() -> None:
+    """mysql-connector-python's own binary row parser reads the rows back."""
+    from mysql.connector.protocol import MySQLProtocol
+
+    from rpl.core.net.binary import binary_row
+
+    readable = [c for c in CELLS if c[0] not in (0x0D, 0x0B)]  # its YEAR/TIME differ
+    columns = [_column(code, unsigned) for code, unsigned, _, _ in readable]
+    fields = [
+        ("c", column.type_code, None, None, None, None, 1, column.flags, column.charset)
+        for column in columns
+    ]
+    values = [value for _, _, value, _ in readable]
+    for nulls in (False, True):
+        row = [None if nulls and i % 3 == 0 else v for i, v in enumerate(values)]
+        got = MySQLProtocol()._parse_binary_values(fields, binary_row(columns, row)[1:])  # noqa: SLF001
+        want = []
+        for (code, _, _, _), value in zip(readable, row, strict=True):
+            if value is None or code not in (0x0A, 0x0C, 0x07):
+                want.append(value)
+            elif value == "0000-00-00":
+                want.append(None)
+            elif code == 0x0A:
+                want.append(datetime.date.fromisoformat(value))
+            else:
+                want.append(datetime.datetime.fromisoformat(value))
+        assert list(got) == [
+            w.encode() if isinstance(w, str) and c.charset == 63 else w
+            for w, c in zip(want, columns, strict=True)
+        ]
+
+
+PARAMETERS = [
+    # (type code, unsigned flag byte, the value's bytes, the value bound)
+    (0x01, 0x00, b"\xff", -1),
+    (0x01, 0x80, b"\xff", 255),
+    (0x02, 0x00, struct.pack("<h", -300), -300),
+    (0x02, 0x80, b"\xff\xff", 65535),
+    (0x0D, 0x00, struct.pack("<h", 2024), 2024),
+    (0x09, 0x00, struct.pack("<i", -5), -5),
+    (0x03, 0x80, b"\xff\xff\xff\xff", 4294967295),
+    (0x08, 0x00, struct.pack("<q", -(2**63)), -(2**63)),
+    (0x08, 0x80, b"\xff" * 8, 2**64 - 1),
+    (0x04, 0x00, struct.pack("<f", -0.5), -0.5),
+    (0x05, 0x00, struct.pack("<d", 1e300), 1e300),
+    (0x00, 0x00, b"\x05-1.25", Decimal("-1.25")),
+    (0xF6, 0x00, b"\x0512.50", Decimal("12.50")),
+    (0x0A, 0x00, b"\x04" + struct.pack("<HBB", 2024, 2, 29), "2024-02-29"),
+    (0x0A, 0x00, b"\x00", "0000-00-00"),
+    (0x0C, 0x00, b"\x04" + struct.pack("<HBB", 2024, 2, 29), "2024-02-29 00:00:00"),
+    (0x0C, 0x00, b"\x07" + struct.pack("<HBBBBB", 2024, 1, 2, 3, 4, 5), "2024-01-02 03:04:05"),
+    (
+        0x07,
+        0x00,
+        b"\x0b" + struct.pack("<HBBBBBI", 2024, 1, 2, 3, 4, 5, 600),
+        "2024-01-02 03:04:05.000600",
+    ),
+    (0x0B, 0x00, b"\x00", "00:00:00"),
+    (0x0B, 0x00, b"\x08" + struct.pack("<BIBBB", 1, 2, 3, 4, 5), "-51:04:05"),
+    (0x0B, 0x00, b"\x0c" + struct.pack("<BIBBBI", 0, 0, 1, 2, 3, 999999), "01:02:03.999999"),
+    (0xFD, 0x00, lenenc("😀".encode()), "😀"),
+    (0xFE, 0x00, lenenc(b"\xff\xfe"), b"\xff\xfe"),  # not UTF-8: bytes
+    (0x0F, 0x00, lenenc(b""), ""),
+    (0xF7, 0x00, lenenc(b"b"), "b"),
+    (0xF8, 0x00, lenenc(b"x,y"), "x,y"),
+    (0xF5, 0x00, lenenc(b"[1]"), "[1]"),
+    (0xFC, 0x00, lenenc(b"abc"), b"abc"),  # BLOB: bytes, even when UTF-8
+    (0xFB, 0x00, lenenc(b"\x00"), b"\x00"),
+    (0x10, 0x00, lenenc(b"\x05"), b"\x05"),
+    (0x06, 0x00, b"", None),
+]
+
+
+@pytest.mark.parametrize(("code", "flags", "data", "value"), PARAMETERS)
+def test_parameter_decoding(code: int, flags: int, data: bytes, value: Any) -> None:
+    from rpl.core.net.binary import read_parameters
+    from rpl.core.net.packets import PayloadReader
+
+    block_ = b"\x00\x01" + bytes([code, flags, 0x03, 0x00]) + data + struct.pack("<i", 9)
+    values, types = read_parameters(PayloadReader(block_), 2, None, {})
+    assert values == [value, 9]
+    assert type(values[0]) is type(value)
+    assert types == ((code, flags == 0x80), (0x03, False))
+    # the same types, not sent again; the first parameter NULL by its bit
+    values, _ = read_parameters(PayloadReader(b"\x01\x00" + struct.pack("<i", 8)), 2, types, {})
+    assert values == [None, 8]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x00\x01\x0a\x00\x05" + b"\x00" * 5,  # a DATE of 5 bytes
+        b"\x00\x01\x0b\x00\x09" + b"\x00" * 9,  # a TIME of 9 bytes
+        b"\x00\x01\xf6\x00\x03abc",  # a DECIMAL that is not a number
+        b"\x00\x01\x20\x00" + b"\x00" * 8,  # an unknown type byte
+    ],
+)
+def test_parameter_refused(data: bytes) -> None:
+    from rpl.core.net.binary import ParameterError, read_parameters
+    from rpl.core.net.packets import PayloadReader
+
+    with pytest.raises(ParameterError) as refused:
+        read_parameters(PayloadReader(data), 1, None, {})
+    assert "too short" not in str(refused.value)  # refused for what it holds, not its length
