@@ -274,8 +274,12 @@ def test_sql_prepare_execute_deallocate(sql: Any, server: ServerProcess) -> None
     sql.execute("EXECUTE ins USING @id, @v")
     sql.execute("SET @q = 'SELECT id, v FROM t WHERE id <= ? ORDER BY id'")
     sql.execute("PREPARE sel FROM @q")
+    questions = status(server, "Questions")
     sql.execute("EXECUTE sel USING @id")
     assert sql.fetchall() == ((1, "it's"), (2, None))
+    # one question for the EXECUTE (its SELECT is not another), then the new connection's
+    # SET AUTOCOMMIT (PyMySQL's) and SHOW STATUS
+    assert status(server, "Questions") - questions == 3
     assert sql.execute("EXECUTE sel USING @nothing") == 0  # an unset variable is NULL
     sql.execute("DEALLOCATE PREPARE sel")
     assert error(sql, "EXECUTE sel USING @id") == (

@@ -117,10 +117,14 @@ def execute(session: Session, sql: str) -> Result:
     return execute_parsed(session, parse(sql), sql)
 
 
-def execute_parsed(session: Session, statement: ast.Statement, sql: str) -> Result:
+def execute_parsed(
+    session: Session, statement: ast.Statement, sql: str, question: bool = True
+) -> Result:
     """Run ``statement``, parsed from ``sql`` (a prepared statement: built with its
     parameters, ``sql`` its text with their values), as :func:`execute` runs a text one:
     warnings, dispatch, read_only, the DDL lock; ``sql`` is what the binlog logs.
+    ``question``: whether it counts in ``Questions`` (SQL EXECUTE's statement does not:
+    the EXECUTE that the client sent counted).
     """
     keep_warnings = isinstance(statement, ast.Show) and statement.kind in ("WARNINGS", "ERRORS")
     if not keep_warnings:
@@ -128,7 +132,8 @@ def execute_parsed(session: Session, statement: ast.Statement, sql: str) -> Resu
     handler = session.server.dispatch.handler_for(statement)
     if handler is None:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, type(statement).__name__)
-    session.server.questions += 1
+    if question:
+        session.server.questions += 1
     session.statement_text = sql
     if isinstance(statement, WRITE_STATEMENTS):
         check_read_only(session)

@@ -434,7 +434,7 @@ def run_execute(session: Session, stmt: ast.ExecutePrepared) -> Result:
         raise MySQLError.of(ER_WRONG_ARGUMENTS, "EXECUTE")
     values = [_parameter(session.user_vars.get(name.lower())) for name in stmt.variables]
     bound, text = statement.bind(values)
-    return execute_parsed(session, bound, text)
+    return execute_parsed(session, bound, text, question=False)
 
 
 def _parameter(value: object) -> binary.ParameterValue:
