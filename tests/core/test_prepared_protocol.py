@@ -470,3 +470,31 @@ def test_parameter_refused(data: bytes) -> None:
     with pytest.raises(ParameterError) as refused:
         read_parameters(PayloadReader(data), 1, None, {})
     assert "too short" not in str(refused.value)  # refused for what it holds, not its length
+
+
+def test_long_data_beyond_max_allowed_packet(raw: RawClient, ps_server: ServerProcess) -> None:
+    """Long data is bounded by max_allowed_packet, as in MySQL: past it the data is
+    dropped and the execution gets MySQL's 1105; the statement stays usable.
+    """
+    statement_id, _, _ = raw.prepare("INSERT INTO t (id, b) VALUES (?, ?)")
+    ps_server.query("SET GLOBAL max_allowed_packet = 1024")
+    try:
+        for _ in range(2):
+            chunk = b"\x01" * 600
+            raw.send(bytes([COM_STMT_SEND_LONG_DATA]) + struct.pack("<IH", statement_id, 1) + chunk)
+        reply = raw.execute(statement_id, block([(T_LONG, 0), (T_BLOB, 0)], struct.pack("<i", 30)))
+        assert isinstance(reply, bytes)
+        assert error_of(reply) == (
+            1105,
+            "HY000",
+            "Parameter of prepared statement which is set through mysql_send_long_data() "
+            "is longer than 'max_allowed_packet' bytes",
+        )
+    finally:
+        ps_server.query("SET GLOBAL max_allowed_packet = 67108864")
+    assert ps_server.query("SELECT id FROM ps.t WHERE id = 30") == []
+    ok = raw.execute(
+        statement_id, block([(T_LONG, 0), (T_BLOB, 0)], struct.pack("<i", 30) + lenenc(b"y"))
+    )
+    assert isinstance(ok, bytes) and ok[0] == 0, error_of(ok)
+    assert ps_server.query("SELECT b FROM ps.t WHERE id = 30") == [(b"y",)]

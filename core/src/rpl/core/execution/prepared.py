@@ -43,6 +43,7 @@ from rpl.core.errors import (
     ER_NOT_SUPPORTED_YET,
     ER_PS_MANY_PARAM,
     ER_STMT_HAS_NO_OPEN_CURSOR,
+    ER_UNKNOWN_ERROR,
     ER_UNKNOWN_STMT_HANDLER,
     ER_UNSUPPORTED_PS,
     ER_WRONG_ARGUMENTS,
@@ -73,6 +74,11 @@ COMMAND_COUNTERS: Final = (
 )
 """The status counters of the COM_STMT_* commands (SQL EXECUTE and DEALLOCATE count as
 executions and closes)."""
+_LONG_DATA_TOO_LONG: Final = (
+    "Parameter of prepared statement which is set through mysql_send_long_data() is longer "
+    "than 'max_allowed_packet' bytes"
+)
+"""MySQL's text (ER_UNKNOWN_ERROR) for long data past max_allowed_packet."""
 _NOT_PREPARABLE: Final = (ast.Prepare, ast.ExecutePrepared, ast.DeallocatePrepare)
 
 
@@ -368,7 +374,14 @@ def com_stmt_send_long_data(session: Session, payload: bytes) -> None:
     if index >= statement.param_count:
         statement.error = MySQLError.of(ER_WRONG_ARGUMENTS, "mysqld_stmt_send_long_data")
         return
-    statement.long_data.setdefault(index, bytearray()).extend(payload[7:])
+    data = statement.long_data.setdefault(index, bytearray())
+    if len(data) + len(payload) - 7 > session.server.max_allowed_packet():
+        # MySQL's bound on a parameter's long data (and on what a client can make the
+        # server hold): the data is dropped, the next execution reports it
+        statement.long_data.pop(index)
+        statement.error = MySQLError.of(ER_UNKNOWN_ERROR, _LONG_DATA_TOO_LONG)
+        return
+    data.extend(payload[7:])
 
 
 def com_stmt_close(session: Session, payload: bytes) -> None:
