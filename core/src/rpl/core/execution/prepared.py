@@ -12,7 +12,9 @@ What holds, and why:
   (``statement_text``: ROWS_QUERY events, DDL's QUERY event, SHOW PROCESSLIST) is the
   statement with each ``?`` replaced by its value quoted as a literal
   (:func:`rpl.core.sql.ast.quote_literal`), as MySQL logs a prepared statement; that
-  text parses back to the very statement that ran.
+  text parses back to the very statement that ran (but for the names of select items,
+  which stay as written, ``?`` included, as MySQL names the columns; tested with
+  hypothesis).
 * **Statements belong to their connection.** Ids count from 1 in each connection; SQL
   PREPARE's names and the protocol's ids share the connection's statements, as in
   MySQL. COM_RESET_CONNECTION and the connection's end free them.
