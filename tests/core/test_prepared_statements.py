@@ -434,6 +434,12 @@ def test_parse_prepared_statement_sql() -> None:
     assert parse("EXECUTE s USING @a, @`b c`") == ast.ExecutePrepared("s", ("a", "b c"))
     assert parse("DEALLOCATE PREPARE s") == ast.DeallocatePrepare("s")
     assert parse("DROP PREPARE s") == ast.DeallocatePrepare("s")
+    # a negative decimal literal keeps every digit (the bound text of a DECIMAL(65, 30)
+    # parameter reads back as that parameter; -x rounded to 28 digits once)
+    long = "1000000000000000000000000000000000.000000000000000000000000000001"
+    assert parse(f"SELECT -{long}") == ast.Select(
+        (ast.SelectItem(ast.Literal(Decimal("-" + long)), None, f"-{long}"),)
+    )
     for bad in ("PREPARE s", "PREPARE s FROM 1", "EXECUTE s USING 1", "EXECUTE s USING @a,"):
         with pytest.raises(MySQLError) as failure:
             parse(bad)
@@ -486,3 +492,6 @@ def test_bound_text_parses_to_the_bound_statement(template: str, values: list[An
         )
     assert parse_text(text) == bound
     assert parse(text) == bound
+    # bound by its text (the fallback for a tree the builders cannot rebuild): the same
+    by_text = PreparedStatement(1, None, template, tree, None, markers, (), [], by_text=True)
+    assert by_text.bind(values) == (bound, text)

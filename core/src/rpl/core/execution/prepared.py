@@ -14,7 +14,9 @@ What holds, and why:
   (:func:`rpl.core.sql.ast.quote_literal`), as MySQL logs a prepared statement; that
   text parses back to the very statement that ran (but for the names of select items,
   which stay as written, ``?`` included, as MySQL names the columns; tested with
-  hypothesis).
+  hypothesis). Should a tree hold a node the builders cannot rebuild from its fields
+  (the first build, at PREPARE, fails), the statement is bound by parsing that text
+  instead: slower, the same statement.
 * **Statements belong to their connection.** Ids count from 1 in each connection; SQL
   PREPARE's names and the protocol's ids share the connection's statements, as in
   MySQL. COM_RESET_CONNECTION and the connection's end free them.
@@ -105,6 +107,9 @@ class PreparedStatement:
     types: binary.ParameterTypes | None = None
     long_data: dict[int, bytearray] = attrs.Factory(dict)
     error: MySQLError | None = None
+    by_text: bool = False
+    """Bind by parsing the text with the values in it: the tree's builder failed at
+    PREPARE (a node that cannot be rebuilt from its fields), see :func:`prepare`."""
 
     @property
     def param_count(self) -> int:
@@ -115,21 +120,35 @@ class PreparedStatement:
         """The statement to run with ``values`` for its parameters, and its text with them
         quoted in place of the ``?``; 1210 for a LIMIT parameter that is not a count.
         """
-        statement = self.template if self.build is None else self.build(values)
-        assert isinstance(statement, ast.Statement)
+        text = self._text(values)
+        statement = self.tree(values, text)
         if self.limits:
             statement = attrs.evolve(
                 statement,
                 **{field: _count(values[index]) for field, index in self.limits},
             )
+        return statement, text
+
+    def tree(self, values: list[binary.ParameterValue], text: str | None = None) -> ast.Statement:
+        """The parsed statement with ``values`` as literals for its parameters (LIMIT and
+        OFFSET parameters too: :meth:`bind` makes them counts).
+        """
+        if self.by_text:
+            return parse(self._text(values) if text is None else text)
+        built = self.template if self.build is None else self.build(values)
+        assert isinstance(built, ast.Statement)
+        return built
+
+    def _text(self, values: list[binary.ParameterValue]) -> str:
+        """The statement's text with each ``?`` replaced by its value as a literal."""
         if not self.markers:
-            return statement, self.text
+            return self.text
         pieces = [self.text[: self.markers[0]]]
         for index, start in enumerate(self.markers):
             end = self.markers[index + 1] if index + 1 < len(self.markers) else len(self.text)
             pieces.append(ast.quote_literal(values[index]))
             pieces.append(self.text[start + 1 : end])
-        return statement, "".join(pieces)
+        return "".join(pieces)
 
 
 def _count(value: object) -> int:
@@ -252,13 +271,26 @@ def prepare(session: Session, text: str, name: str | None = None) -> PreparedSta
     if len(markers) > MAX_PARAMETERS:
         raise MySQLError.of(ER_PS_MANY_PARAM)
     build = shapes.builder(template)
-    limits = _limit_parameters(template)
-    columns = _result_columns(session, template, build, len(markers))
+    nulls: list[ast.LiteralValue] = [None] * len(markers)
+    try:
+        if build is not None:
+            build(nulls)
+    except Exception:  # noqa: BLE001 - a node the builders cannot rebuild: bind by text
+        build = None
+    statement = PreparedStatement(
+        0,
+        name,
+        text,
+        template,
+        build,
+        markers,
+        _limit_parameters(template),
+        [],
+        by_text=build is None and bool(markers),
+    )
+    statement.columns = _result_columns(session, statement.tree(nulls))
     return registry.add(
-        session.thread_id,
-        lambda statement_id: PreparedStatement(
-            statement_id, name, text, template, build, markers, limits, columns
-        ),
+        session.thread_id, lambda statement_id: attrs.evolve(statement, statement_id=statement_id)
     )
 
 
@@ -271,18 +303,13 @@ def _limit_parameters(template: ast.Statement) -> tuple[tuple[str, int], ...]:
     )
 
 
-def _result_columns(
-    session: Session, template: ast.Statement, build: shapes.Builder | None, count: int
-) -> list[Column]:
-    """The columns a SELECT's executions send (see the module's docstring); none for
-    the other statements. An error of the SELECT (an unknown table or column) is the
-    PREPARE's, as in MySQL.
+def _result_columns(session: Session, statement: ast.Statement) -> list[Column]:
+    """The columns the executions of ``statement`` (bound with NULLs) send if it is a
+    SELECT (see the module's docstring); none for the other statements. An error of the
+    SELECT (an unknown table or column) is the PREPARE's, as in MySQL.
     """
-    if not isinstance(template, ast.Select):
+    if not isinstance(statement, ast.Select):
         return []
-    nulls: list[ast.LiteralValue] = [None] * count
-    statement = template if build is None else build(nulls)
-    assert isinstance(statement, ast.Select)
     probe = attrs.evolve(statement, where=ast.Literal(False), limit=0, offset=None, lock=None)
     handler = session.server.dispatch.handler_for(probe)
     assert handler is not None
