@@ -6,6 +6,8 @@ errors, the statement count and its bound, and a prepared INSERT replicating.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import datetime
 import re
 import shutil
@@ -495,3 +497,116 @@ def test_bound_text_parses_to_the_bound_statement(template: str, values: list[An
     # bound by its text (the fallback for a tree the builders cannot rebuild): the same
     by_text = PreparedStatement(1, None, template, tree, None, markers, (), [], by_text=True)
     assert by_text.bind(values) == (bound, text)
+
+
+# ------------------------------------------------------------- libmariadb (C)
+class MysqlField(ctypes.Structure):
+    """MYSQL_FIELD of MariaDB Connector/C 3 (mysql.h)."""
+
+    _fields_ = [
+        *[(name, ctypes.c_char_p) for name in ("name", "org_name", "table", "org_table", "db")],
+        ("catalog", ctypes.c_char_p),
+        ("def_", ctypes.c_char_p),
+        ("length", ctypes.c_ulong),
+        ("max_length", ctypes.c_ulong),
+        *[
+            (name, ctypes.c_uint)
+            for name in (
+                "name_length",
+                "org_name_length",
+                "table_length",
+                "org_table_length",
+                "db_length",
+                "catalog_length",
+                "def_length",
+                "flags",
+                "decimals",
+                "charsetnr",
+                "type",
+            )
+        ],
+        ("extension", ctypes.c_void_p),
+    ]
+
+
+def libmariadb() -> Any:
+    path = ctypes.util.find_library("mariadb")
+    assert path, "libmariadb is not installed (sysbench depends on it)"
+    lib = ctypes.CDLL(path)
+    pointer, text, uint = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint
+    for name, restype, argtypes in (
+        ("mysql_init", pointer, [pointer]),
+        (
+            "mysql_real_connect",
+            pointer,
+            [pointer, text, text, text, text, uint, text, ctypes.c_ulong],
+        ),
+        ("mysql_close", None, [pointer]),
+        ("mysql_stmt_init", pointer, [pointer]),
+        ("mysql_stmt_prepare", ctypes.c_int, [pointer, text, ctypes.c_ulong]),
+        ("mysql_stmt_param_count", ctypes.c_ulong, [pointer]),
+        ("mysql_stmt_field_count", uint, [pointer]),
+        ("mysql_stmt_result_metadata", pointer, [pointer]),
+        ("mysql_num_fields", uint, [pointer]),
+        ("mysql_fetch_field_direct", ctypes.POINTER(MysqlField), [pointer, uint]),
+        ("mysql_free_result", None, [pointer]),
+        ("mysql_stmt_execute", ctypes.c_int, [pointer]),
+        ("mysql_stmt_store_result", ctypes.c_int, [pointer]),
+        ("mysql_stmt_num_rows", ctypes.c_ulonglong, [pointer]),
+        ("mysql_stmt_errno", uint, [pointer]),
+        ("mysql_stmt_error", text, [pointer]),
+        ("mysql_stmt_close", ctypes.c_char, [pointer]),
+        ("mysql_error", text, [pointer]),
+    ):
+        function = getattr(lib, name)
+        function.restype, function.argtypes = restype, argtypes
+    return lib
+
+
+def test_libmariadb_prepares_with_result_metadata(server: ServerProcess) -> None:
+    """libmariadb's C API: mysql_stmt_result_metadata after mysql_stmt_prepare names the
+    columns with their types and flags, as the execution's result set has them; an
+    unknown table fails the prepare with 1146.
+    """
+    server.query("CREATE DATABASE lm")
+    server.query("CREATE TABLE lm.t (id INT PRIMARY KEY, v VARCHAR(10), big BIGINT UNSIGNED)")
+    server.query("INSERT INTO lm.t VALUES (1, 'a', 5), (2, 'b', 18446744073709551615)")
+    lib = libmariadb()
+    handle = lib.mysql_init(None)
+    assert lib.mysql_real_connect(
+        handle, b"127.0.0.1", b"root", b"", b"lm", server.port, None, 0
+    ), lib.mysql_error(handle)
+    try:
+        stmt = lib.mysql_stmt_init(handle)
+        sql = b"SELECT id, v, big FROM t WHERE id > ?"
+        assert lib.mysql_stmt_prepare(stmt, sql, len(sql)) == 0, lib.mysql_stmt_error(stmt)
+        assert lib.mysql_stmt_param_count(stmt) == 1
+        assert lib.mysql_stmt_field_count(stmt) == 3
+        metadata = lib.mysql_stmt_result_metadata(stmt)
+        assert metadata
+        assert lib.mysql_num_fields(metadata) == 3
+        fields = [lib.mysql_fetch_field_direct(metadata, i).contents for i in range(3)]
+        assert [(f.name, f.table, f.db, f.type) for f in fields] == [
+            (b"id", b"t", b"lm", 3),  # MYSQL_TYPE_LONG
+            (b"v", b"t", b"lm", 253),  # MYSQL_TYPE_VAR_STRING
+            (b"big", b"t", b"lm", 8),  # MYSQL_TYPE_LONGLONG
+        ]
+        assert fields[2].flags & 0x20  # UNSIGNED_FLAG
+        assert fields[0].flags & 0x2  # PRI_KEY_FLAG
+        lib.mysql_free_result(metadata)
+        assert lib.mysql_stmt_close(stmt) == b"\x00"
+        stmt = lib.mysql_stmt_init(handle)
+        sql = b"SELECT id FROM t ORDER BY id"
+        assert lib.mysql_stmt_prepare(stmt, sql, len(sql)) == 0, lib.mysql_stmt_error(stmt)
+        assert lib.mysql_stmt_execute(stmt) == 0, lib.mysql_stmt_error(stmt)
+        assert lib.mysql_stmt_store_result(stmt) == 0, lib.mysql_stmt_error(stmt)
+        assert lib.mysql_stmt_num_rows(stmt) == 2
+        lib.mysql_stmt_close(stmt)
+        stmt = lib.mysql_stmt_init(handle)
+        sql = b"SELECT * FROM nosuch"
+        assert lib.mysql_stmt_prepare(stmt, sql, len(sql)) != 0
+        assert lib.mysql_stmt_errno(stmt) == 1146
+        assert lib.mysql_stmt_error(stmt) == b"Table 'lm.nosuch' doesn't exist"
+        lib.mysql_stmt_close(stmt)
+    finally:
+        lib.mysql_close(handle)
