@@ -14,6 +14,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rpl.core.testing.process import ServerProcess
 
@@ -439,6 +441,9 @@ PARAMETERS = [
 ]
 
 
+PARAMETER_CODES = sorted({code for code, _, _, _ in PARAMETERS})
+
+
 @pytest.mark.parametrize(("code", "flags", "data", "value"), PARAMETERS)
 def test_parameter_decoding(code: int, flags: int, data: bytes, value: Any) -> None:
     from rpl.core.net.binary import read_parameters
@@ -498,3 +503,48 @@ def test_long_data_beyond_max_allowed_packet(raw: RawClient, ps_server: ServerPr
     )
     assert isinstance(ok, bytes) and ok[0] == 0, error_of(ok)
     assert ps_server.query("SELECT b FROM ps.t WHERE id = 30") == [(b"y",)]
+
+
+@given(
+    st.binary(max_size=64),
+    st.integers(min_value=0, max_value=6),
+    st.booleans(),
+)
+def test_any_parameter_block_is_read_or_refused(data: bytes, count: int, typed: bool) -> None:
+    """Whatever the bytes, reading a parameter block gives values (one per parameter) or
+    ParameterError: never another exception, which would be a server bug.
+    """
+    from rpl.core.net.binary import ParameterError, read_parameters
+    from rpl.core.net.packets import PayloadReader
+
+    previous = ((0x03, False),) * count if typed else None
+    try:
+        values, types = read_parameters(PayloadReader(data), count, previous, {})
+    except ParameterError:
+        return
+    assert len(values) == len(types) == count
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([*PARAMETER_CODES, 0x20, 0x11]), st.sampled_from([0, 0x80])),
+        min_size=1,
+        max_size=5,
+    ),
+    st.binary(max_size=1),
+    st.binary(max_size=48),
+)
+def test_typed_parameter_blocks_are_read_or_refused(
+    types: list[tuple[int, int]], nulls: bytes, tail: bytes
+) -> None:
+    """Blocks with types sent (known ones, an unknown one) and any value bytes."""
+    from rpl.core.net.binary import ParameterError, read_parameters
+    from rpl.core.net.packets import PayloadReader
+
+    data = nulls.ljust(1, b"\x00") + b"\x01" + b"".join(bytes(t) for t in types) + tail
+    try:
+        values, got = read_parameters(PayloadReader(data), len(types), None, {})
+    except ParameterError:
+        return
+    assert len(values) == len(got) == len(types)
+    assert [code for code, _ in got] == [code for code, _ in types]
