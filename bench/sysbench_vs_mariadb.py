@@ -17,6 +17,12 @@ server runs once per round (``--rounds``), seconds after the previous one, so th
 machine's drift (a shared two-CPU machine) stays out of the ratios as far as it can. A
 cell shows its median run by tps.
 
+``--ps-mode`` is sysbench's ``--db-ps-mode`` for the runs: ``auto`` (sysbench's default:
+the workloads' statements are prepared and executed through the binary protocol, where
+the Lua script prepares them; oltp_insert never does) or ``disable`` (every statement is
+sent as text), so one run compares the servers with prepared statements and another
+without.
+
 ``rpl`` is the installed build with ``thread_handling=pool-of-threads``; the same build with
 one thread per connection (rpl's default, as MySQL's) runs beside it. When the installed
 rpl-core is the compiled build (``RPL_COMPILE=1``, core/setup.py), the pure Python build
@@ -68,7 +74,9 @@ Row = dict[str, Any]
 """One measured point: server, workload, threads, round and the figures."""
 
 
-def measure_point(server: Measured, workload: str, threads: int, seconds: int, round_: int) -> Row:
+def measure_point(
+    server: Measured, workload: str, threads: int, seconds: int, round_: int, ps_mode: str
+) -> Row:
     """One sysbench run against one server, with its binlog's growth."""
     name, process, status = server
     before, size = status(), binlog_bytes(process.port)
@@ -79,6 +87,7 @@ def measure_point(server: Measured, workload: str, threads: int, seconds: int, r
         f"--threads={threads}",
         f"--time={seconds}",
         "--percentile=95",
+        f"--db-ps-mode={ps_mode}",
     )
     after, grown = status(), binlog_bytes(process.port) - size
     transactions, tps, p95 = sysbench_result(out)
@@ -114,6 +123,7 @@ def measure(
     threads: list[int],
     seconds: int,
     rounds: int,
+    ps_mode: str,
 ) -> list[Row]:
     """Every cell, each server taking its turn in every round."""
     runs: list[Row] = []
@@ -123,7 +133,7 @@ def measure(
         for count in threads:
             for round_ in range(1, rounds + 1):
                 for server in servers:
-                    runs.append(measure_point(server, workload, count, seconds, round_))
+                    runs.append(measure_point(server, workload, count, seconds, round_, ps_mode))
         for _, process, _ in servers:
             sysbench(process.port, workload, "cleanup")
     return runs
@@ -247,7 +257,8 @@ def report(results: dict[str, Any]) -> str:
         "(pool-of-threads) with `--binlog-format=STATEMENT`. sync_binlog=1 everywhere, "
         "MariaDB innodb_flush_log_at_trx_commit=1. "
         f"{', '.join(p['workloads'])} at {', '.join(map(str, p['threads']))} threads, "
-        f"{p['rounds']} run(s) of {p['seconds']} s per server and cell, all the servers "
+        f"{p['rounds']} run(s) of {p['seconds']} s per server and cell "
+        f"(sysbench --db-ps-mode={p.get('ps_mode', 'disable')}), all the servers "
         "running at once and taking turns (seconds apart); a cell is its median run by "
         "tps. *X/MariaDB* and *rpl ROW/STATEMENT* divide median tps; *B/trx*: the "
         "binlog's growth (SHOW BINARY LOGS sizes summed) during the run over the "
@@ -326,6 +337,12 @@ def main() -> int:
     parser.add_argument(
         "--rounds", type=int, default=1, help="runs per server and cell (default 1)"
     )
+    parser.add_argument(
+        "--ps-mode",
+        choices=("auto", "disable"),
+        default="auto",
+        help="sysbench --db-ps-mode for the runs: prepared statements (auto) or text",
+    )
     add_list_argument(parser, "--workloads", WORKLOADS, "sysbench workloads", name_list)
     add_list_argument(parser, "--threads", THREADS, "sysbench thread counts", int_list)
     add_servers_argument(parser, [name for name, _, _ in rpl_builds(True)] + ["MariaDB"])
@@ -335,7 +352,9 @@ def main() -> int:
         tempfile.TemporaryDirectory() as root,
         all_servers(Path(root), wanted=args.servers) as servers,
     ):
-        runs = measure(servers, args.workloads, args.threads, args.seconds, args.rounds)
+        runs = measure(
+            servers, args.workloads, args.threads, args.seconds, args.rounds, args.ps_mode
+        )
         names = [name for name, _, _ in servers]
     results: dict[str, Any] = {
         "parameters": {
@@ -343,6 +362,7 @@ def main() -> int:
             "threads": args.threads,
             "seconds": args.seconds,
             "rounds": args.rounds,
+            "ps_mode": args.ps_mode,
             "servers": names,
             "rpl_core_build": installed_build(),
             "machine": machine_line(),

@@ -560,7 +560,6 @@ def test_empty_query() -> None:
         ("CREATE PROCEDURE p() BEGIN END", "CREATE PROCEDURE"),
         ("LOCK TABLES t WRITE", "LOCK TABLES"),
         ("LOAD DATA INFILE 'f' INTO TABLE t", "LOAD DATA"),
-        ("PREPARE s FROM 'SELECT 1'", "PREPARE"),
         ("HANDLER t OPEN", "HANDLER"),
         ("SELECT * FROM a JOIN b ON a.id = b.id", "JOIN"),
         ("SELECT * FROM a, b", "JOIN"),

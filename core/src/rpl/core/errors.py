@@ -493,3 +493,27 @@ ER_WRONG_FK_DEF: Final = _code(
     "42000",
     "Incorrect foreign key definition for '%s': %s",
 )
+ER_UNKNOWN_STMT_HANDLER: Final = _code(
+    1243,
+    "ER_UNKNOWN_STMT_HANDLER",
+    "HY000",
+    "Unknown prepared statement handler (%.*s) given to %s",
+)
+ER_UNSUPPORTED_PS: Final = _code(
+    1295,
+    "ER_UNSUPPORTED_PS",
+    "HY000",
+    "This command is not supported in the prepared statement protocol yet",
+)
+ER_PS_MANY_PARAM: Final = _code(
+    1390, "ER_PS_MANY_PARAM", "HY000", "Prepared statement contains too many placeholders"
+)
+ER_STMT_HAS_NO_OPEN_CURSOR: Final = _code(
+    1421, "ER_STMT_HAS_NO_OPEN_CURSOR", "HY000", "The statement (%lu) has no open cursor."
+)
+ER_MAX_PREPARED_STMT_COUNT_REACHED: Final = _code(
+    1461,
+    "ER_MAX_PREPARED_STMT_COUNT_REACHED",
+    "42000",
+    "Can't create more than max_prepared_stmt_count statements (current value: %u)",
+)

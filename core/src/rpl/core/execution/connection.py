@@ -22,10 +22,11 @@ from rpl.core.errors import (
     ER_UNKNOWN_ERROR,
     MySQLError,
 )
-from rpl.core.execution import virtual_tables
-from rpl.core.execution.execute import execute
+from rpl.core.execution import prepared, virtual_tables
+from rpl.core.execution.execute import execute, execute_parsed
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import ServerContext, Session
+from rpl.core.net import binary
 from rpl.core.net import handshake as hs
 from rpl.core.net import responses as rsp
 from rpl.core.net.packets import ConnectionClosed, PacketChannel, ProtocolError, ReplyBatch
@@ -42,6 +43,12 @@ COM_PROCESS_KILL = 0x0C
 COM_PING = 0x0E
 COM_SET_OPTION = 0x1B
 COM_RESET_CONNECTION = 0x1F
+COM_STMT_PREPARE = 0x16
+COM_STMT_EXECUTE = 0x17
+COM_STMT_SEND_LONG_DATA = 0x18
+COM_STMT_CLOSE = 0x19
+COM_STMT_RESET = 0x1A
+COM_STMT_FETCH = 0x1C
 
 CommandHandler = Callable[["Connection", bytes], bool]
 """Handles one command payload; returns False when the connection must close."""
@@ -166,10 +173,13 @@ class Connection:
         return False
 
     def end(self) -> None:
-        """The connection is over: forget the replica, close the session and socket."""
+        """The connection is over: forget the replica, free its prepared statements,
+        close the session and socket.
+        """
         for callback in self.on_close:
             callback()
         if self.session is not None:
+            self.server.prepared_statements.release(self.thread_id)
             try:
                 self.session.close()
             finally:
@@ -201,7 +211,11 @@ class Connection:
             self.channel.write(rsp.eof_packet(status=self.status(session)))
         elif command == COM_STATISTICS:
             self.channel.write(self.server.statistics().encode())
+        elif COM_STMT_PREPARE <= command <= COM_STMT_FETCH and command != COM_SET_OPTION:
+            self._prepared_statement_command(session, command, payload)
         elif command in (COM_SET_OPTION, COM_RESET_CONNECTION):
+            if command == COM_RESET_CONNECTION:
+                self.server.prepared_statements.release(self.thread_id)
             self.channel.write(
                 rsp.eof_packet(status=self.status(session))
                 if command == COM_SET_OPTION
@@ -215,11 +229,58 @@ class Connection:
             self._error(MySQLError.of(ER_UNKNOWN_COM_ERROR))
         return not session.killed
 
-    def _query(self, session: Session, sql: str) -> None:
-        session.command, session.info = "Query", sql[:1024]
+    def _prepared_statement_command(self, session: Session, command: int, payload: bytes) -> None:
+        """COM_STMT_*: PREPARE_OK, an execution's OK or binary result set, an ERR, or
+        nothing (SEND_LONG_DATA and CLOSE never reply).
+        """
+        try:
+            if command == COM_STMT_EXECUTE:
+                statement, text = prepared.com_stmt_execute(session, payload)
+                self._query(session, text, lambda: execute_parsed(session, statement, text), True)
+            elif command == COM_STMT_PREPARE:
+                session.command = "Prepare"
+                session.info = payload[1:1025].decode("utf-8", "replace")
+                try:
+                    for reply in prepared.com_stmt_prepare(session, payload):
+                        self.channel.queue(reply)
+                finally:
+                    session.info = None
+                self.channel.flush()
+            elif command == COM_STMT_SEND_LONG_DATA:
+                prepared.com_stmt_send_long_data(session, payload)
+            elif command == COM_STMT_CLOSE:
+                prepared.com_stmt_close(session, payload)
+            elif command == COM_STMT_RESET:
+                prepared.com_stmt_reset(session, payload)
+                self.channel.write(rsp.ok_packet(status=self.status(session)))
+            else:
+                prepared.com_stmt_fetch(session, payload)
+        except MySQLError as exc:
+            self._error(exc)
+        except Exception as bug:  # noqa: BLE001 - a server bug must not kill the server
+            errorlog.log(
+                _log,
+                logging.ERROR,
+                f"Prepared statement command 0x{command:02x} failed: {bug!r}",
+                code=10000,
+                exc_info=bug,
+            )
+            self._error(MySQLError.of(ER_UNKNOWN_ERROR, f"internal error: {bug!r}"))
+
+    def _query(
+        self,
+        session: Session,
+        sql: str,
+        run: Callable[[], Result] | None = None,
+        binary_rows: bool = False,
+    ) -> None:
+        """Run a statement (``sql``, or ``run`` with ``sql`` its text) and reply: an OK,
+        a result set (binary for a prepared statement's execution) or an ERR.
+        """
+        session.command, session.info = "Query" if run is None else "Execute", sql[:1024]
         session.reply_later, session.replied = self._reply_later, False
         try:
-            result = execute(session, sql)
+            result = execute(session, sql) if run is None else run()
         except MySQLError as exc:
             if not session.replied:
                 self._error(exc)
@@ -239,7 +300,7 @@ class Connection:
         finally:
             session.info, session.reply_later = None, None
         if not session.replied:
-            self.send_result(session, result)
+            self.send_result(session, result, binary_rows)
 
     def _reply_later(self, session: Session, result: Ok) -> Reply:
         """The reply to the running statement, framed now for the group commit leader to
@@ -269,8 +330,8 @@ class Connection:
         flags = rsp.SERVER_STATUS_AUTOCOMMIT if session.autocommit else 0
         return flags | (rsp.SERVER_STATUS_IN_TRANS if session.in_transaction else 0)
 
-    def send_result(self, session: Session, result: Result) -> None:
-        """Send an OK or a text result set."""
+    def send_result(self, session: Session, result: Result, binary_rows: bool = False) -> None:
+        """Send an OK or a text (or binary) result set."""
         warnings = len(session.warnings)
         if isinstance(result, Ok):
             self.channel.write(
@@ -283,7 +344,8 @@ class Connection:
                 )
             )
             return
-        for payload in rsp.result_set(result.columns, result.rows, self.status(session), warnings):
+        encode = binary.binary_result_set if binary_rows else rsp.result_set
+        for payload in encode(result.columns, result.rows, self.status(session), warnings):
             self.channel.queue(payload)
         self.channel.flush()
 

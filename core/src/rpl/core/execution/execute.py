@@ -8,8 +8,10 @@ the statement was.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import sys
+from collections.abc import Iterator
 
 from rpl.core.errors import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -124,30 +126,48 @@ def execute(session: Session, sql: str) -> Result:
     parentheses, an expression of thousands of terms) gets MySQL's 1436 and changes
     nothing (the statement's savepoint is rolled back as for any error).
     """
+    with stack_guard():
+        return execute_parsed(session, parse(sql), sql)
+
+
+@contextlib.contextmanager
+def stack_guard() -> Iterator[None]:
+    """Turn a RecursionError (a statement nested past the interpreter's recursion limit,
+    in parsing, compiling or evaluating it) into MySQL's 1436.
+    """
     try:
-        return _execute(session, sql)
+        yield
     except RecursionError:
         stack = sys.getrecursionlimit() * FRAME_BYTES
         raise MySQLError.of(ER_STACK_OVERRUN_NEED_MORE, stack, stack, FRAME_BYTES) from None
 
 
-def _execute(session: Session, sql: str) -> Result:
-    statement = parse(sql)
+def execute_parsed(
+    session: Session, statement: ast.Statement, sql: str, question: bool = True
+) -> Result:
+    """Run ``statement``, parsed from ``sql`` (a prepared statement: built with its
+    parameters, ``sql`` its text with their values), as :func:`execute` runs a text one:
+    warnings, dispatch, read_only, the DDL lock; ``sql`` is what the binlog logs.
+    ``question``: whether it counts in ``Questions`` (SQL EXECUTE's statement does not:
+    the EXECUTE that the client sent counted).
+    """
     keep_warnings = isinstance(statement, ast.Show) and statement.kind in ("WARNINGS", "ERRORS")
     if not keep_warnings:
         session.warnings = []
     handler = session.server.dispatch.handler_for(statement)
     if handler is None:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, type(statement).__name__)
-    session.server.questions += 1
+    if question:
+        session.server.questions += 1
     session.statement_text = sql
     if isinstance(statement, WRITE_STATEMENTS):
         check_read_only(session)
     try:
-        if isinstance(statement, CATALOG_STATEMENTS):
-            with session.server.ddl_lock:
-                return handler(session, statement, sql)
-        return handler(session, statement, sql)
+        with stack_guard():
+            if isinstance(statement, CATALOG_STATEMENTS):
+                with session.server.ddl_lock:
+                    return handler(session, statement, sql)
+            return handler(session, statement, sql)
     finally:
         if not keep_warnings:
             session.previous_warnings = session.warnings

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from rpl.core.delegates import Delegates
     from rpl.core.engine import Engine
     from rpl.core.execution.binlogging import EventEncoder
+    from rpl.core.execution.prepared import PreparedStatements
     from rpl.core.execution.threadpool import ThreadPool
     from rpl.core.plugins import Plugins
     from rpl.core.sql import ast
@@ -124,6 +125,7 @@ class ServerContext(Protocol):
     ddl_lock: threading.RLock
     computed_variables: dict[str, Callable[[Session], object]]
     questions: int
+    prepared_statements: PreparedStatements
 
     @property
     def dispatch(self) -> StatementDispatch:

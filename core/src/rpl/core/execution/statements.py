@@ -6,7 +6,7 @@ and protocol commands); :func:`register` is the whole list of the rest, one line
 
 from __future__ import annotations
 
-from rpl.core.execution import admin, ddl, dml
+from rpl.core.execution import admin, ddl, dml, prepared
 from rpl.core.execution.dispatch import Dispatch, plain
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import Session
@@ -62,5 +62,8 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.UninstallPlugin, plain(admin.uninstall_plugin))
     dispatch.statement(ast.Shutdown, plain(admin.run_shutdown))
     dispatch.statement(ast.Kill, plain(admin.run_kill))
+    dispatch.statement(ast.Prepare, plain(prepared.run_prepare))
+    dispatch.statement(ast.ExecutePrepared, plain(prepared.run_execute))
+    dispatch.statement(ast.DeallocatePrepare, plain(prepared.run_deallocate))
     for kind, handler in admin.SHOW_KINDS.items():
         dispatch.show(kind, handler)

@@ -33,7 +33,7 @@ from rpl.core.debug import CrashPoints
 from rpl.core.delegates import Delegates
 from rpl.core.engine import Engine
 from rpl.core.errors import ER_CON_COUNT_ERROR, ER_ERROR_ON_WRITE, MySQLError
-from rpl.core.execution import statements
+from rpl.core.execution import prepared, statements
 from rpl.core.execution.binlogging import EventEncoder
 from rpl.core.execution.connection import CommandHandler, Connection
 from rpl.core.execution.dispatch import Dispatch
@@ -94,6 +94,10 @@ class Server:
         checkpoints: a checkpoint never sees a catalogue change its position lacks."""
         self.started = time.monotonic()
         self.questions = 0
+        self.prepared_statements = prepared.PreparedStatements(
+            lambda: self.variables.global_int("max_prepared_stmt_count")
+        )
+        """Every connection's prepared statements (COM_STMT_PREPARE, SQL PREPARE)."""
         self._sessions: dict[int, tuple[Session, ClientSocket | None]] = {}
         self._sessions_lock = threading.Lock()
         self.max_used_connections = 0
@@ -244,6 +248,8 @@ class Server:
             ),
             "server",
         )
+        for definition in prepared.system_variables():
+            self.variables.register(definition, "server")
         for name, getter in self._status_getters().items():
             self.status.register(StatusVariable(name, getter), "server")
 
@@ -286,6 +292,7 @@ class Server:
             "Innodb_deadlocks",
         ):
             getters[name] = lambda name=name: self.engine.status()[name]  # type: ignore[misc]
+        getters.update(self.prepared_statements.status_getters())
         return getters
 
     def _restore_engine(self, checkpoint: Checkpoint | None) -> Engine:

@@ -894,6 +894,32 @@ class StopSlave(Statement):
     channel: str | None = None
 
 
+@attrs.frozen
+class Prepare(Statement):
+    """PREPARE name FROM 'text' | @var: ``text`` is the statement text, or None when it
+    is read from the user variable ``variable`` at execution.
+    """
+
+    name: str
+    text: str | None = None
+    variable: str | None = None
+
+
+@attrs.frozen
+class ExecutePrepared(Statement):
+    """EXECUTE name [USING @a, @b, ...]: ``variables`` are the user variables' names."""
+
+    name: str
+    variables: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class DeallocatePrepare(Statement):
+    """{DEALLOCATE | DROP} PREPARE name."""
+
+    name: str
+
+
 # ---------------------------------------------------------------------------------------
 # Writing SQL back
 

@@ -158,6 +158,16 @@ def _compile_tuple(node: tuple[object, ...]) -> Builder | None:
     return lambda values: tuple([item if build is None else build(values) for build, item in items])
 
 
+def builder(template: object) -> Builder | None:
+    """A function that builds ``template`` (a parsed statement holding ``?``
+    placeholders) with the values it is given in place of them, the value of placeholder
+    ``i`` at ``values[i]`` as a :class:`~rpl.core.sql.ast.Literal`; None when
+    ``template`` holds no placeholder. A prepared statement binds its parameters with
+    it, the same builders a shape's statements are rebuilt by.
+    """
+    return _compile(template)
+
+
 class ShapeCache:
     """Statements' trees by shape, in front of a full parser ``parse_text``."""
 

@@ -45,6 +45,7 @@ from rpl.core.errors import ER_EMPTY_QUERY, MySQLError
 from rpl.core.sql import ast
 from rpl.core.sql.lexer import K_EOF, K_WORD
 from rpl.core.sql.parser import accounts, admin, ddl, dml, replication, session
+from rpl.core.sql.parser import prepared as prepared_statements
 from rpl.core.sql.parser.cursor import RESERVED, Parser, Rule, not_supported
 from rpl.core.sql.parser.expressions import expr
 from rpl.core.sql.shapes import ShapeCache
@@ -101,6 +102,7 @@ STATEMENTS: Final = _join(
     admin.STATEMENTS,
     accounts.STATEMENTS,
     replication.STATEMENTS,
+    prepared_statements.STATEMENTS,
 )
 """Every statement's rule, by its first word or first two words."""
 _SHARED_VERBS: Final = frozenset(words.split()[0] for words in STATEMENTS if " " in words)
@@ -110,8 +112,8 @@ _OBJECT_VERBS: Final = frozenset(("CREATE", "DROP", "ALTER"))
 has many objects: VIEW, TRIGGER, EVENT...); after the others only a word is."""
 _UNSUPPORTED_VERBS: Final = frozenset(
     """
-    ALTER ANALYZE BINLOG CACHE CALL CHECK CLONE DEALLOCATE DECLARE DO EXECUTE GET HANDLER HELP
-    IMPORT LOAD LOCK OPTIMIZE PREPARE RELEASE RENAME REPAIR RESIGNAL RESTART SAVEPOINT SIGNAL
+    ALTER ANALYZE BINLOG CACHE CALL CHECK CLONE DECLARE DO GET HANDLER HELP
+    IMPORT LOAD LOCK OPTIMIZE RELEASE RENAME REPAIR RESIGNAL RESTART SAVEPOINT SIGNAL
     TABLE UNLOCK VALUES WITH XA
 """.split()
 )

@@ -170,6 +170,8 @@ def unary(p: Parser) -> ast.Expression:
         operand = unary(p)
         if isinstance(operand, ast.Literal):
             value = operand.value
+            if isinstance(value, Decimal) and value:  # exact: -x would round to 28 digits
+                return ast.Literal(value.copy_negate())
             if isinstance(value, int | Decimal | float) and not isinstance(value, bool):
                 return ast.Literal(-value)
         return ast.Unary("-", operand)
