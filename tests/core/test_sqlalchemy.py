@@ -11,10 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-
-sqlalchemy = pytest.importorskip("sqlalchemy")
-
-from sqlalchemy import (  # noqa: E402
+from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
@@ -35,7 +32,7 @@ from sqlalchemy import (  # noqa: E402
     inspect,
     select,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column  # noqa: E402
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 
 class Color(enum.Enum):
