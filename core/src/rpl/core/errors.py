@@ -399,3 +399,31 @@ ER_BINLOG_ROW_WRONG_TABLE_DEF: Final = _code(
     "HY000",
     "Table definition on master and slave does not match: %s",
 )
+ER_OPEN_AS_READONLY: Final = _code(1036, "ER_OPEN_AS_READONLY", "HY000", "Table '%s' is read only")
+ER_TABLEACCESS_DENIED_ERROR: Final = _code(
+    1142,
+    "ER_TABLEACCESS_DENIED_ERROR",
+    "42000",
+    "%s command denied to user '%s'@'%s' for table '%s'",
+)
+ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_SQL_LOG_BIN: Final = _code(
+    1694,
+    "ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_SQL_LOG_BIN",
+    "HY000",
+    "Cannot modify @@session.sql_log_bin inside a transaction",
+)
+ER_CANT_CHANGE_TX_CHARACTERISTICS: Final = _code(
+    1568,
+    "ER_CANT_CHANGE_TX_CHARACTERISTICS",
+    "25001",
+    "Transaction characteristics can't be changed while a transaction is in progress",
+)
+ER_UNKNOWN_CHARACTER_SET: Final = _code(
+    1115, "ER_UNKNOWN_CHARACTER_SET", "42000", "Unknown character set: '%s'"
+)
+ER_UNKNOWN_COLLATION: Final = _code(
+    1273, "ER_UNKNOWN_COLLATION", "HY000", "Unknown collation: '%s'"
+)
+ER_UNKNOWN_TIME_ZONE: Final = _code(
+    1298, "ER_UNKNOWN_TIME_ZONE", "HY000", "Unknown or incorrect time zone: '%s'"
+)

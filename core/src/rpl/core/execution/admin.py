@@ -7,13 +7,13 @@ unchanged.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 from rpl.core.binlog import events as ev
 from rpl.core.binlog.logfile import read_events
 from rpl.core.engine import NO_DEFAULT
 from rpl.core.errors import (
+    ER_CANT_CHANGE_TX_CHARACTERISTICS,
     ER_ERROR_WHEN_EXECUTING_COMMAND,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_BINLOG_FORMAT,
@@ -24,7 +24,7 @@ from rpl.core.errors import (
     ER_WRONG_VALUE_FOR_VAR,
     MySQLError,
 )
-from rpl.core.execution import virtual_tables
+from rpl.core.execution import sysvars, virtual_tables
 from rpl.core.execution.dml import resolve_table
 from rpl.core.execution.expressions import Compiler
 from rpl.core.execution.results import Ok, Result, Rows
@@ -45,6 +45,7 @@ def run_set(session: Session, stmt: ast.Set) -> Result:
     for item in stmt.items:
         if isinstance(item, ast.SetNames):
             charset = item.charset or "utf8mb4"
+            sysvars.check_value(session, "character_set_client", charset)
             for name in (
                 "character_set_client",
                 "character_set_connection",
@@ -78,6 +79,7 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
         if item.scope is None:
             server.variables.check_session_scope(item.name)
         session.require("SUPER", "SYSTEM_VARIABLES_ADMIN")
+        sysvars.check_value(session, definition.name, raw)
         if definition.name in _LOGGING_PAIR:
             _check_logging_pair(session, definition.name, coerce(definition, raw)[0], "GLOBAL")
         session.warnings.extend(server.variables.set_global(item.name, raw))
@@ -91,10 +93,12 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
         raise MySQLError.of(ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_BINLOG_FORMAT)
     if name in _LOGGING_PAIR:
         _check_logging_pair(session, name, value, None)
+    sysvars.check_value(session, name, value)
     session.warnings.extend(warnings)
     if name == "autocommit" and value and not session.autocommit:
         session.commit()
     session.session_vars[name] = value
+    sysvars.apply_session_value(session, name, value)
 
 
 _LOGGING_PAIR = ("binlog_format", "transaction_write_set_extraction")
@@ -114,13 +118,30 @@ def _check_logging_pair(session: Session, name: str, value: object, scope: str |
 
 
 def set_transaction(session: Session, stmt: ast.SetTransaction) -> Result:
-    """SET TRANSACTION: the isolation level is recorded (the engine runs READ COMMITTED)."""
+    """SET [GLOBAL | SESSION] TRANSACTION ISOLATION LEVEL ... / READ ONLY | READ WRITE:
+    transaction_isolation and transaction_read_only of the scope named, or of the next
+    transaction only without one (ER_CANT_CHANGE_TX_CHARACTERISTICS inside a
+    transaction then, as MySQL).
+    """
+    values: dict[str, object] = {}
     if stmt.isolation_level is not None:
-        level = stmt.isolation_level.replace(" ", "-")
-        if stmt.scope == "GLOBAL":
-            session.server.variables.set_global("transaction_isolation", level)
-        else:
-            session.session_vars["transaction_isolation"] = level
+        values["transaction_isolation"] = stmt.isolation_level.replace(" ", "-")
+    if stmt.read_only is not None:
+        values["transaction_read_only"] = stmt.read_only
+    if stmt.scope == "GLOBAL":
+        session.require("SUPER", "SYSTEM_VARIABLES_ADMIN")
+        for name, value in values.items():
+            session.server.variables.set_global(name, value)
+        return Ok()
+    checked = {
+        n: coerce(session.server.variables.lookup(n).definition, v)[0] for n, v in values.items()
+    }
+    if stmt.scope == "SESSION":
+        session.session_vars.update(checked)
+        return Ok()
+    if session.in_transaction:
+        raise MySQLError.of(ER_CANT_CHANGE_TX_CHARACTERISTICS)
+    session.next_transaction.update(checked)
     return Ok()
 
 
@@ -148,7 +169,7 @@ def _show_status(session: Session, stmt: ast.Show) -> Result:
 
 def _show_databases(session: Session, stmt: ast.Show) -> Result:
     name = "Database" + (f" ({stmt.like})" if stmt.like else "")
-    names = _filter(sorted(session.server.engine.databases()), stmt.like)
+    names = _filter(virtual_tables.databases(session.server.engine), stmt.like)
     return Rows(_texts(name), [[n] for n in names])
 
 
@@ -156,11 +177,14 @@ def _show_tables(session: Session, stmt: ast.Show) -> Result:
     db = stmt.database or session.db
     if db is None:
         raise MySQLError.of(ER_NO_DB_ERROR)
-    names = _filter(sorted(session.server.engine.tables(db)), stmt.like)
+    system = db.lower() in virtual_tables.SCHEMAS
+    tables = session.server.dispatch.virtual_tables.names(db) if system else None
+    names = _filter(tables or sorted(session.server.engine.tables(db)), stmt.like)
     columns = _texts(f"Tables_in_{db}" + (f" ({stmt.like})" if stmt.like else ""))
     if stmt.full:
         columns.append(text_column("Table_type"))
-        return Rows(columns, [[n, "BASE TABLE"] for n in names])
+        kind = "SYSTEM VIEW" if db.lower() == virtual_tables.INFORMATION_SCHEMA else "BASE TABLE"
+        return Rows(columns, [[n, kind] for n in names])
     return Rows(columns, [[n] for n in names])
 
 
@@ -285,24 +309,25 @@ def _show_warnings(session: Session, stmt: ast.Show) -> Result:
 def _show_create_table(session: Session, stmt: ast.Show) -> Result:
     assert stmt.table is not None
     schema = resolve_table(session, stmt.table).schema
+    quote = sysvars.identifier_quoter(session)
     lines = []
     for column in schema.columns:
         kind = virtual_tables.column_type_text(column)
-        text = f"  {ast.quote_identifier(column.name)} {kind}"
+        text = f"  {quote(column.name)} {kind}"
         text += " unsigned" if column.unsigned else ""
         text += " NOT NULL" if not column.nullable else ""
         if column.default is not NO_DEFAULT and not column.auto_increment:
             text += f" DEFAULT {ast.quote_literal(column.default)}"  # type: ignore[arg-type]
         text += " AUTO_INCREMENT" if column.auto_increment else ""
         lines.append(text)
-    keys = ",".join(ast.quote_identifier(c) for c in schema.primary_key)
+    keys = ",".join(quote(c) for c in schema.primary_key)
     lines.append(f"  PRIMARY KEY ({keys})")
     for name, columns in schema.indexes.items():
-        cols = ",".join(ast.quote_identifier(c) for c in columns)
-        lines.append(f"  KEY {ast.quote_identifier(name)} ({cols})")
+        cols = ",".join(quote(c) for c in columns)
+        lines.append(f"  KEY {quote(name)} ({cols})")
     body = ",\n".join(lines)
     text = (
-        f"CREATE TABLE {ast.quote_identifier(schema.name)} (\n{body}\n) ENGINE=InnoDB "
+        f"CREATE TABLE {quote(schema.name)} (\n{body}\n) ENGINE=InnoDB "
         "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
     )
     return Rows(_texts("Table", "Create Table"), [[schema.name, text]])
@@ -319,19 +344,6 @@ def _show_columns(session: Session, stmt: ast.Show) -> Result:
 
 
 def _show_processlist(session: Session, stmt: ast.Show) -> Result:
-    rows = [
-        [
-            s.thread_id,
-            s.user,
-            s.host,
-            s.db,
-            s.command,
-            int(time.monotonic() - s.started),
-            s.state,
-            s.info,
-        ]
-        for s in session.server.sessions()
-    ]
     return Rows(
         [
             int_column("Id"),
@@ -339,23 +351,14 @@ def _show_processlist(session: Session, stmt: ast.Show) -> Result:
             int_column("Time"),
             *_texts("State", "Info"),
         ],
-        rows,
+        [list(row) for row in virtual_tables.processlist_rows(session)],
     )
 
 
 def _show_engines(session: Session, stmt: ast.Show) -> Result:
     return Rows(
         _texts("Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"),
-        [
-            [
-                "InnoDB",
-                "DEFAULT",
-                "rpl's in-memory engine, recovered from the binlog",
-                "YES",
-                "NO",
-                "YES",
-            ]
-        ],
+        [list(row) for row in virtual_tables.ENGINE_ROWS],
     )
 
 

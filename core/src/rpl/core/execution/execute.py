@@ -16,6 +16,7 @@ from rpl.core.errors import (
     ER_OPTION_PREVENTS_STATEMENT,
     MySQLError,
 )
+from rpl.core.execution import virtual_tables
 from rpl.core.execution.expressions import Context
 from rpl.core.execution.results import Result
 from rpl.core.execution.session import Session
@@ -125,6 +126,7 @@ def execute(session: Session, sql: str) -> Result:
     session.statement_text = sql
     if isinstance(statement, WRITE_STATEMENTS):
         check_read_only(session)
+        virtual_tables.refuse_statement(session, statement)
     try:
         if isinstance(statement, CATALOG_STATEMENTS):
             with session.server.ddl_lock:

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from rpl.core.engine import Engine
     from rpl.core.execution.binlogging import EventEncoder
     from rpl.core.execution.threadpool import ThreadPool
+    from rpl.core.execution.virtual_tables import VirtualTables
     from rpl.core.plugins import Plugins
     from rpl.core.sql import ast
     from rpl.core.threads import ThreadRegistry
@@ -84,6 +85,10 @@ class StatementDispatch(Protocol):
 
     def handler_for(self, statement: ast.Statement) -> StatementHandler | None:
         """The handler of ``statement``'s class; None for a statement nothing runs."""
+
+    @property
+    def virtual_tables(self) -> VirtualTables:
+        """The computed tables (information_schema, performance_schema, mysql.*)."""
 
 
 class ClientSocket(Protocol):
@@ -244,6 +249,12 @@ class Session:
         """The running statement's text (ROWS_QUERY events carry it)."""
         self.lock_wait_override: float | None = None
         """Seconds a lock wait may last, instead of innodb_lock_wait_timeout."""
+        self.next_transaction: dict[str, object] = {}
+        """SET TRANSACTION without GLOBAL or SESSION: the characteristics
+        (transaction_isolation, transaction_read_only) of the next transaction only."""
+        self.trx_characteristics: dict[str, object] = {}
+        """The characteristics the open transaction started with (see
+        :meth:`isolation_level`)."""
 
     # ------------------------------------------------------------ variables
     @property
@@ -282,6 +293,27 @@ class Session:
             return self.server.variables.global_float("innodb_lock_wait_timeout")
         return float(cast(float, value))
 
+    def isolation_level(self) -> str:
+        """The isolation level of the open transaction (as it started), else of the next
+        one: SET TRANSACTION's one-shot level, else the session's transaction_isolation
+        (REPEATABLE-READ by default). One of
+        :data:`rpl.core.execution.sysvars.ISOLATION_LEVELS`.
+        """
+        return str(self._characteristic("transaction_isolation"))
+
+    def read_only_transaction(self) -> bool:
+        """Whether the open (else the next) transaction is READ ONLY
+        (transaction_read_only, as :meth:`isolation_level`).
+        """
+        return bool(self._characteristic("transaction_read_only"))
+
+    def _characteristic(self, name: str) -> object:
+        if self.trx is not None and name in self.trx_characteristics:
+            return self.trx_characteristics[name]
+        if name in self.next_transaction:
+            return self.next_transaction[name]
+        return self._setting(name)
+
     def variable(self, name: str, scope: str | None) -> object:
         """@@[scope.]name as this session reads it."""
         return self.context.variable(name, scope)
@@ -302,7 +334,11 @@ class Session:
             raise MySQLError.of(ER_SPECIFIC_ACCESS_DENIED_ERROR, " or ".join(privileges))
 
     def warn(self, error: MySQLError, level: str = "Warning") -> None:
-        """Record ``error`` as a warning of the current statement."""
+        """Record ``error`` as a warning of the current statement (a Note only while
+        sql_notes is on, as MySQL keeps them).
+        """
+        if level == "Note" and not self._setting("sql_notes"):
+            return
         self.warnings.append(SqlWarning(level, error.errno, error.message))
 
     @property
@@ -314,6 +350,11 @@ class Session:
     def transaction(self) -> Transaction:
         """The open transaction, started now if there is none."""
         if self.trx is None:
+            self.trx_characteristics = {
+                name: self._characteristic(name)
+                for name in ("transaction_isolation", "transaction_read_only")
+            }
+            self.next_transaction = {}
             self.trx = self.server.engine.begin(self.thread_id)
             self.events = []
             self.tables = {}
