@@ -427,3 +427,9 @@ ER_UNKNOWN_COLLATION: Final = _code(
 ER_UNKNOWN_TIME_ZONE: Final = _code(
     1298, "ER_UNKNOWN_TIME_ZONE", "HY000", "Unknown or incorrect time zone: '%s'"
 )
+ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: Final = _code(
+    1792,
+    "ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION",
+    "25006",
+    "Cannot execute statement in a READ ONLY transaction.",
+)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 
 from rpl.core.errors import (
+    ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_NOT_SUPPORTED_YET,
     ER_OPTION_PREVENTS_STATEMENT,
@@ -92,7 +93,10 @@ CATALOG_STATEMENTS = (
 )
 """Statements that change the catalogue or the accounts before they are binlogged."""
 
-WRITE_STATEMENTS = (ast.Insert, ast.Update, ast.Delete, *CATALOG_STATEMENTS)
+ROW_WRITES = (ast.Insert, ast.Update, ast.Delete)
+"""Statements a READ ONLY transaction refuses (transaction_read_only)."""
+
+WRITE_STATEMENTS = (*ROW_WRITES, *CATALOG_STATEMENTS)
 """Statements read_only refuses to client sessions."""
 
 
@@ -127,6 +131,8 @@ def execute(session: Session, sql: str) -> Result:
     if isinstance(statement, WRITE_STATEMENTS):
         check_read_only(session)
         virtual_tables.refuse_statement(session, statement)
+        if isinstance(statement, ROW_WRITES) and session.read_only_transaction():
+            raise MySQLError.of(ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION)
     try:
         if isinstance(statement, CATALOG_STATEMENTS):
             with session.server.ddl_lock:

@@ -241,9 +241,12 @@ def column_facts(schema: TableSchema, column: ColumnSchema) -> tuple[str, str, o
     """(type, key, default, extra) of a column as SHOW COLUMNS and
     information_schema.COLUMNS give them: ``int``/``varchar(40)``, PRI/UNI/MUL/"", the
     default (None for none), ``auto_increment`` or "". The key is PRI for a primary key
-    column, else UNI or MUL for the first column of a UNIQUE or other index.
+    column, else UNI or MUL for the first column of a UNIQUE or other index; none in
+    information_schema, whose tables are views without keys.
     """
     kind = column_type_text(column)
+    if schema.db == INFORMATION_SCHEMA:
+        return kind, "", None, ""
     unique = unique_indexes(schema)
     firsts = [(name, cols[0]) for name, cols in schema.indexes.items() if cols]
     if column.name in schema.primary_key:
