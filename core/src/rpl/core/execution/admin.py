@@ -74,6 +74,8 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, "SET PERSIST")
     entry = server.variables.lookup(item.name)
     definition = entry.definition
+    if not definition.dynamic:  # MySQL says so before any scope or privilege check
+        raise MySQLError.of(ER_INCORRECT_GLOBAL_LOCAL_VAR, definition.name, "read only")
     raw = definition.default if isinstance(item.value, ast.Default) else _value(session, item)
     if item.scope == "GLOBAL" or definition.scope is Scope.GLOBAL and item.scope is None:
         if item.scope is None:

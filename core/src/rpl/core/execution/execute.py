@@ -132,6 +132,8 @@ def execute(session: Session, sql: str) -> Result:
         check_read_only(session)
         virtual_tables.refuse_statement(session, statement)
         if isinstance(statement, ROW_WRITES) and session.read_only_transaction():
+            if session.trx is None:  # the refused statement was that next transaction
+                session.next_transaction = {}
             raise MySQLError.of(ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION)
     try:
         if isinstance(statement, CATALOG_STATEMENTS):
