@@ -142,11 +142,13 @@ def test_replication_tables_of_a_running_replica(pair: tuple[ServerProcess, Serv
         "HEARTBEAT_INTERVAL FROM performance_schema.replication_connection_configuration",
     ) == [("", "127.0.0.1", source.port, "repl", "1", 60, pytest.approx(30))]
     wait_for(
-        lambda: rows(
-            cursor,
-            "SELECT SERVICE_STATE FROM performance_schema.replication_connection_status",
-        )
-        == [("ON",)],
+        lambda: (
+            rows(
+                cursor,
+                "SELECT SERVICE_STATE FROM performance_schema.replication_connection_status",
+            )
+            == [("ON",)]
+        ),
         20,
         "the receiver to connect",
     )
