@@ -6,7 +6,7 @@ and protocol commands); :func:`register` is the whole list of the rest, one line
 
 from __future__ import annotations
 
-from rpl.core.execution import admin, ddl, dml
+from rpl.core.execution import admin, character_sets, ddl, dml
 from rpl.core.execution.dispatch import Dispatch, plain
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import Session
@@ -60,4 +60,6 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.Shutdown, plain(admin.run_shutdown))
     dispatch.statement(ast.Kill, plain(admin.run_kill))
     for kind, handler in admin.SHOW_KINDS.items():
+        dispatch.show(kind, handler)
+    for kind, handler in character_sets.SHOW_KINDS.items():
         dispatch.show(kind, handler)

@@ -7,12 +7,14 @@ fills them at start (``VirtualTables.provide``) from the state SHOW SLAVE STATUS
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from rpl.core.accounts import DATABASE_PRIVILEGES
 from rpl.core.engine.schema import TableSchema
 from rpl.core.execution.virtual_tables import definition
+from rpl.core.sql import ast
 
 if TYPE_CHECKING:
     from rpl.core.execution.session import Session
@@ -360,6 +362,29 @@ TABLES_PRIV = definition(
 )
 
 
+HELP_TOPIC = definition(
+    MYSQL,
+    "help_topic",
+    """
+    help_topic_id int unsigned NOT NULL
+    name char(64) NOT NULL
+    help_category_id smallint unsigned NOT NULL
+    description text NOT NULL
+    example text NOT NULL
+    url text NOT NULL
+    """,
+    ("help_topic_id",),
+)
+
+SHOW_TOPICS: tuple[str, ...] = tuple(f"SHOW {kind}" for kind in typing.get_args(ast.ShowKind))
+"""mysql.help_topic's rows: one per SHOW statement the server knows (what mycli completes
+after SHOW), without help texts."""
+
+
+def _help_topics(session: Session) -> Iterable[Computed]:
+    return [(number, name, 0, "", "", "") for number, name in enumerate(SHOW_TOPICS, 1)]
+
+
 def _yes(held: bool) -> str:
     return "Y" if held else "N"
 
@@ -463,4 +488,5 @@ def tables() -> list[tuple[TableSchema, RowsOf]]:
         (USER, _user_rows),
         (DB, _db_rows),
         (TABLES_PRIV, _nothing),
+        (HELP_TOPIC, _help_topics),
     ]

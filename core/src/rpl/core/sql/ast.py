@@ -535,11 +535,14 @@ ShowKind: TypeAlias = typing.Literal[
     "GRANTS",
     "SLAVE STATUS",
     "SLAVE HOSTS",
+    "CHARACTER SET",
+    "COLLATION",
 ]
 """What a SHOW statement shows (:attr:`Show.kind`), one value per result whatever the
 spelling: SCHEMAS is DATABASES, FIELDS is COLUMNS, INDEXES and KEYS are INDEX, MASTER LOGS
 is BINARY LOGS, BINARY LOG STATUS is MASTER STATUS, STORAGE ENGINES is ENGINES, REPLICA
-STATUS is SLAVE STATUS, REPLICAS and REPLICA HOSTS are SLAVE HOSTS."""
+STATUS is SLAVE STATUS, REPLICAS and REPLICA HOSTS are SLAVE HOSTS, CHARSET is CHARACTER
+SET."""
 
 
 @attrs.frozen

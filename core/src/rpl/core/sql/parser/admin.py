@@ -160,6 +160,14 @@ def show_slave(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show |
     return None
 
 
+def show_character_sets(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show | None:
+    """CHARACTER SET, CHARSET, COLLATION: ``[LIKE 'pattern']``."""
+    if key == "CHARACTER" and not p.accept("SET"):
+        return None
+    kind: ast.ShowKind = "COLLATION" if key == "COLLATION" else "CHARACTER SET"
+    return ast.Show(kind, like=show_like(p, f"SHOW {kind}"))
+
+
 SHOW_RULES: Final[dict[str, ShowRule]] = {
     "VARIABLES": show_variables,
     "STATUS": show_variables,
@@ -185,6 +193,9 @@ SHOW_RULES: Final[dict[str, ShowRule]] = {
     "BINLOG": show_binlog_events,
     "SLAVE": show_slave,
     "REPLICA": show_slave,
+    "CHARACTER": show_character_sets,
+    "CHARSET": show_character_sets,
+    "COLLATION": show_character_sets,
 }
 """SHOW's rules by the word after SHOW [FULL] [scope]."""
 _TAKES_FULL: Final = frozenset(("TABLES", "COLUMNS", "FIELDS", "PROCESSLIST"))
