@@ -42,7 +42,7 @@ def test_every_completion_refresher_runs_without_error(
     completer = SQLCompleter()
     refreshers = CompletionRefresher.refreshers
     assert {"databases", "tables", "users", "show_commands", "collations"} <= set(refreshers)
-    for name, refresh in refreshers.items():
+    for refresh in refreshers.values():
         refresh(completer, executor)
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == []

@@ -478,8 +478,11 @@ def client_session_variables() -> list[SystemVariable]:
 
 
 # ------------------------------------------------------------ values and effects
-_CHARSETS = frozenset(str(row[0]) for row in CHARACTER_SET_ROWS)
+_CHARSETS = frozenset(str(row[0]) for row in CHARACTER_SET_ROWS) | {"utf8"}
 _COLLATIONS = frozenset(str(row[0]) for row in COLLATION_ROWS)
+_COLLATIONS |= {name.replace("utf8mb3_", "utf8_") for name in _COLLATIONS}
+"""The names SET accepts: information_schema's, and MySQL 8.0's aliases ``utf8`` and
+``utf8_*`` of utf8mb3 (dumps and older clients still send them)."""
 _OFFSET = re.compile(r"[+-](\d{1,2}):(\d{2})\Z")
 
 

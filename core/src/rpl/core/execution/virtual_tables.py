@@ -739,12 +739,16 @@ COLLATION_ROWS: Final[tuple[Computed, ...]] = (
     ("binary", "binary", 63, "Yes", "Yes", 1, "NO PAD"),
     ("latin1_bin", "latin1", 47, "", "Yes", 1, "PAD SPACE"),
     ("latin1_swedish_ci", "latin1", 8, "Yes", "Yes", 1, "PAD SPACE"),
+    ("latin1_general_ci", "latin1", 48, "", "Yes", 1, "PAD SPACE"),
     ("utf8mb3_bin", "utf8mb3", 83, "", "Yes", 1, "PAD SPACE"),
     ("utf8mb3_general_ci", "utf8mb3", 33, "Yes", "Yes", 1, "PAD SPACE"),
+    ("utf8mb3_unicode_ci", "utf8mb3", 192, "", "Yes", 8, "PAD SPACE"),
     ("utf8mb4_0900_ai_ci", "utf8mb4", 255, "Yes", "Yes", 0, "NO PAD"),
+    ("utf8mb4_0900_as_cs", "utf8mb4", 278, "", "Yes", 0, "NO PAD"),
     ("utf8mb4_0900_bin", "utf8mb4", 309, "", "Yes", 1, "NO PAD"),
     ("utf8mb4_bin", "utf8mb4", 46, "", "Yes", 1, "PAD SPACE"),
     ("utf8mb4_general_ci", "utf8mb4", 45, "", "Yes", 1, "PAD SPACE"),
+    ("utf8mb4_unicode_520_ci", "utf8mb4", 246, "", "Yes", 8, "PAD SPACE"),
     ("utf8mb4_unicode_ci", "utf8mb4", 224, "", "Yes", 8, "PAD SPACE"),
 )
 """The collations of :data:`CHARACTER_SET_ROWS` (MySQL 8.0's ids, sort lengths, padding)."""
