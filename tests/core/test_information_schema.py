@@ -340,8 +340,20 @@ def test_use_and_show_tables_in_the_system_schemas(cur: Any) -> None:
     assert rows(cur, "SHOW FULL TABLES LIKE 'SCHEMATA'") == [("SCHEMATA", "SYSTEM VIEW")]
     assert rows(cur, "SELECT COUNT(*) FROM schemata WHERE schema_name = 'mysql'") == [(1,)]
     cur.execute("USE mysql")
-    assert rows(cur, "SHOW TABLES") == [("db",), ("tables_priv",), ("user",)]
+    assert rows(cur, "SHOW TABLES") == [("db",), ("help_topic",), ("tables_priv",), ("user",)]
     assert rows(cur, "SELECT COUNT(*) FROM user WHERE User = 'root'") == [(1,)]
+
+
+def test_unknown_tables(cur: Any) -> None:
+    """MySQL 8.0 keeps the variables in performance_schema, not information_schema."""
+    assert fail(cur, "SELECT * FROM information_schema.GLOBAL_VARIABLES") == (
+        1109,
+        "Unknown table 'GLOBAL_VARIABLES' in information_schema",
+    )
+    assert fail(cur, "SELECT * FROM performance_schema.events_waits_current") == (
+        1146,
+        "Table 'performance_schema.events_waits_current' doesn't exist",
+    )
 
 
 def test_show_columns_of_a_system_table(cur: Any) -> None:

@@ -169,12 +169,17 @@ def test_replication_tables_of_a_running_replica(pair: tuple[ServerProcess, Serv
         cursor,
         "SELECT WORKER_ID, SERVICE_STATE, LAST_ERROR_NUMBER, LAST_ERROR_MESSAGE "
         "FROM performance_schema.replication_applier_status_by_worker",
-    ) == [(1, "ON", 0, "")]
+    ) == [(0, "ON", 0, "")]
+    # single-threaded, as MySQL with replica_parallel_workers=0: no coordinator
+    assert (
+        rows(cursor, "SELECT * FROM performance_schema.replication_applier_status_by_coordinator")
+        == []
+    )
     replica.query("STOP SLAVE")
     assert rows(
         cursor,
         "SELECT SERVICE_STATE, THREAD_ID FROM performance_schema.replication_applier_status_by_"
-        "coordinator",
+        "worker",
     ) == [("OFF", None)]
     assert rows(
         cursor, "SELECT SERVICE_STATE FROM performance_schema.replication_connection_status"

@@ -433,3 +433,4 @@ ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: Final = _code(
     "25006",
     "Cannot execute statement in a READ ONLY transaction.",
 )
+ER_UNKNOWN_TABLE: Final = _code(1109, "ER_UNKNOWN_TABLE", "42S02", "Unknown table '%s' in %s")

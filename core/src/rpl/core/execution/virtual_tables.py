@@ -28,6 +28,7 @@ from rpl.core.errors import (
     ER_NO_SUCH_TABLE,
     ER_OPEN_AS_READONLY,
     ER_TABLEACCESS_DENIED_ERROR,
+    ER_UNKNOWN_TABLE,
     MySQLError,
 )
 from rpl.core.sql import ast
@@ -142,8 +143,13 @@ class VirtualTables:
         return [schema for schema, _ in self._tables.values()]
 
     def table(self, session: Session, db: str, name: str) -> Table:
-        """The table ``db.name`` as of now; ER_NO_SUCH_TABLE if there is none."""
+        """The table ``db.name`` as of now; if there is none, ER_UNKNOWN_TABLE in
+        information_schema (as MySQL 8.0 says of GLOBAL_VARIABLES there), else
+        ER_NO_SUCH_TABLE.
+        """
         found = self._tables.get((db.lower(), name.lower()))
+        if found is None and db.lower() == INFORMATION_SCHEMA:
+            raise MySQLError.of(ER_UNKNOWN_TABLE, name, db)
         if found is None:
             raise MySQLError.of(ER_NO_SUCH_TABLE, db, name)
         schema, rows = found

@@ -4,7 +4,9 @@ The statement layer defines the tables (:mod:`rpl.core.execution.system_tables`)
 cannot import the replica; at start the replica registers the providers here
 (:func:`register`), which read the same channel state SHOW SLAVE STATUS reads, so the
 two never disagree. Each table has one row once CHANGE MASTER named a source, none
-before, as MySQL's.
+before, as MySQL's. The applier is single-threaded: as in MySQL with
+``replica_parallel_workers=0``, replication_applier_status_by_worker shows it as worker 0
+and replication_applier_status_by_coordinator stays empty.
 """
 
 from __future__ import annotations
@@ -113,18 +115,9 @@ def _applier_thread(channel: ReplicaChannel) -> dict[str, object]:
     }
 
 
-def _by_coordinator(channel: ReplicaChannel) -> dict[str, object]:
-    return {
-        **_applier_thread(channel),
-        **_zero_timestamps("LAST_PROCESSED_TRANSACTION", "PROCESSING_TRANSACTION"),
-        "LAST_PROCESSED_TRANSACTION": "",
-        "PROCESSING_TRANSACTION": "",
-    }
-
-
 def _by_worker(channel: ReplicaChannel) -> dict[str, object]:
     return {
-        "WORKER_ID": 1,
+        "WORKER_ID": 0,
         **_applier_thread(channel),
         **_zero_timestamps("LAST_APPLIED_TRANSACTION", "APPLYING_TRANSACTION"),
         "LAST_APPLIED_TRANSACTION": "",
@@ -163,7 +156,6 @@ _TABLES: Mapping[str, Facts] = {
     "replication_connection_status": _connection_status,
     "replication_applier_configuration": _applier_configuration,
     "replication_applier_status": _applier_status,
-    "replication_applier_status_by_coordinator": _by_coordinator,
     "replication_applier_status_by_worker": _by_worker,
 }
 
