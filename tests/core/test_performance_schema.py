@@ -70,6 +70,22 @@ def test_status_tables_match_show_status(cur: Any) -> None:
     assert set(session) == set(got)
 
 
+def test_threads_running_counts_sessions_not_sleeping(server: Any, cur: Any) -> None:
+    """pt-table-checksum's --max-load reads Threads_running: this session runs, an idle
+    one sleeps."""
+    idle = server.connect()
+    try:
+        query = (
+            "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.global_status "
+            "WHERE VARIABLE_NAME LIKE 'Threads_%' ORDER BY VARIABLE_NAME"
+        )
+        got = dict(rows(cur, query))
+        assert got["Threads_running"] == "1"
+        assert int(got["Threads_connected"]) >= 2
+    finally:
+        idle.close()
+
+
 def test_threads_and_use_performance_schema(cur: Any) -> None:
     cur.execute("USE performance_schema")
     tables = [r[0] for r in rows(cur, "SHOW TABLES")]

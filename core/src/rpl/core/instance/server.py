@@ -256,6 +256,7 @@ class Server:
         getters: dict[str, Callable[[], StatusValue]] = {
             "Uptime": lambda: int(time.monotonic() - self.started),
             "Threads_connected": lambda: len(self._sessions),
+            "Threads_running": lambda: sum(s.command != "Sleep" for s in self.sessions()),
             "Questions": lambda: self.questions,
             "Binlog_commits": lambda: self.binlog.binlog_commits,
             "Binlog_group_commits": lambda: self.binlog.binlog_group_commits,

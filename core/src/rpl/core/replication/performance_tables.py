@@ -34,6 +34,13 @@ def error_timestamp(when: str) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
+def _moment(seconds: float) -> str:
+    """A time.time() moment as ``timestamp(6)``; :data:`ZERO_TIMESTAMP` for none (0)."""
+    if not seconds:
+        return ZERO_TIMESTAMP
+    return datetime.datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
 def _connection_configuration(channel: ReplicaChannel) -> dict[str, object]:
     info = channel.master_info
     return {
@@ -69,8 +76,8 @@ def _connection_status(channel: ReplicaChannel) -> dict[str, object]:
         "SOURCE_UUID": channel.master_info.master_uuid,
         "THREAD_ID": channel.io_thread_id if running else None,
         "SERVICE_STATE": state,
-        "COUNT_RECEIVED_HEARTBEATS": 0,
-        "LAST_HEARTBEAT_TIMESTAMP": ZERO_TIMESTAMP,
+        "COUNT_RECEIVED_HEARTBEATS": channel.heartbeats,
+        "LAST_HEARTBEAT_TIMESTAMP": _moment(channel.last_heartbeat),
         "RECEIVED_TRANSACTION_SET": str(channel.retrieved_gtids),
         "LAST_ERROR_NUMBER": errno,
         "LAST_ERROR_MESSAGE": message,
