@@ -210,6 +210,20 @@ def test_set_transaction_scopes(cur: Any) -> None:
     assert rows(cur, "SELECT @@transaction_isolation") == [("REPEATABLE-READ",)]
 
 
+def test_a_transaction_keeps_its_characteristics(cur: Any) -> None:
+    """SET SESSION inside a transaction is for the next one: the open transaction keeps
+    READ WRITE (MySQL's rule), so its write goes through; the next one is READ ONLY."""
+    cur.execute("CREATE TABLE kc (id int PRIMARY KEY)")
+    cur.execute("BEGIN")
+    cur.execute("SET SESSION TRANSACTION READ ONLY")
+    cur.execute("INSERT INTO kc VALUES (1)")
+    cur.execute("COMMIT")
+    assert fail(cur, "INSERT INTO kc VALUES (2)")[0] == 1792
+    cur.execute("SET SESSION TRANSACTION READ WRITE")
+    cur.execute("INSERT INTO kc VALUES (3)")
+    assert rows(cur, "SELECT id FROM kc") == [(1,), (3,)]
+
+
 def test_read_only_transaction_refuses_writes(cur: Any) -> None:
     cur.execute("CREATE TABLE ro (id int PRIMARY KEY)")
     cur.execute("SET TRANSACTION READ ONLY")

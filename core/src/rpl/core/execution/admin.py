@@ -99,6 +99,8 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
     session.warnings.extend(warnings)
     if name == "autocommit" and value and not session.autocommit:
         session.commit()
+    if name in _CHARACTERISTICS:
+        session.keep_characteristic(name)
     session.session_vars[name] = value
     sysvars.apply_session_value(session, name, value)
 
@@ -117,6 +119,10 @@ def _check_logging_pair(session: Session, name: str, value: object, scope: str |
     extraction, binlog_format = values[_LOGGING_PAIR[1]], values[_LOGGING_PAIR[0]]
     if extraction == "OFF" and binlog_format != "STATEMENT":
         raise MySQLError.of(ER_WRONG_VALUE_FOR_VAR, name, value)
+
+
+_CHARACTERISTICS = ("transaction_isolation", "transaction_read_only")
+"""The variables SET TRANSACTION sets (a transaction keeps the values it started with)."""
 
 
 def set_transaction(session: Session, stmt: ast.SetTransaction) -> Result:
@@ -139,6 +145,8 @@ def set_transaction(session: Session, stmt: ast.SetTransaction) -> Result:
         n: coerce(session.server.variables.lookup(n).definition, v)[0] for n, v in values.items()
     }
     if stmt.scope == "SESSION":
+        for name in checked:
+            session.keep_characteristic(name)
         session.session_vars.update(checked)
         return Ok()
     if session.in_transaction:

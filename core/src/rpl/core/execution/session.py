@@ -253,8 +253,9 @@ class Session:
         """SET TRANSACTION without GLOBAL or SESSION: the characteristics
         (transaction_isolation, transaction_read_only) of the next transaction only."""
         self.trx_characteristics: dict[str, object] = {}
-        """The characteristics the open transaction started with (see
-        :meth:`isolation_level`)."""
+        """The open transaction's characteristics that differ from the session's
+        variables: SET TRANSACTION's one-shot ones, and the values it started with of
+        those SET SESSION changed since (see :meth:`keep_characteristic`)."""
 
     # ------------------------------------------------------------ variables
     @property
@@ -308,11 +309,18 @@ class Session:
         return bool(self._characteristic("transaction_read_only"))
 
     def _characteristic(self, name: str) -> object:
-        if self.trx is not None and name in self.trx_characteristics:
-            return self.trx_characteristics[name]
-        if name in self.next_transaction:
-            return self.next_transaction[name]
-        return self._setting(name)
+        if self.trx is not None:
+            kept = self.trx_characteristics
+        else:
+            kept = self.next_transaction
+        return kept[name] if name in kept else self._setting(name)
+
+    def keep_characteristic(self, name: str) -> None:
+        """Before SET SESSION changes characteristic ``name`` (transaction_isolation,
+        transaction_read_only): the open transaction keeps the value it started with.
+        """
+        if self.trx is not None and name not in self.trx_characteristics:
+            self.trx_characteristics[name] = self._setting(name)
 
     def variable(self, name: str, scope: str | None) -> object:
         """@@[scope.]name as this session reads it."""
@@ -350,11 +358,8 @@ class Session:
     def transaction(self) -> Transaction:
         """The open transaction, started now if there is none."""
         if self.trx is None:
-            self.trx_characteristics = {
-                name: self._characteristic(name)
-                for name in ("transaction_isolation", "transaction_read_only")
-            }
-            self.next_transaction = {}
+            if self.next_transaction or self.trx_characteristics:
+                self.trx_characteristics, self.next_transaction = self.next_transaction, {}
             self.trx = self.server.engine.begin(self.thread_id)
             self.events = []
             self.tables = {}
