@@ -181,6 +181,46 @@ def test_sql_quote_show_create(cur: Any) -> None:
     )
 
 
+SAFE_MODE = (
+    1175,
+    "You are using safe update mode and you tried to update a table without a WHERE that uses "
+    "a KEY column. To disable safe mode, toggle the option in Preferences -> SQL Editor and "
+    "reconnect.",
+)
+
+
+def test_sql_safe_updates(cur: Any) -> None:
+    """``mysql --safe-updates`` sets it: an UPDATE or DELETE needs a key column in its
+    WHERE, or a LIMIT; a refused one changes nothing."""
+    cur.execute("CREATE TABLE su (id int PRIMARY KEY, v int, w int, KEY kv (v))")
+    cur.execute("INSERT INTO su VALUES (1, 1, 1), (2, 2, 2), (3, 3, 3)")
+    cur.execute("SET sql_safe_updates = 1")
+    assert fail(cur, "UPDATE su SET w = 0") == SAFE_MODE
+    assert fail(cur, "DELETE FROM su WHERE w = 1") == SAFE_MODE
+    assert rows(cur, "SELECT w FROM su") == [(1,), (2,), (3,)]
+    cur.execute("UPDATE su SET w = 0 WHERE v = 2")
+    cur.execute("DELETE FROM su WHERE id = 1")
+    cur.execute("DELETE FROM su WHERE w = 3 LIMIT 1")
+    assert rows(cur, "SELECT id, w FROM su") == [(2, 0)]
+    assert fail(cur, "UPDATE nosuch SET w = 1")[0] == 1146
+    cur.execute("SET sql_safe_updates = 0")
+    cur.execute("UPDATE su SET w = 9")
+    assert rows(cur, "SELECT w FROM su") == [(9,)]
+
+
+def test_sql_select_limit(cur: Any) -> None:
+    cur.execute("CREATE TABLE sl (id int PRIMARY KEY)")
+    cur.execute("INSERT INTO sl VALUES (1), (2), (3)")
+    cur.execute("SET sql_select_limit = 2")
+    assert rows(cur, "SELECT id FROM sl ORDER BY id DESC") == [(3,), (2,)]
+    assert rows(cur, "SELECT id FROM sl LIMIT 3") == [(1,), (2,), (3,)]
+    assert rows(cur, "SELECT COUNT(*) FROM sl") == [(3,)]
+    cur.execute("SET sql_select_limit = 0")
+    assert rows(cur, "SELECT 1") == []
+    cur.execute("SET sql_select_limit = DEFAULT")
+    assert rows(cur, "SELECT id FROM sl") == [(1,), (2,), (3,)]
+
+
 def test_sql_notes_off_keeps_notes_out_of_warnings(cur: Any) -> None:
     cur.execute("DROP TABLE IF EXISTS nothing_here")
     assert rows(cur, "SHOW WARNINGS") == [("Note", 1051, f"Unknown table '{cur.db}.nothing_here'")]

@@ -434,3 +434,11 @@ ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: Final = _code(
     "Cannot execute statement in a READ ONLY transaction.",
 )
 ER_UNKNOWN_TABLE: Final = _code(1109, "ER_UNKNOWN_TABLE", "42S02", "Unknown table '%s' in %s")
+ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE: Final = _code(
+    1175,
+    "ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE",
+    "HY000",
+    "You are using safe update mode and you tried to update a table without a WHERE that "
+    "uses a KEY column. To disable safe mode, toggle the option in Preferences -> SQL Editor "
+    "and reconnect.",
+)

@@ -17,7 +17,7 @@ from rpl.core.errors import (
     ER_OPTION_PREVENTS_STATEMENT,
     MySQLError,
 )
-from rpl.core.execution import virtual_tables
+from rpl.core.execution import sysvars, virtual_tables
 from rpl.core.execution.expressions import Context
 from rpl.core.execution.results import Result
 from rpl.core.execution.session import Session
@@ -135,10 +135,14 @@ def execute(session: Session, sql: str) -> Result:
             if session.trx is None:  # the refused statement was that next transaction
                 session.next_transaction = {}
             raise MySQLError.of(ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION)
+    if isinstance(statement, ast.Update | ast.Delete):
+        sysvars.check_safe_update(session, statement)
     try:
         if isinstance(statement, CATALOG_STATEMENTS):
             with session.server.ddl_lock:
                 return handler(session, statement, sql)
+        if isinstance(statement, ast.Select):
+            return sysvars.limit_rows(session, statement, handler(session, statement, sql))
         return handler(session, statement, sql)
     finally:
         if not keep_warnings:

@@ -8,7 +8,7 @@ or computed at each read (:data:`COMPUTED`, resolved by the session).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from rpl.core.errors import (
@@ -16,10 +16,13 @@ from rpl.core.errors import (
     ER_UNKNOWN_CHARACTER_SET,
     ER_UNKNOWN_COLLATION,
     ER_UNKNOWN_TIME_ZONE,
+    ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE,
     MySQLError,
 )
+from rpl.core.execution.results import Result, Rows
 from rpl.core.execution.threadpool import ONE_THREAD_PER_CONNECTION, POOL_OF_THREADS
 from rpl.core.execution.virtual_tables import CHARACTER_SET_ROWS, COLLATION_ROWS
+from rpl.core.sql import ast
 from rpl.core.sql.parser import RESERVED
 from rpl.observers import Scope, SystemVariable, VarType
 
@@ -570,3 +573,46 @@ def identifier_quoter(session: Session) -> Callable[[str], str]:
         return name if bare and name.upper() not in RESERVED else quote_identifier(name)
 
     return quote
+
+
+def limit_rows(session: Session, statement: ast.Select, result: Result) -> Result:
+    """A top-level SELECT without LIMIT returns at most sql_select_limit rows (what
+    JDBC's setMaxRows and ``mysql --safe-updates`` set).
+    """
+    if statement.limit is not None or not isinstance(result, Rows):
+        return result
+    limit = int(session.variable("sql_select_limit", None))  # type: ignore[call-overload]
+    if len(result.rows) <= limit:
+        return result
+    return Rows(result.columns, result.rows[:limit])
+
+
+def check_safe_update(session: Session, statement: ast.Update | ast.Delete) -> None:
+    """ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE under sql_safe_updates for an UPDATE or DELETE
+    with no LIMIT whose WHERE names no key column (the first column of the primary key
+    or of an index): it would change every row by mistake. A table that does not exist
+    is left to the statement to report.
+    """
+    if statement.limit is not None or not session.variable("sql_safe_updates", None):
+        return
+    db = statement.table.schema or session.db
+    engine = session.server.engine
+    if db is None or not engine.has_database(db) or statement.table.name not in engine.tables(db):
+        return
+    schema = engine.table(db, statement.table.name).schema
+    keys = {c[0].lower() for c in (schema.primary_key, *schema.indexes.values()) if c}
+    named = {c.name.lower() for c in _columns(statement.where)}
+    if not keys & named:
+        raise MySQLError.of(ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE)
+
+
+def _columns(node: object) -> Iterator[ast.Column]:
+    """The column references in an expression tree (attrs nodes and tuples of them)."""
+    if isinstance(node, ast.Column):
+        yield node
+    elif isinstance(node, tuple):
+        for item in node:
+            yield from _columns(item)
+    else:
+        for field in getattr(type(node), "__attrs_attrs__", ()):
+            yield from _columns(getattr(node, field.name))
