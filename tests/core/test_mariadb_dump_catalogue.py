@@ -55,9 +55,13 @@ def test_no_data_dump_without_tablespaces_and_locks(source: ServerProcess) -> No
     assert "CREATE TABLE `items` (\n  `id` int unsigned NOT NULL AUTO_INCREMENT," in dump.stdout
 
 
-def test_dump_reloads_into_a_fresh_server(source: ServerProcess, tmp_path: Path) -> None:
+@pytest.mark.parametrize("which", [["--databases", "shop"], ["--all-databases"]])
+def test_dump_reloads_into_a_fresh_server(
+    source: ServerProcess, tmp_path: Path, which: list[str]
+) -> None:
     """Without the LOCK TABLES and ALTER TABLE ... DISABLE KEYS lines and the key-check
-    variables, which other parts of issue 38 add."""
+    variables, which other parts of issue 38 add. --all-databases dumps the user
+    databases: the system schemas are not dumped (mysql is not listed)."""
     dump = run(
         "mariadb-dump",
         source,
@@ -65,10 +69,15 @@ def test_dump_reloads_into_a_fresh_server(source: ServerProcess, tmp_path: Path)
         "--skip-lock-tables",
         "--skip-add-locks",
         "--skip-disable-keys",
-        "--databases",
-        "shop",
+        *which,
     )
     assert dump.returncode == 0, dump.stderr
+    created = [
+        line.split(" /*!40100")[0].rstrip(";")  # the character set: SHOW CREATE DATABASE's
+        for line in dump.stdout.split("\n")
+        if line.startswith("CREATE DATABASE")
+    ]
+    assert created == ["CREATE DATABASE /*!32312 IF NOT EXISTS*/ `shop`"]
     target = ServerProcess(tmp_path / "target").start()
     try:
         load = run("mariadb", target, stdin=_without_key_checks(dump.stdout))

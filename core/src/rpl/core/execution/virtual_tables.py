@@ -42,6 +42,12 @@ INFORMATION_SCHEMA = "information_schema"
 MYSQL_SCHEMA = "mysql"
 SCHEMAS = frozenset((PERFORMANCE_SCHEMA, INFORMATION_SCHEMA, MYSQL_SCHEMA))
 """The databases whose tables this module computes (lower case)."""
+LISTED_SCHEMAS = frozenset((PERFORMANCE_SCHEMA, INFORMATION_SCHEMA))
+"""The system schemas the catalogue lists (SHOW DATABASES, SCHEMATA, TABLES, COLUMNS).
+``mysql`` is readable by name but not listed: its tables are views of the account list,
+which replicates through CREATE USER and GRANT, so tools that walk every database
+(``mariadb-dump --all-databases``, pt-table-checksum) must leave it alone, as they leave
+the other two; a dump of it could not be loaded back (its tables refuse writes)."""
 
 CHARSET: Final = "utf8mb4"
 COLLATION: Final = "utf8mb4_0900_ai_ci"
@@ -139,8 +145,10 @@ class VirtualTables:
         return sorted(s.name for (d, _), (s, _) in self._tables.items() if d == key)
 
     def schemas(self) -> list[TableSchema]:
-        """Every computed table's definition."""
-        return [schema for schema, _ in self._tables.values()]
+        """The definitions of the computed tables the catalogue lists (those of
+        :data:`LISTED_SCHEMAS`).
+        """
+        return [s for s, _ in self._tables.values() if s.db.lower() in LISTED_SCHEMAS]
 
     def table(self, session: Session, db: str, name: str) -> Table:
         """The table ``db.name`` as of now; if there is none, ER_UNKNOWN_TABLE in
@@ -162,8 +170,10 @@ def database_exists(engine: Engine, name: str) -> bool:
 
 
 def databases(engine: Engine) -> list[str]:
-    """Every database, the system schemas included, sorted (SHOW DATABASES, SCHEMATA)."""
-    return sorted({*engine.databases(), *SCHEMAS})
+    """Every database, the listed system schemas included, sorted (SHOW DATABASES,
+    SCHEMATA).
+    """
+    return sorted({*engine.databases(), *LISTED_SCHEMAS})
 
 
 def refuse_write(session: Session, db: str, name: str, command: str) -> None:
@@ -891,15 +901,12 @@ def _tables(session: Session) -> Iterable[Computed]:
         )
     for schema in session.server.dispatch.virtual_tables.schemas():
         system_view = schema.db == INFORMATION_SCHEMA
-        engine = (
-            None if system_view else "InnoDB" if schema.db == MYSQL_SCHEMA else "PERFORMANCE_SCHEMA"
-        )
         yield (
             "def",
             schema.db,
             schema.name,
             "SYSTEM VIEW" if system_view else "BASE TABLE",
-            None if system_view else engine,
+            None if system_view else "PERFORMANCE_SCHEMA",
             10,
             None if system_view else "Dynamic",
             None if system_view else 0,
