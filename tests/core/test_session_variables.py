@@ -150,6 +150,27 @@ def test_bad_values_get_mysqls_errors(cur: Any) -> None:
     assert rows(cur, "SELECT @@lock_wait_timeout") == [(1,)]
 
 
+def test_set_names_and_character_set(cur: Any) -> None:
+    query = (
+        "SELECT @@character_set_client, @@character_set_connection, "
+        "@@character_set_results, @@collation_connection"
+    )
+    cur.execute("SET NAMES latin1")
+    assert rows(cur, query) == [("latin1", "latin1", "latin1", "latin1_swedish_ci")]
+    cur.execute("SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci")
+    assert rows(cur, query) == [("utf8mb4", "utf8mb4", "utf8mb4", "utf8mb4_unicode_ci")]
+    cur.execute("SET NAMES utf8")
+    assert rows(cur, query) == [("utf8mb3", "utf8mb3", "utf8mb3", "utf8mb3_general_ci")]
+    assert fail(cur, "SET NAMES utf8mb4 COLLATE latin1_bin") == (
+        1253,
+        "COLLATION 'latin1_bin' is not valid for CHARACTER SET 'utf8mb4'",
+    )
+    cur.execute("SET CHARACTER SET latin1")
+    assert rows(cur, query) == [("latin1", "utf8mb4", "latin1", "utf8mb4_0900_ai_ci")]
+    cur.execute("SET NAMES DEFAULT")
+    assert rows(cur, query) == [("utf8mb4", "utf8mb4", "utf8mb4", "utf8mb4_0900_ai_ci")]
+
+
 def test_what_client_tools_send_first(cur: Any) -> None:
     """percona-toolkit's first statements, and mysqldump's / mariadb-dump's header."""
     cur.execute(

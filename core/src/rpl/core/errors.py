@@ -442,3 +442,9 @@ ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE: Final = _code(
     "uses a KEY column. To disable safe mode, toggle the option in Preferences -> SQL Editor "
     "and reconnect.",
 )
+ER_COLLATION_CHARSET_MISMATCH: Final = _code(
+    1253,
+    "ER_COLLATION_CHARSET_MISMATCH",
+    "42000",
+    "COLLATION '%s' is not valid for CHARACTER SET '%s'",
+)

@@ -44,16 +44,9 @@ def run_set(session: Session, stmt: ast.Set) -> Result:
     """SET assignments, in order."""
     for item in stmt.items:
         if isinstance(item, ast.SetNames):
-            charset = item.charset or "utf8mb4"
-            sysvars.check_value(session, "character_set_client", charset)
-            for name in (
-                "character_set_client",
-                "character_set_connection",
-                "character_set_results",
-            ):
-                session.session_vars[name] = charset
+            session.session_vars.update(sysvars.set_names(item.charset, item.collation))
         elif isinstance(item, ast.SetCharset):
-            session.session_vars["character_set_client"] = item.charset or "utf8mb4"
+            session.session_vars.update(sysvars.set_character_set(session, item.charset))
         else:
             _assign(session, item)
     return Ok()

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from rpl.core.errors import (
+    ER_COLLATION_CHARSET_MISMATCH,
     ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_SQL_LOG_BIN,
     ER_UNKNOWN_CHARACTER_SET,
     ER_UNKNOWN_COLLATION,
@@ -487,6 +488,55 @@ _COLLATIONS |= {name.replace("utf8mb3_", "utf8_") for name in _COLLATIONS}
 """The names SET accepts: information_schema's, and MySQL 8.0's aliases ``utf8`` and
 ``utf8_*`` of utf8mb3 (dumps and older clients still send them)."""
 _OFFSET = re.compile(r"[+-](\d{1,2}):(\d{2})\Z")
+
+
+_DEFAULT_COLLATIONS = {str(row[0]): str(row[1]) for row in CHARACTER_SET_ROWS}
+_CHARSET_OF = {str(row[0]): str(row[1]) for row in COLLATION_ROWS}
+DEFAULT_CHARSET = "utf8mb4"
+
+
+def _canonical_charset(name: str) -> str:
+    """A character set's name as MySQL 8.0 reports it (``utf8`` is ``utf8mb3``)."""
+    lowered = name.lower()
+    return "utf8mb3" if lowered == "utf8" else lowered
+
+
+def _canonical_collation(name: str) -> str:
+    lowered = name.lower()
+    return "utf8mb3_" + lowered[5:] if lowered.startswith("utf8_") else lowered
+
+
+def set_names(charset: str | None, collation: str | None) -> dict[str, object]:
+    """SET NAMES charset [COLLATE collation] (DEFAULT: utf8mb4): the session values of
+    character_set_client, _connection, _results and collation_connection (the
+    character set's default collation unless one is named). 1115 for an unknown
+    character set, 1273 for an unknown collation, 1253 for one of another character set.
+    """
+    chosen = _canonical_charset(charset or DEFAULT_CHARSET)
+    _charset("character_set_client", chosen)
+    if collation is None:
+        connection_collation = _DEFAULT_COLLATIONS[chosen]
+    else:
+        _collation("collation_connection", collation)
+        connection_collation = _canonical_collation(collation)
+        if _CHARSET_OF[connection_collation] != chosen:
+            raise MySQLError.of(ER_COLLATION_CHARSET_MISMATCH, collation, charset)
+    names = ("character_set_client", "character_set_connection", "character_set_results")
+    return {**dict.fromkeys(names, chosen), "collation_connection": connection_collation}
+
+
+def set_character_set(session: Session, charset: str | None) -> dict[str, object]:
+    """SET CHARACTER SET charset (DEFAULT: utf8mb4): character_set_client and _results
+    become it; the connection's character set and collation become the database's.
+    """
+    chosen = _canonical_charset(charset or DEFAULT_CHARSET)
+    _charset("character_set_client", chosen)
+    return {
+        "character_set_client": chosen,
+        "character_set_results": chosen,
+        "character_set_connection": session.variable("character_set_database", None),
+        "collation_connection": session.variable("collation_database", None),
+    }
 
 
 def _charset(name: str, value: object) -> None:
