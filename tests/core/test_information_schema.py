@@ -371,3 +371,24 @@ def test_show_columns_of_a_system_table(cur: Any) -> None:
         ("XA", "varchar(3)", "YES", "", None, ""),
         ("SAVEPOINTS", "varchar(3)", "YES", "", None, ""),
     ]
+
+
+def test_show_character_set_and_collation(cur: Any) -> None:
+    assert rows(cur, "SHOW CHARACTER SET LIKE 'latin%'") == [
+        ("latin1", "cp1252 West European", "latin1_swedish_ci", 1)
+    ]
+    assert names(cur) == ["Charset", "Description", "Default collation", "Maxlen"]
+    assert rows(cur, "SHOW CHARSET LIKE 'utf8mb4'") == [
+        ("utf8mb4", "UTF-8 Unicode", "utf8mb4_0900_ai_ci", 4)
+    ]
+    assert rows(cur, "SHOW COLLATION LIKE 'utf8mb4_0900%'") == [
+        ("utf8mb4_0900_ai_ci", "utf8mb4", 255, "Yes", "Yes", 0, "NO PAD"),
+        ("utf8mb4_0900_as_cs", "utf8mb4", 278, "", "Yes", 0, "NO PAD"),
+        ("utf8mb4_0900_bin", "utf8mb4", 309, "", "Yes", 1, "NO PAD"),
+    ]
+    assert names(cur) == [
+        "Collation", "Charset", "Id", "Default", "Compiled", "Sortlen", "Pad_attribute",
+    ]  # fmt: skip
+    assert len(rows(cur, "SHOW COLLATION")) == len(
+        rows(cur, "SELECT * FROM information_schema.COLLATIONS")
+    )
