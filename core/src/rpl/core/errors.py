@@ -517,3 +517,52 @@ ER_MAX_PREPARED_STMT_COUNT_REACHED: Final = _code(
     "42000",
     "Can't create more than max_prepared_stmt_count statements (current value: %u)",
 )
+ER_OPEN_AS_READONLY: Final = _code(1036, "ER_OPEN_AS_READONLY", "HY000", "Table '%s' is read only")
+ER_TABLEACCESS_DENIED_ERROR: Final = _code(
+    1142,
+    "ER_TABLEACCESS_DENIED_ERROR",
+    "42000",
+    "%s command denied to user '%s'@'%s' for table '%s'",
+)
+ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_SQL_LOG_BIN: Final = _code(
+    1694,
+    "ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_SQL_LOG_BIN",
+    "HY000",
+    "Cannot modify @@session.sql_log_bin inside a transaction",
+)
+ER_CANT_CHANGE_TX_CHARACTERISTICS: Final = _code(
+    1568,
+    "ER_CANT_CHANGE_TX_CHARACTERISTICS",
+    "25001",
+    "Transaction characteristics can't be changed while a transaction is in progress",
+)
+ER_UNKNOWN_CHARACTER_SET: Final = _code(
+    1115, "ER_UNKNOWN_CHARACTER_SET", "42000", "Unknown character set: '%s'"
+)
+ER_UNKNOWN_COLLATION: Final = _code(
+    1273, "ER_UNKNOWN_COLLATION", "HY000", "Unknown collation: '%s'"
+)
+ER_UNKNOWN_TIME_ZONE: Final = _code(
+    1298, "ER_UNKNOWN_TIME_ZONE", "HY000", "Unknown or incorrect time zone: '%s'"
+)
+ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: Final = _code(
+    1792,
+    "ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION",
+    "25006",
+    "Cannot execute statement in a READ ONLY transaction.",
+)
+ER_UNKNOWN_TABLE: Final = _code(1109, "ER_UNKNOWN_TABLE", "42S02", "Unknown table '%s' in %s")
+ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE: Final = _code(
+    1175,
+    "ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE",
+    "HY000",
+    "You are using safe update mode and you tried to update a table without a WHERE that "
+    "uses a KEY column. To disable safe mode, toggle the option in Preferences -> SQL Editor "
+    "and reconnect.",
+)
+ER_COLLATION_CHARSET_MISMATCH: Final = _code(
+    1253,
+    "ER_COLLATION_CHARSET_MISMATCH",
+    "42000",
+    "COLLATION '%s' is not valid for CHARACTER SET '%s'",
+)

@@ -18,6 +18,7 @@ from rpl.core.engine import NO_DEFAULT, Table, TableSchema
 from rpl.core.engine.storage import encode_row
 from rpl.core.errors import (
     ER_BAD_DB_ERROR,
+    ER_CANT_CHANGE_TX_CHARACTERISTICS,
     ER_DBACCESS_DENIED_ERROR,
     ER_ERROR_WHEN_EXECUTING_COMMAND,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -29,7 +30,7 @@ from rpl.core.errors import (
     ER_WRONG_VALUE_FOR_VAR,
     MySQLError,
 )
-from rpl.core.execution import virtual_tables
+from rpl.core.execution import sysvars, virtual_tables
 from rpl.core.execution.dml import resolve_table
 from rpl.core.execution.expressions import Compiler
 from rpl.core.execution.results import Ok, Result, Rows
@@ -44,7 +45,6 @@ from rpl.core.net.responses import (
     text_column,
 )
 from rpl.core.sql import ast
-from rpl.core.sql.redact import redacted
 from rpl.core.variables import coerce, like_pattern
 from rpl.observers import BinlogStorageParam, Scope
 
@@ -58,15 +58,9 @@ def run_set(session: Session, stmt: ast.Set) -> Result:
     """SET assignments, in order."""
     for item in stmt.items:
         if isinstance(item, ast.SetNames):
-            charset = item.charset or "utf8mb4"
-            for name in (
-                "character_set_client",
-                "character_set_connection",
-                "character_set_results",
-            ):
-                session.session_vars[name] = charset
+            session.session_vars.update(sysvars.set_names(item.charset, item.collation))
         elif isinstance(item, ast.SetCharset):
-            session.session_vars["character_set_client"] = item.charset or "utf8mb4"
+            session.session_vars.update(sysvars.set_character_set(session, item.charset))
         else:
             _assign(session, item)
     return Ok()
@@ -87,11 +81,14 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, "SET PERSIST")
     entry = server.variables.lookup(item.name)
     definition = entry.definition
+    if not definition.dynamic:  # MySQL says so before any scope or privilege check
+        raise MySQLError.of(ER_INCORRECT_GLOBAL_LOCAL_VAR, definition.name, "read only")
     raw = definition.default if isinstance(item.value, ast.Default) else _value(session, item)
     if item.scope == "GLOBAL" or definition.scope is Scope.GLOBAL and item.scope is None:
         if item.scope is None:
             server.variables.check_session_scope(item.name)
         session.require("SUPER", "SYSTEM_VARIABLES_ADMIN")
+        sysvars.check_value(session, definition.name, raw)
         if definition.name in _LOGGING_PAIR:
             _check_logging_pair(session, definition.name, coerce(definition, raw)[0], "GLOBAL")
         session.warnings.extend(server.variables.set_global(item.name, raw))
@@ -105,10 +102,14 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
         raise MySQLError.of(ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_BINLOG_FORMAT)
     if name in _LOGGING_PAIR:
         _check_logging_pair(session, name, value, None)
+    sysvars.check_value(session, name, value)
     session.warnings.extend(warnings)
     if name == "autocommit" and value and not session.autocommit:
         session.commit()
+    if name in _CHARACTERISTICS:
+        session.keep_characteristic(name)
     session.session_vars[name] = value
+    sysvars.apply_session_value(session, name, value)
 
 
 _LOGGING_PAIR = ("binlog_format", "transaction_write_set_extraction")
@@ -127,14 +128,37 @@ def _check_logging_pair(session: Session, name: str, value: object, scope: str |
         raise MySQLError.of(ER_WRONG_VALUE_FOR_VAR, name, value)
 
 
+_CHARACTERISTICS = ("transaction_isolation", "transaction_read_only")
+"""The variables SET TRANSACTION sets (a transaction keeps the values it started with)."""
+
+
 def set_transaction(session: Session, stmt: ast.SetTransaction) -> Result:
-    """SET TRANSACTION: the isolation level is recorded (the engine runs READ COMMITTED)."""
+    """SET [GLOBAL | SESSION] TRANSACTION ISOLATION LEVEL ... / READ ONLY | READ WRITE:
+    transaction_isolation and transaction_read_only of the scope named, or of the next
+    transaction only without one (ER_CANT_CHANGE_TX_CHARACTERISTICS inside a
+    transaction then, as MySQL).
+    """
+    values: dict[str, object] = {}
     if stmt.isolation_level is not None:
-        level = stmt.isolation_level.replace(" ", "-")
-        if stmt.scope == "GLOBAL":
-            session.server.variables.set_global("transaction_isolation", level)
-        else:
-            session.session_vars["transaction_isolation"] = level
+        values["transaction_isolation"] = stmt.isolation_level.replace(" ", "-")
+    if stmt.read_only is not None:
+        values["transaction_read_only"] = stmt.read_only
+    if stmt.scope == "GLOBAL":
+        session.require("SUPER", "SYSTEM_VARIABLES_ADMIN")
+        for name, value in values.items():
+            session.server.variables.set_global(name, value)
+        return Ok()
+    checked = {
+        n: coerce(session.server.variables.lookup(n).definition, v)[0] for n, v in values.items()
+    }
+    if stmt.scope == "SESSION":
+        for name in checked:
+            session.keep_characteristic(name)
+        session.session_vars.update(checked)
+        return Ok()
+    if session.in_transaction:
+        raise MySQLError.of(ER_CANT_CHANGE_TX_CHARACTERISTICS)
+    session.next_transaction.update(checked)
     return Ok()
 
 
@@ -162,7 +186,7 @@ def _show_status(session: Session, stmt: ast.Show) -> Result:
 
 def _show_databases(session: Session, stmt: ast.Show) -> Result:
     name = "Database" + (f" ({stmt.like})" if stmt.like else "")
-    names = _filter(sorted(session.server.engine.databases()), stmt.like)
+    names = _filter(virtual_tables.databases(session.server.engine), stmt.like)
     return Rows(_texts(name), [[n] for n in names])
 
 
@@ -170,11 +194,14 @@ def _show_tables(session: Session, stmt: ast.Show) -> Result:
     db = stmt.database or session.db
     if db is None:
         raise MySQLError.of(ER_NO_DB_ERROR)
-    names = _filter(sorted(session.server.engine.tables(db)), stmt.like)
+    system = db.lower() in virtual_tables.SCHEMAS
+    tables = session.server.dispatch.virtual_tables.names(db) if system else None
+    names = _filter(tables or sorted(session.server.engine.tables(db)), stmt.like)
     columns = _texts(f"Tables_in_{db}" + (f" ({stmt.like})" if stmt.like else ""))
     if stmt.full:
         columns.append(text_column("Table_type"))
-        return Rows(columns, [[n, "BASE TABLE"] for n in names])
+        kind = "SYSTEM VIEW" if db.lower() == virtual_tables.INFORMATION_SCHEMA else "BASE TABLE"
+        return Rows(columns, [[n, kind] for n in names])
     return Rows(columns, [[n] for n in names])
 
 
@@ -346,12 +373,12 @@ def _default_text(schema: TableSchema, i: int) -> str | None:
     return ast.quote_literal(str(value))
 
 
-def create_table_text(table: Table) -> str:
+def create_table_text(table: Table, q: Callable[[str], str] = ast.quote_identifier) -> str:
     """SHOW CREATE TABLE's text: columns, keys (PRIMARY, UNIQUE, the others), FOREIGN KEY
-    constraints, then the table options, as MySQL 8.0 prints them.
+    constraints, then the table options, as MySQL 8.0 prints them; ``q`` quotes names
+    (``sql_quote_show_create``).
     """
     schema = table.schema
-    q = ast.quote_identifier
     lines = []
     for i, column in enumerate(schema.columns):
         kind = virtual_tables.column_type_text(column)
@@ -381,7 +408,8 @@ def create_table_text(table: Table) -> str:
 def _show_create_table(session: Session, stmt: ast.Show) -> Result:
     assert stmt.table is not None
     table = resolve_table(session, stmt.table)
-    return Rows(_texts("Table", "Create Table"), [[table.schema.name, create_table_text(table)]])
+    text = create_table_text(table, sysvars.identifier_quoter(session))
+    return Rows(_texts("Table", "Create Table"), [[table.schema.name, text]])
 
 
 def _show_create_database(session: Session, stmt: ast.Show) -> Result:
@@ -389,8 +417,9 @@ def _show_create_database(session: Session, stmt: ast.Show) -> Result:
     assert stmt.database is not None
     if not virtual_tables.database_exists(session.server.engine, stmt.database):
         raise MySQLError.of(ER_BAD_DB_ERROR, stmt.database)
+    exists = "/*!32312 IF NOT EXISTS*/ " if stmt.if_not_exists else ""
     text = (
-        f"CREATE DATABASE {ast.quote_identifier(stmt.database)} /*!40100 DEFAULT CHARACTER "
+        f"CREATE DATABASE {exists}{ast.quote_identifier(stmt.database)} /*!40100 DEFAULT CHARACTER "
         "SET utf8mb4 COLLATE utf8mb4_0900_ai_ci */ /*!80016 DEFAULT ENCRYPTION='N' */"
     )
     return Rows(_texts("Database", "Create Database"), [[stmt.database, text]])
@@ -527,31 +556,7 @@ def _show_columns(session: Session, stmt: ast.Show) -> Result:
     return Rows(_texts("Field", "Type", "Null", "Key", "Default", "Extra"), rows)
 
 
-def visible_sessions(session: Session) -> list[Session]:
-    """The sessions ``session`` may see in SHOW PROCESSLIST: every one with PROCESS,
-    else those of its own user, as MySQL shows them.
-    """
-    everyone = session.server.sessions()
-    account = session.account
-    if account is None or session.server.accounts.allowed(account, "PROCESS"):
-        return everyone
-    return [s for s in everyone if s.user == session.user]
-
-
 def _show_processlist(session: Session, stmt: ast.Show) -> Result:
-    rows = [
-        [
-            s.thread_id,
-            s.user,
-            s.host,
-            s.db,
-            s.command,
-            int(time.monotonic() - s.started),
-            s.state,
-            redacted(s.info),
-        ]
-        for s in visible_sessions(session)
-    ]
     return Rows(
         [
             int_column("Id"),
@@ -559,23 +564,14 @@ def _show_processlist(session: Session, stmt: ast.Show) -> Result:
             int_column("Time"),
             *_texts("State", "Info"),
         ],
-        rows,
+        [list(row) for row in virtual_tables.processlist_rows(session)],
     )
 
 
 def _show_engines(session: Session, stmt: ast.Show) -> Result:
     return Rows(
         _texts("Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"),
-        [
-            [
-                "InnoDB",
-                "DEFAULT",
-                "rpl's in-memory engine, recovered from the binlog",
-                "YES",
-                "NO",
-                "YES",
-            ]
-        ],
+        [list(row) for row in virtual_tables.ENGINE_ROWS],
     )
 
 

@@ -19,6 +19,7 @@ from rpl.core.errors import ER_NOT_SUPPORTED_YET, MySQLError
 from rpl.core.execution.expressions import Compiler, truth
 from rpl.core.execution.results import Result, Rows
 from rpl.core.execution.session import Session, StatementHandler
+from rpl.core.execution.virtual_tables import VirtualTables
 from rpl.core.sql import ast
 
 S = TypeVar("S", bound=ast.Statement)
@@ -40,6 +41,7 @@ class Dispatch:
     def __init__(self) -> None:
         self._statements: dict[type[ast.Statement], StatementHandler] = {}
         self._shows: dict[ast.ShowKind, ShowHandler] = {}
+        self._virtual_tables = VirtualTables()
         self.statement(ast.Show, plain(self.run_show))
 
     def statement(self, kind: type[S], handler: Callable[[Session, S, str], Result]) -> None:
@@ -50,6 +52,13 @@ class Dispatch:
             return handler(session, statement, text)
 
         self._statements[kind] = run
+
+    @property
+    def virtual_tables(self) -> VirtualTables:
+        """The server's computed tables; features fill theirs at start
+        (:meth:`VirtualTables.provide`).
+        """
+        return self._virtual_tables
 
     def show(self, kind: ast.ShowKind, handler: ShowHandler) -> None:
         """Run ``handler`` for ``SHOW <kind>``."""

@@ -61,8 +61,7 @@ def resolve_table(session: Session, name: ast.TableName) -> Table:
     if db is None:
         raise MySQLError.of(ER_NO_DB_ERROR)
     if db.lower() in virtual_tables.SCHEMAS:
-        server = session.server
-        return virtual_tables.virtual_table(server.threads, server.engine, db, name.name)
+        return session.server.dispatch.virtual_tables.table(session, db, name.name)
     return session.server.engine.table(db, name.name)
 
 

@@ -14,12 +14,14 @@ import sys
 from collections.abc import Iterator
 
 from rpl.core.errors import (
+    ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_NOT_SUPPORTED_YET,
     ER_OPTION_PREVENTS_STATEMENT,
     ER_STACK_OVERRUN_NEED_MORE,
     MySQLError,
 )
+from rpl.core.execution import sysvars, virtual_tables
 from rpl.core.execution.expressions import Context
 from rpl.core.execution.results import Result
 from rpl.core.execution.session import Session
@@ -93,7 +95,10 @@ CATALOG_STATEMENTS = (
 )
 """Statements that change the catalogue or the accounts before they are binlogged."""
 
-WRITE_STATEMENTS = (ast.Insert, ast.Update, ast.Delete, *CATALOG_STATEMENTS)
+ROW_WRITES = (ast.Insert, ast.Update, ast.Delete)
+"""Statements a READ ONLY transaction refuses (transaction_read_only)."""
+
+WRITE_STATEMENTS = (*ROW_WRITES, *CATALOG_STATEMENTS)
 """Statements read_only refuses to client sessions."""
 
 
@@ -162,11 +167,20 @@ def execute_parsed(
     session.statement_text = sql
     if isinstance(statement, WRITE_STATEMENTS):
         check_read_only(session)
+        virtual_tables.refuse_statement(session, statement)
+        if isinstance(statement, ROW_WRITES) and session.read_only_transaction():
+            if session.trx is None:  # the refused statement was that next transaction
+                session.next_transaction = {}
+            raise MySQLError.of(ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION)
+    if isinstance(statement, ast.Update | ast.Delete):
+        sysvars.check_safe_update(session, statement)
     try:
         with stack_guard():
             if isinstance(statement, CATALOG_STATEMENTS):
                 with session.server.ddl_lock:
                     return handler(session, statement, sql)
+            if isinstance(statement, ast.Select):
+                return sysvars.limit_rows(session, statement, handler(session, statement, sql))
             return handler(session, statement, sql)
     finally:
         if not keep_warnings:

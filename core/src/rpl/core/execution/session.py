@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from rpl.core.execution.binlogging import EventEncoder
     from rpl.core.execution.prepared import PreparedStatements
     from rpl.core.execution.threadpool import ThreadPool
+    from rpl.core.execution.virtual_tables import VirtualTables
     from rpl.core.plugins import Plugins
     from rpl.core.sql import ast
     from rpl.core.threads import ThreadRegistry
@@ -87,6 +88,10 @@ class StatementDispatch(Protocol):
 
     def handler_for(self, statement: ast.Statement) -> StatementHandler | None:
         """The handler of ``statement``'s class; None for a statement nothing runs."""
+
+    @property
+    def virtual_tables(self) -> VirtualTables:
+        """The computed tables (information_schema, performance_schema, mysql.*)."""
 
 
 class ClientSocket(Protocol):
@@ -248,6 +253,13 @@ class Session:
         """The running statement's text (ROWS_QUERY events carry it)."""
         self.lock_wait_override: float | None = None
         """Seconds a lock wait may last, instead of innodb_lock_wait_timeout."""
+        self.next_transaction: dict[str, object] = {}
+        """SET TRANSACTION without GLOBAL or SESSION: the characteristics
+        (transaction_isolation, transaction_read_only) of the next transaction only."""
+        self.trx_characteristics: dict[str, object] = {}
+        """The open transaction's characteristics that differ from the session's
+        variables: SET TRANSACTION's one-shot ones, and the values it started with of
+        those SET SESSION changed since (see :meth:`keep_characteristic`)."""
 
     # ------------------------------------------------------------ variables
     @property
@@ -263,7 +275,7 @@ class Session:
         session_vars = self.session_vars
         if name in session_vars:
             return session_vars[name]
-        return self.server.variables.get_global(name)
+        return self.server.variables.lookup(name).value
 
     def binlog_format(self) -> str:
         """The session's ``binlog_format``: ROW, STATEMENT or MIXED."""
@@ -297,6 +309,34 @@ class Session:
             return self.lock_wait_override
         return float(cast(float, self.setting("innodb_lock_wait_timeout")))
 
+    def isolation_level(self) -> str:
+        """The isolation level of the open transaction (as it started), else of the next
+        one: SET TRANSACTION's one-shot level, else the session's transaction_isolation
+        (REPEATABLE-READ by default). One of
+        :data:`rpl.core.execution.sysvars.ISOLATION_LEVELS`.
+        """
+        return str(self._characteristic("transaction_isolation"))
+
+    def read_only_transaction(self) -> bool:
+        """Whether the open (else the next) transaction is READ ONLY
+        (transaction_read_only, as :meth:`isolation_level`).
+        """
+        return bool(self._characteristic("transaction_read_only"))
+
+    def _characteristic(self, name: str) -> object:
+        if self.trx is not None:
+            kept = self.trx_characteristics
+        else:
+            kept = self.next_transaction
+        return kept[name] if name in kept else self.setting(name)
+
+    def keep_characteristic(self, name: str) -> None:
+        """Before SET SESSION changes characteristic ``name`` (transaction_isolation,
+        transaction_read_only): the open transaction keeps the value it started with.
+        """
+        if self.trx is not None and name not in self.trx_characteristics:
+            self.trx_characteristics[name] = self.setting(name)
+
     def variable(self, name: str, scope: str | None) -> object:
         """@@[scope.]name as this session reads it."""
         return self.context.variable(name, scope)
@@ -317,7 +357,11 @@ class Session:
             raise MySQLError.of(ER_SPECIFIC_ACCESS_DENIED_ERROR, " or ".join(privileges))
 
     def warn(self, error: MySQLError, level: str = "Warning") -> None:
-        """Record ``error`` as a warning of the current statement."""
+        """Record ``error`` as a warning of the current statement (a Note only while
+        sql_notes is on, as MySQL keeps them).
+        """
+        if level == "Note" and not self.setting("sql_notes"):
+            return
         self.warnings.append(SqlWarning(level, error.errno, error.message))
 
     @property
@@ -329,6 +373,8 @@ class Session:
     def transaction(self) -> Transaction:
         """The open transaction, started now if there is none."""
         if self.trx is None:
+            if self.next_transaction or self.trx_characteristics:
+                self.trx_characteristics, self.next_transaction = self.next_transaction, {}
             self.trx = self.server.engine.begin(self.thread_id)
             self.events = []
             self.tables = {}

@@ -6,7 +6,7 @@ and protocol commands); :func:`register` is the whole list of the rest, one line
 
 from __future__ import annotations
 
-from rpl.core.execution import admin, ddl, dml, prepared
+from rpl.core.execution import admin, character_sets, ddl, dml, prepared
 from rpl.core.execution.dispatch import Dispatch, plain
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import Session
@@ -66,4 +66,6 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.ExecutePrepared, plain(prepared.run_execute))
     dispatch.statement(ast.DeallocatePrepare, plain(prepared.run_deallocate))
     for kind, handler in admin.SHOW_KINDS.items():
+        dispatch.show(kind, handler)
+    for kind, handler in character_sets.SHOW_KINDS.items():
         dispatch.show(kind, handler)

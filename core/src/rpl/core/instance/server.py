@@ -269,6 +269,7 @@ class Server:
             "Threads_connected": lambda: len(self._sessions),
             "Max_used_connections": lambda: self.max_used_connections,
             "Connection_errors_max_connections": lambda: self.connection_errors_max_connections,
+            "Threads_running": lambda: sum(s.command != "Sleep" for s in self.sessions()),
             "Questions": lambda: self.questions,
             "Binlog_commits": lambda: self.binlog.binlog_commits,
             "Binlog_group_commits": lambda: self.binlog.binlog_group_commits,

@@ -27,6 +27,7 @@ from rpl.core.execution.dispatch import Dispatch, plain
 from rpl.core.execution.results import Ok, Result, Rows
 from rpl.core.execution.session import Session
 from rpl.core.net.responses import int_column, text_column
+from rpl.core.replication import performance_tables
 from rpl.core.replication.channel import ReplicaChannel
 from rpl.core.replication.source import ReplicaHosts
 from rpl.core.sql import ast
@@ -64,6 +65,7 @@ def register(dispatch: Dispatch, channel: ReplicaChannel, hosts: ReplicaHosts) -
     dispatch.statement(ast.ResetSlave, plain(lambda s, st: reset_slave(channel, s, st)))
     dispatch.show("SLAVE STATUS", lambda s, st: show_slave_status(channel, s, st))
     dispatch.show("SLAVE HOSTS", lambda s, st: show_slave_hosts(hosts, s, st))
+    performance_tables.register(dispatch.virtual_tables, channel)
 
 
 def _channel(channel: ReplicaChannel, name: str | None) -> ReplicaChannel:

@@ -673,11 +673,14 @@ ShowKind: TypeAlias = typing.Literal[
     "TABLE STATUS",
     "SLAVE STATUS",
     "SLAVE HOSTS",
+    "CHARACTER SET",
+    "COLLATION",
 ]
 """What a SHOW statement shows (:attr:`Show.kind`), one value per result whatever the
 spelling: SCHEMAS is DATABASES, FIELDS is COLUMNS, INDEXES and KEYS are INDEX, MASTER LOGS
 is BINARY LOGS, BINARY LOG STATUS is MASTER STATUS, STORAGE ENGINES is ENGINES, REPLICA
-STATUS is SLAVE STATUS, REPLICAS and REPLICA HOSTS are SLAVE HOSTS."""
+STATUS is SLAVE STATUS, REPLICAS and REPLICA HOSTS are SLAVE HOSTS, CHARSET is CHARACTER
+SET."""
 
 
 @attrs.frozen
@@ -693,7 +696,8 @@ class Show(Statement):
     ``database`` for TABLES FROM db and CREATE DATABASE; ``table`` for CREATE TABLE,
     COLUMNS, INDEX; ``file``/``pos``/``limit``/``offset`` for BINLOG EVENTS (limit also
     for WARNINGS/ERRORS); ``user`` for GRANTS FOR; ``where`` for the SHOWs that take
-    LIKE (a filter over the result rows, which names their columns).
+    LIKE (a filter over the result rows, which names their columns); ``if_not_exists``
+    for CREATE DATABASE IF NOT EXISTS.
     """
 
     kind: ShowKind
@@ -709,6 +713,7 @@ class Show(Statement):
     user: UserName | None = None
     new_terms: bool = False
     where: Expression | None = None
+    if_not_exists: bool = False
 
 
 @attrs.frozen

@@ -124,8 +124,8 @@ def show_create(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show 
     if p.accept("TABLE"):
         return ast.Show("CREATE TABLE", table=p.table_name())
     if p.accept("DATABASE") or p.accept("SCHEMA"):
-        p.if_not_exists()
-        return ast.Show("CREATE DATABASE", database=p.ident())
+        exists = p.if_not_exists()
+        return ast.Show("CREATE DATABASE", database=p.ident(), if_not_exists=exists)
     return None
 
 
@@ -173,6 +173,15 @@ def show_slave(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show |
     return None
 
 
+def show_character_sets(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show | None:
+    """CHARACTER SET, CHARSET, COLLATION: ``[LIKE 'pattern' | WHERE expr]``."""
+    if key == "CHARACTER" and not p.accept("SET"):
+        return None
+    kind: ast.ShowKind = "COLLATION" if key == "COLLATION" else "CHARACTER SET"
+    like, where = show_filter(p)
+    return ast.Show(kind, like=like, where=where)
+
+
 SHOW_RULES: Final[dict[str, ShowRule]] = {
     "VARIABLES": show_variables,
     "STATUS": show_variables,
@@ -199,6 +208,9 @@ SHOW_RULES: Final[dict[str, ShowRule]] = {
     "BINLOG": show_binlog_events,
     "SLAVE": show_slave,
     "REPLICA": show_slave,
+    "CHARACTER": show_character_sets,
+    "CHARSET": show_character_sets,
+    "COLLATION": show_character_sets,
 }
 """SHOW's rules by the word after SHOW [FULL] [scope]."""
 _TAKES_FULL: Final = frozenset(("TABLES", "COLUMNS", "FIELDS", "PROCESSLIST"))
