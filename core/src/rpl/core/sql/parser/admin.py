@@ -14,6 +14,7 @@ from typing import Final, TypeAlias
 
 from rpl.core.sql import ast
 from rpl.core.sql.lexer import K_WORD
+from rpl.core.sql.parser import dml
 from rpl.core.sql.parser.accounts import user_name
 from rpl.core.sql.parser.cursor import SCOPES, Parser, Rule, not_supported
 
@@ -217,13 +218,9 @@ def show_limit(p: Parser) -> tuple[int, int | None]:
 
 def describe(p: Parser) -> ast.Statement:
     p.i += 1
+    if p.key in ("SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "FORMAT"):
+        return dml.explain(p)
     if p.key in (
-        "SELECT",
-        "INSERT",
-        "UPDATE",
-        "DELETE",
-        "REPLACE",
-        "FORMAT",
         "ANALYZE",
         "(",
         "TABLE",
