@@ -399,7 +399,9 @@ ER_BINLOG_ROW_WRONG_TABLE_DEF: Final = _code(
     "HY000",
     "Table definition on master and slave does not match: %s",
 )
-ER_NON_UNIQ_ERROR: Final = _code(1052, "ER_NON_UNIQ_ERROR", "23000", "Column '%s' in %s is ambiguous")
+ER_NON_UNIQ_ERROR: Final = _code(
+    1052, "ER_NON_UNIQ_ERROR", "23000", "Column '%s' in %s is ambiguous"
+)
 ER_NONUNIQ_TABLE: Final = _code(1066, "ER_NONUNIQ_TABLE", "42000", "Not unique table/alias: '%s'")
 ER_WRONG_FIELD_WITH_GROUP: Final = _code(
     1055,
@@ -433,3 +435,4 @@ ER_UPDATE_TABLE_USED: Final = _code(
     "HY000",
     "You can't specify target table '%s' for update in FROM clause",
 )
+ER_NO_TABLES_USED: Final = _code(1096, "ER_NO_TABLES_USED", "HY000", "No tables used")

@@ -27,19 +27,17 @@ from rpl.core.errors import (
     ER_BAD_FIELD_ERROR,
     ER_DUP_ENTRY,
     ER_FIELD_SPECIFIED_TWICE,
-    ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2,
     ER_NO_DB_ERROR,
     ER_NO_DEFAULT_FOR_FIELD,
-    ER_NOT_SUPPORTED_YET,
     ER_WRONG_VALUE_COUNT_ON_ROW,
     MySQLError,
 )
 from rpl.core.execution import virtual_tables
 from rpl.core.execution.expressions import (
-    AGGREGATES,
     Compiled,
     Compiler,
-    aggregate,
+    Scope,
+    ScopeTable,
     to_number,
     truth,
 )
@@ -149,13 +147,15 @@ def matching(
 
 # ------------------------------------------------------------------ SELECT
 def run_select(session: Session, stmt: ast.Select) -> Result:
-    """SELECT, with or without a table."""
-    if stmt.group_by or stmt.having is not None:
-        raise MySQLError.of(ER_NOT_SUPPORTED_YET, "GROUP BY")
+    """SELECT of at most one table, without grouping, aggregates or subqueries: the fast
+    path (execution.query runs the rest and sends these here).
+    """
     if stmt.table is None:
         compiler = Compiler((), "", session.context)
         values = [_item_function(compiler, item)(()) for item in stmt.items]
-        columns = [column_for_value(_name(i), v) for i, v in zip(stmt.items, values, strict=True)]
+        columns = [
+            column_for_value(item_name(i), v) for i, v in zip(stmt.items, values, strict=True)
+        ]
         return Rows(columns, [] if stmt.limit == 0 else [values])
     table = resolve_table(session, stmt.table)
 
@@ -165,7 +165,7 @@ def run_select(session: Session, stmt: ast.Select) -> Result:
     return session.run_statement(body)
 
 
-def _name(item: ast.SelectItem) -> str:
+def item_name(item: ast.SelectItem) -> str:
     """The result column's name: the alias, a string literal's value, or the item's text."""
     if item.alias:
         return item.alias
@@ -192,9 +192,6 @@ def _select_from(session: Session, trx: Transaction, table: Table, stmt: ast.Sel
                 continue
             row = current
         rows.append(row)
-    if any(_is_aggregate(i) for i in stmt.items):
-        _check_full_group_by(session, stmt, schema)
-        return _aggregate(stmt, rows, compiler)
     if stmt.order_by:
         rows = _ordered(rows, stmt.order_by, compiler)
     columns, getters = _projection(stmt.items, schema, compiler)
@@ -202,67 +199,6 @@ def _select_from(session: Session, trx: Transaction, table: Table, stmt: ast.Sel
     if stmt.distinct:
         out = list({tuple(r): r for r in out}.values())
     return Rows(columns, _limited(out, stmt.limit, stmt.offset))
-
-
-def _is_aggregate(item: ast.SelectItem) -> bool:
-    return isinstance(item.expr, ast.FuncCall) and item.expr.name in AGGREGATES
-
-
-def _check_full_group_by(session: Session, stmt: ast.Select, schema: TableSchema) -> None:
-    """ONLY_FULL_GROUP_BY (in the default sql_mode): an aggregate query without GROUP BY
-    may not select a column outside an aggregate (1140).
-    """
-    if "ONLY_FULL_GROUP_BY" not in str(session.variable("sql_mode", None)).upper():
-        return
-    for number, item in enumerate(stmt.items, 1):
-        column = _bare_column(item.expr)
-        if column is not None:
-            raise MySQLError.of(
-                ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2,
-                number,
-                f"{schema.db}.{schema.name}.{column.name}",
-            )
-
-
-def _bare_column(expr: object) -> ast.Column | None:
-    """The first column ``expr`` reads outside an aggregate function."""
-    if isinstance(expr, ast.Column):
-        return expr
-    if isinstance(expr, ast.FuncCall) and expr.name in AGGREGATES:
-        return None
-    if not isinstance(expr, ast.Expression | ast.When):
-        return None
-    for field in attrs.fields(type(expr)):
-        value = getattr(expr, field.name)
-        for child in value if isinstance(value, tuple) else (value,):
-            found = _bare_column(child)
-            if found is not None:
-                return found
-    return None
-
-
-def _aggregate(stmt: ast.Select, rows: list[Row], compiler: Compiler) -> Result:
-    values: list[object] = []
-    for item in stmt.items:
-        expr = item.expr
-        if not isinstance(expr, ast.FuncCall) or expr.name not in AGGREGATES:
-            first = (
-                compiler.compile_in(FIELDS, expr)(rows[0])
-                if rows and not isinstance(expr, ast.Star)
-                else None
-            )
-            values.append(first)
-            continue
-        arg = compiler.compile_in(FIELDS, expr.args[0]) if expr.args else None
-        column = [arg(r) if arg else 1 for r in rows]
-        values.append(aggregate(expr.name, column, expr.star, expr.distinct))
-    columns = [
-        column_for_value(_name(i), v)
-        if v is not None or not _is_aggregate(i)
-        else column_for_value(_name(i), 0)
-        for i, v in zip(stmt.items, values, strict=True)
-    ]
-    return Rows(columns, _limited([values], stmt.limit, stmt.offset))
 
 
 def _ordered(rows: list[Row], order: Sequence[ast.OrderItem], compiler: Compiler) -> list[Row]:
@@ -302,70 +238,161 @@ def _projection(
             col = schema.columns[compiler.column_position(item.expr)]
             columns.append(column_type(col, schema, item.alias or item.expr.name))
         else:
-            columns.append(Column(_name(item)))
+            columns.append(Column(item_name(item)))
     return columns, getters
 
 
 # ------------------------------------------------------------------ INSERT
 def run_insert(session: Session, stmt: ast.Insert) -> Result:
-    """INSERT / REPLACE with VALUES or SET."""
-    if stmt.on_duplicate:
-        raise MySQLError.of(ER_NOT_SUPPORTED_YET, "ON DUPLICATE KEY UPDATE")
+    """INSERT / REPLACE with VALUES or SET (``... SELECT`` is execution.query's)."""
     table = resolve_table(session, stmt.table)
+    compiler = Compiler((), "", session.context)
+    values = [
+        [compiler.evaluate(e) if not isinstance(e, ast.Default) else _DEFAULT for e in row]
+        for row in stmt.rows
+    ]
+    on_duplicate = _on_duplicate(session, table.schema, stmt.on_duplicate)
+
+    def body(trx: Transaction) -> Result:
+        return insert_rows(session, trx, table, stmt, values, on_duplicate)
+
+    return session.run_statement(body)
+
+
+def insert_rows(
+    session: Session,
+    trx: Transaction,
+    table: Table,
+    stmt: ast.Insert,
+    values: Sequence[Sequence[object]],
+    on_duplicate: Callable[[Row, Row], dict[str, object]] | None = None,
+) -> Ok:
+    """Insert ``values`` (one list per row, in the statement's column order; DEFAULT as
+    the marker) as INSERT [IGNORE] / REPLACE / ON DUPLICATE KEY UPDATE does.
+    """
     schema = table.schema
     plan = _plans.get(schema, tuple(stmt.columns))
-    compiler = Compiler((), "", session.context)
-    rows = [
-        _insert_row(
-            schema,
-            plan,
-            [compiler.evaluate(e) if not isinstance(e, ast.Default) else _DEFAULT for e in values],
-            number,
-        )
-        for number, values in enumerate(stmt.rows, 1)
-    ]
+    rows = [_insert_row(schema, plan, list(v), number) for number, v in enumerate(values, 1)]
     if stmt.ignore:
         rows = [
             _lenient_row(session, schema, plan.positions, row, number)
             for number, row in enumerate(rows, 1)
         ]
-
-    def body(trx: Transaction) -> Result:
-        affected, first_id = 0, 0
-        for number, row in enumerate(rows, 1):
-            generated = (
-                schema.auto_increment_position is not None
-                and not row[schema.auto_increment_position]
-            )
-            try:
-                key = trx.insert(table, row, row_number=number)
-            except MySQLError as exc:
-                if exc.errno != ER_DUP_ENTRY.errno or not (stmt.replace or stmt.ignore):
-                    raise
-                if stmt.ignore:
-                    session.warn(exc)
-                    continue
-                existing = schema.key_of(cast(EngineRow, row))
-                trx.delete(table, existing)
-                key = trx.insert(table, row, row_number=number)
-                affected += 1
-            affected += 1
-            if generated and not first_id:
-                first_id = (
-                    int(key)
-                    if isinstance(key, int)
-                    else int(key[schema.primary_key.index(schema.auto_increment_column)])
-                )
-        if first_id:
-            session.last_insert_id = first_id
-        info = (
-            f"Records: {len(rows)}  Duplicates: 0  Warnings: {len(session.warnings)}"
-            if len(rows) > 1
-            else ""
+    affected, first_id, duplicates = 0, 0, 0
+    for number, row in enumerate(rows, 1):
+        generated = (
+            schema.auto_increment_position is not None and not row[schema.auto_increment_position]
         )
-        return Ok(affected, first_id, info)
+        try:
+            key = trx.insert(table, row, row_number=number)
+        except MySQLError as exc:
+            if exc.errno != ER_DUP_ENTRY.errno or not (stmt.replace or stmt.ignore or on_duplicate):
+                raise
+            duplicates += 1
+            if on_duplicate is not None:
+                affected += _update_duplicate(trx, table, row, on_duplicate, number)
+                continue
+            if stmt.ignore:
+                session.warn(exc)
+                continue
+            existing = schema.key_of(cast(EngineRow, row))
+            trx.delete(table, existing)
+            key = trx.insert(table, row, row_number=number)
+            affected += 1
+        affected += 1
+        if generated and not first_id:
+            first_id = (
+                int(key)
+                if isinstance(key, int)
+                else int(key[schema.primary_key.index(schema.auto_increment_column)])
+            )
+    if first_id:
+        session.last_insert_id = first_id
+    info = (
+        f"Records: {len(rows)}  Duplicates: {duplicates}  Warnings: {len(session.warnings)}"
+        if len(rows) > 1 or stmt.select is not None
+        else ""
+    )
+    return Ok(affected, first_id, info)
 
-    return session.run_statement(body)
+
+_NEW_ROW = "\0new"
+"""The qualifier ``VALUES(col)`` of ON DUPLICATE KEY UPDATE reads the proposed row by."""
+
+
+def _on_duplicate(
+    session: Session, schema: TableSchema, assignments: Sequence[ast.Assignment]
+) -> Callable[[Row, Row], dict[str, object]] | None:
+    """ON DUPLICATE KEY UPDATE compiled: (existing row, proposed row) -> the changes.
+
+    Assignments see the existing row's columns, ``VALUES(col)`` the proposed row's, and
+    each assignment sees the ones before it, as MySQL evaluates them left to right.
+    """
+    if not assignments:
+        return None
+    names = [c.name for c in schema.columns]
+    width = len(names)
+    scope = Scope(
+        [
+            ScopeTable(schema.name, schema.db, names, 0),
+            ScopeTable(_NEW_ROW, None, names, width, frozenset(n.lower() for n in names)),
+        ],
+        2 * width,
+    )
+    compiler = Compiler((), schema.name, session.context, scope)
+    setters: list[tuple[int, str, Compiled]] = []
+    for assignment in assignments:
+        compiler.clause = FIELDS
+        position = compiler.column_position(ast.Column(assignment.column.name))
+        value = compiler.compile(_values_function(assignment.value))
+        setters.append((position, schema.columns[position].name, value))
+
+    def changes(existing: Row, proposed: Row) -> dict[str, object]:
+        row = list(existing) + list(proposed)
+        out: dict[str, object] = {}
+        for position, name, value in setters:
+            row[position] = out[name] = value(row)
+        return out
+
+    return changes
+
+
+def _values_function(expr: ast.Expression) -> ast.Expression:
+    """``expr`` with each ``VALUES(col)`` read from the proposed row."""
+    if isinstance(expr, ast.FuncCall) and expr.name == "VALUES":
+        if len(expr.args) == 1 and isinstance(expr.args[0], ast.Column):
+            return ast.Column(expr.args[0].name, _NEW_ROW)
+    if not isinstance(expr, ast.Expression):
+        return expr
+    changed: dict[str, object] = {}
+    for field in attrs.fields(type(expr)):
+        value = getattr(expr, field.name)
+        if isinstance(value, ast.Expression):
+            changed[field.name] = _values_function(value)
+        elif isinstance(value, tuple):
+            changed[field.name] = tuple(
+                _values_function(v) if isinstance(v, ast.Expression) else v for v in value
+            )
+    return attrs.evolve(expr, **changed)
+
+
+def _update_duplicate(
+    trx: Transaction,
+    table: Table,
+    row: Row,
+    on_duplicate: Callable[[Row, Row], dict[str, object]],
+    number: int,
+) -> int:
+    """The duplicate row updated as ON DUPLICATE KEY UPDATE says: 2 rows affected when it
+    changed, 0 when it did not (MySQL's count).
+    """
+    key = table.schema.key_of(cast(EngineRow, row))
+    trx.lock_for_update(table, key)
+    existing = trx.get(table, key)
+    if existing is None:
+        return 0
+    change = trx.update(table, key, on_duplicate(existing, row), row_number=number)
+    return 2 if change is not None and change.before != change.after else 0
 
 
 class _DefaultMarker:

@@ -6,7 +6,7 @@ and protocol commands); :func:`register` is the whole list of the rest, one line
 
 from __future__ import annotations
 
-from rpl.core.execution import admin, ddl, dml
+from rpl.core.execution import admin, ddl, dml, explain, query
 from rpl.core.execution.dispatch import Dispatch, plain
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import Session
@@ -31,8 +31,8 @@ def _rollback(session: Session, stmt: ast.Rollback) -> Result:
 
 def register(dispatch: Dispatch) -> None:
     """Put the layer's own statements and SHOW kinds in ``dispatch``."""
-    dispatch.statement(ast.Select, plain(dml.run_select))
-    dispatch.statement(ast.Insert, plain(dml.run_insert))
+    dispatch.statement(ast.Select, plain(query.run_select))
+    dispatch.statement(ast.Insert, plain(query.run_insert))
     dispatch.statement(ast.Update, plain(dml.run_update))
     dispatch.statement(ast.Delete, plain(dml.run_delete))
     dispatch.statement(ast.Begin, plain(_begin))
@@ -59,5 +59,7 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.UninstallPlugin, plain(admin.uninstall_plugin))
     dispatch.statement(ast.Shutdown, plain(admin.run_shutdown))
     dispatch.statement(ast.Kill, plain(admin.run_kill))
+    dispatch.statement(ast.Union, plain(query.run_union))
+    dispatch.statement(ast.Explain, plain(explain.run_explain))
     for kind, handler in admin.SHOW_KINDS.items():
         dispatch.show(kind, handler)

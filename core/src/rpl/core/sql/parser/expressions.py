@@ -208,9 +208,9 @@ def primary(p: Parser) -> ast.Expression:
                 return cast(p, key)
             if key == "EXISTS":
                 p.i += 1
-                inner = query(p)
+                exists = query(p)
                 p.expect(")")
-                return ast.Exists(inner)
+                return ast.Exists(exists)
             return call(p, key)
         if nxt == "." and toks[p.i][0] is K_OP:
             if key in RESERVED:
@@ -396,9 +396,9 @@ def cast(p: Parser, name: str) -> ast.Cast:
     p.i += 1  # (
     operand = expr(p)
     if name == "CONVERT" and p.accept("USING"):
-        charset = p.any_word().lower()
+        target = p.any_word().lower()
         p.expect(")")
-        return ast.Cast(operand, "CHAR", charset=charset)
+        return ast.Cast(operand, "CHAR", charset=target)
     if name == "CAST":
         p.expect("AS")
     else:
@@ -411,13 +411,14 @@ def cast(p: Parser, name: str) -> ast.Cast:
     p.i += 1
     if type_name in ("SIGNED", "UNSIGNED"):
         p.accept("INTEGER") or p.accept("INT")
-    length = scale = None
+    length: int | None = None
+    scale: int | None = None
     if p.accept("("):
         length = p.integer()
         if p.accept(","):
             scale = p.integer()
         p.expect(")")
-    charset = None
+    charset: str | None = None
     if type_name == "CHAR" and (p.accept_seq("CHARACTER", "SET") or p.accept("CHARSET")):
         charset = p.any_word().lower()
     p.expect(")")
