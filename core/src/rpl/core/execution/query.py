@@ -461,7 +461,7 @@ class QueryPlan:
         if self.grouped:
             compiler.group = self.group_cell
         try:
-            self.items: list[tuple[str, list[Compiled], list[int | None], bool]] = []
+            self.items: list[tuple[list[str], list[Compiled], list[int | None], bool]] = []
             for item in stmt.items:
                 self.items.append(self._compile_item(item))
             aliases = {
@@ -486,14 +486,15 @@ class QueryPlan:
 
     def _compile_item(
         self, item: ast.SelectItem
-    ) -> tuple[str, list[Compiled], list[int | None], bool]:
-        """(name, getters, the FROM position each reads when it is a bare column, is star)
+    ) -> tuple[list[str], list[Compiled], list[int | None], bool]:
+        """(names, getters, the FROM position each reads when it is a bare column, is star)
         of one select-list item.
         """
         expr = item.expr
         if isinstance(expr, ast.Star):
             getters: list[Compiled] = []
             positions: list[int | None] = []
+            names: list[str] = []
             sources = [
                 s
                 for s in self.written
@@ -509,10 +510,12 @@ class QueryPlan:
                         continue
                     getters.append(operator.itemgetter(source.offset + index))
                     positions.append(source.offset + index)
-            return "*", getters, positions, True
+                    names.append(name)
+            return names, getters, positions, True
         getter = self.compiler.compile_in(dml.FIELDS, expr)
         position = self.scope.find(expr, dml.FIELDS) if isinstance(expr, ast.Column) else None
-        return dml.item_name(item), [getter], [position], False
+        name = item.alias or expr.name if isinstance(expr, ast.Column) else dml.item_name(item)
+        return [name], [getter], [position], False
 
     def _order_key(self, item: ast.OrderItem, aliases: dict[str, ast.Expression]) -> Compiled:
         expr = item.expr
@@ -599,14 +602,7 @@ class QueryPlan:
 
     def names(self) -> list[str]:
         """The result's column names."""
-        names: list[str] = []
-        for name, _getters, _, star in self.items:
-            if star:
-                for source in self.written:
-                    names += [n for n in source.names if n.lower() not in source.hidden]
-            else:
-                names.append(name)
-        return names[: self.width]
+        return [name for names, _, _, _ in self.items for name in names]
 
     def columns(self, rows: Sequence[Row]) -> list[Column]:
         """The result's column definitions: a table column's own, else by its values."""
