@@ -76,9 +76,7 @@ def test_outer_joins_keep_the_unmatched_side_with_nulls(cur: Any) -> None:
         cur, "SELECT a.x, b.y FROM a RIGHT OUTER JOIN b ON b.a_id = a.id ORDER BY b.id"
     ) == [("p", "u"), ("p", "v"), ("q", "w"), (None, "z")]
     # a WHERE on the inner table after a LEFT JOIN: the NULL row is filtered out
-    assert rows(cur, "SELECT a.x FROM a LEFT JOIN b ON b.a_id = a.id WHERE b.y IS NULL") == [
-        ("r",)
-    ]
+    assert rows(cur, "SELECT a.x FROM a LEFT JOIN b ON b.a_id = a.id WHERE b.y IS NULL") == [("r",)]
     # SELECT * lists the tables as written, even for RIGHT JOIN
     assert rows(cur, "SELECT * FROM a RIGHT JOIN b ON b.a_id = a.id WHERE b.id = 13") == [
         (None, None, None, 13, 9, "z")
@@ -160,8 +158,11 @@ def test_group_by_having_and_aggregates(cur: Any) -> None:
     ]
     assert rows(cur, "SELECT COUNT(*), SUM(n), BIT_XOR(n) FROM a WHERE id > 100") == [(0, None, 0)]
     # grouping by the primary key determines every column of its table
-    assert rows(cur, "SELECT a.id, a.x, COUNT(b.id) FROM a LEFT JOIN b ON b.a_id = a.id "
-                "GROUP BY a.id ORDER BY a.id") == [(1, "p", 2), (2, "q", 1), (3, "r", 0)]
+    assert rows(
+        cur,
+        "SELECT a.id, a.x, COUNT(b.id) FROM a LEFT JOIN b ON b.a_id = a.id "
+        "GROUP BY a.id ORDER BY a.id",
+    ) == [(1, "p", 2), (2, "q", 1), (3, "r", 0)]
     assert fail(cur, "SELECT y, COUNT(*) FROM b GROUP BY a_id") == (
         1055,
         "42000",
@@ -200,7 +201,7 @@ def test_cast_convert_and_is_true(cur: Any) -> None:
         "CAST(1.005 AS DECIMAL(5,2)), CONVERT('x' USING utf8mb4), CAST(NULL AS SIGNED)",
     ) == [(12, 18446744073709551615, 2, -1, "12", "7", Decimal("1.01"), "x", None)]
     cur.execute("SELECT CAST('2020-01-02 03:04:05' AS DATE), CAST('a' AS BINARY(3))")
-    (date, binary), = cur.fetchall()
+    ((date, binary),) = cur.fetchall()
     assert (str(date), binary) == ("2020-01-02", b"a\x00\x00")
     assert rows(
         cur,
@@ -280,7 +281,9 @@ _small = st.lists(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(left=_small, right=_small)
 def test_joins_match_a_python_nested_loop(cur: Any, left: list[Any], right: list[Any]) -> None:
     cur.execute("DROP TABLE IF EXISTS l")
@@ -299,9 +302,7 @@ def test_joins_match_a_python_nested_loop(cur: Any, left: list[Any], right: list
         inner = sorted(lr + rr for lr in left for rr in right if match(lr, rr))
         assert rows(cur, f"SELECT * FROM l JOIN r ON {on} ORDER BY l.id, r.id") == inner
         outer = sorted(
-            lr + rr
-            for lr in left
-            for rr in ([r for r in right if match(lr, r)] or [(None, None)])
+            lr + rr for lr in left for rr in ([r for r in right if match(lr, r)] or [(None, None)])
         )
         got = rows(cur, f"SELECT * FROM l LEFT JOIN r ON {on} ORDER BY l.id, r.id")
         assert got == sorted(outer, key=lambda t: (t[0], -1 if t[2] is None else t[2]))
