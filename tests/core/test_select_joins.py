@@ -223,8 +223,9 @@ def test_user_variable_assignment_in_select(cur: Any) -> None:
 def test_checksum_functions(cur: Any) -> None:
     assert rows(
         cur,
-        "SELECT CRC32('abc'), CONCAT_WS('#', 'a', NULL, 'b'), CONV(255, 10, 16), CONV('ff', 16, 10), "
-        "ISNULL(NULL), ISNULL(1), HEX('ab'), HEX(255), MD5('a'), SHA1('a'), IFNULL(NULL, 3)",
+        "SELECT CRC32('abc'), CONCAT_WS('#', 'a', NULL, 'b'), CONV(255, 10, 16), "
+        "CONV('ff', 16, 10), ISNULL(NULL), ISNULL(1), HEX('ab'), HEX(255), MD5('a'), "
+        "SHA1('a'), IFNULL(NULL, 3)",
     ) == [
         (
             zlib.crc32(b"abc"),
