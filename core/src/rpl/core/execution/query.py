@@ -307,8 +307,9 @@ class QueryPlan:
         compiler.subqueries = self._plan_subquery
         self.compiler = compiler
         self._compile_joins(stmt)
-        self.where = compiler.compile_in(dml.WHERE, stmt.where) if stmt.where is not None else None
         self.first_where = self._first_table_where(stmt.where)
+        where = self._residual(stmt.where)
+        self.where = compiler.compile_in(dml.WHERE, where) if where is not None else None
         self.grouped = (
             bool(stmt.group_by)
             or stmt.having is not None
@@ -454,6 +455,20 @@ class QueryPlan:
         finally:
             scope.visible = len(self.steps)
         return kept
+
+    def _residual(self, where: ast.Expression | None) -> ast.Expression | None:
+        """What of WHERE the joined rows still need testing on: for one table whose read
+        every term narrows, without the primary-key term the read guarantees
+        (:func:`dml.residual_where`); else all of it.
+        """
+        first = self.first_where
+        if len(self.steps) != 1 or first is None or self.steps[0].source.table is None:
+            return where
+        if len(_conjuncts(first)) != len(_conjuncts(where)):
+            return where
+        schema = self.steps[0].source.table.schema
+        narrow = Compiler([c.name for c in schema.columns], schema.name, self.session.context)
+        return dml.residual_where(schema, first, narrow)
 
     def _compile_output(self, stmt: ast.Select) -> None:
         compiler = self.compiler
