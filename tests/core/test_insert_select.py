@@ -133,10 +133,17 @@ def test_insert_select_replicates_as_rows(pair: tuple[Server, Server], binlog_fo
     ):
         events = replicate(statement)
         codes = [code for code, _, _ in events]
+        queries = [body for code, body, _ in events if code == QUERY_EVENT]
         if binlog_format == "ROW":
             assert {WRITE_ROWS_EVENT, UPDATE_ROWS_EVENT} & set(codes), statement
-        queries = [body for code, body, _ in events if code == QUERY_EVENT]
-        assert not any(b"SELECT" in body for body in queries), queries
+            assert not any(b"SELECT" in body for body in queries), queries
+        elif "@@server_id" in statement:
+            # it would compute another value on the replica: logged as the rows it made
+            assert any(b"INSERT INTO `d`.`t`" in body for body in queries), queries
+            assert not any(b"SELECT" in body for body in queries), queries
+        else:
+            # replays to the same rows on the replica's equal data: logged as written
+            assert any(statement.encode() in body for body in queries), queries
     expected = [
         (1, "A", 100),
         (2, "B", 3),
@@ -147,3 +154,36 @@ def test_insert_select_replicates_as_rows(pair: tuple[Server, Server], binlog_fo
     query = "SELECT id, v, n FROM d.t ORDER BY id"
     assert run(source, query) == expected
     assert run(replica, query) == expected
+
+
+CHECKSUMS = (
+    "CREATE TABLE d.checksums (db CHAR(64) NOT NULL, tbl CHAR(64) NOT NULL, chunk INT NOT NULL, "
+    "this_cnt INT, this_crc CHAR(40), PRIMARY KEY (db, tbl, chunk))"
+)
+CHUNK = (
+    "REPLACE INTO d.checksums (db, tbl, chunk, this_cnt, this_crc) SELECT 'd', 't', {chunk}, "
+    "COUNT(*) AS cnt, COALESCE(LOWER(CONV(BIT_XOR(CAST(CRC32(CONCAT_WS('#', id, v, n, "
+    "CONCAT(ISNULL(v), ISNULL(n)))) AS UNSIGNED)), 10, 16)), 0) AS crc "
+    "FROM d.t FORCE INDEX(PRIMARY) WHERE ((id >= {low})) AND ((id <= {high}))"
+)
+
+
+def test_checksum_chunks_run_on_the_replicas_own_rows(pair: tuple[Server, Server]) -> None:
+    """pt-table-checksum's way: in STATEMENT format the REPLACE ... SELECT runs again on
+    the replica, so a row changed behind replication's back shows in that chunk only."""
+    source, replica = pair
+    for server in (source, replica):
+        run(server, CHECKSUMS)
+    replicate = Replication(source, replica)
+    replicate("INSERT INTO d.t VALUES " + ",".join(f"({i}, 'v{i}', {i})" for i in range(1, 21)))
+    run(replica, "UPDATE d.t SET v = 'drifted' WHERE id = 15")
+    for chunk, (low, high) in enumerate(((1, 10), (11, 20)), 1):
+        replicate(
+            "SET SESSION binlog_format = 'STATEMENT'",
+            CHUNK.format(chunk=chunk, low=low, high=high),
+        )
+    query = "SELECT chunk, this_cnt, this_crc FROM d.checksums ORDER BY chunk"
+    on_source, on_replica = run(source, query), run(replica, query)
+    assert [r[:2] for r in on_source] == [(1, 10), (2, 10)] == [r[:2] for r in on_replica]
+    assert on_source[0][2] == on_replica[0][2]  # the equal chunk
+    assert on_source[1][2] != on_replica[1][2]  # the chunk with the drifted row

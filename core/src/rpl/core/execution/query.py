@@ -140,7 +140,9 @@ def _run(session: Session, stmt: Query) -> Result:
 def run_insert(session: Session, stmt: ast.Insert) -> Result:
     """INSERT / REPLACE: VALUES by :func:`dml.run_insert`; ``... SELECT`` reads the query's
     rows first (so a query of the target table sees it as it was), then inserts them as
-    VALUES would. The binlog gets the inserted rows, never the query, in either format.
+    VALUES would. ROW format logs the rows; STATEMENT logs the statement itself when it
+    computes the same rows on a replica (:func:`_replayable`: pt-table-checksum's REPLACE
+    ... SELECT must run on the replica's own data), else one INSERT of the rows.
     """
     if stmt.select is None:
         return dml.run_insert(session, stmt)
@@ -149,12 +151,44 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
     plan = build_plan(session, stmt.select, shared, None)
     on_duplicate = dml._on_duplicate(session, table.schema, stmt.on_duplicate)
 
+    replayable = _replayable(stmt) and table.schema.auto_increment_position is None
+
     def body(trx: Transaction) -> Result:
         shared.trx = trx
         rows = plan.run(())
-        return dml.insert_rows(session, trx, table, stmt, rows, on_duplicate)
+        result = dml.insert_rows(session, trx, table, stmt, rows, on_duplicate)
+        if replayable and session.binlog_format() == "STATEMENT":
+            session.replayed_statement = session.statement_text
+        return result
 
     return session.run_statement(body)
+
+
+NONDETERMINISTIC = frozenset(
+    """
+    NOW CURRENT_TIMESTAMP SYSDATE LOCALTIME LOCALTIMESTAMP UTC_TIMESTAMP UTC_DATE UTC_TIME
+    CURDATE CURTIME CURRENT_DATE CURRENT_TIME UNIX_TIMESTAMP RAND UUID UUID_SHORT USER
+    CURRENT_USER SESSION_USER SYSTEM_USER CONNECTION_ID LAST_INSERT_ID FOUND_ROWS ROW_COUNT
+    VERSION
+    """.split()
+)
+"""Functions whose value on a replica's applier may differ from the source's."""
+
+
+def _replayable(node: object) -> bool:
+    """Whether ``node`` (an INSERT ... SELECT) computes the same rows on a replica with the
+    same data: no function of the moment, the session or the server, no variable. The
+    engine reads in primary-key order, so the query's row order is the data's.
+    """
+    if isinstance(node, ast.SysVar | ast.UserVar | ast.AssignUserVar):
+        return False
+    if isinstance(node, ast.FuncCall) and node.name in NONDETERMINISTIC:
+        return False
+    if isinstance(node, tuple):
+        return all(_replayable(item) for item in node)
+    if attrs.has(type(node)):
+        return all(_replayable(getattr(node, f.name)) for f in attrs.fields(type(node)))
+    return True
 
 
 def build_plan(
