@@ -186,7 +186,9 @@ def _replayable(node: object) -> bool:
         return False
     if isinstance(node, tuple):
         return all(_replayable(item) for item in node)
-    if attrs.has(type(node)):
+    if isinstance(node, ast.Expression | ast.Statement | ast.SelectItem | ast.OrderItem):
+        return all(_replayable(getattr(node, f.name)) for f in attrs.fields(type(node)))
+    if isinstance(node, ast.When | ast.JoinStep | ast.DerivedTable | ast.Assignment):
         return all(_replayable(getattr(node, f.name)) for f in attrs.fields(type(node)))
     return True
 
