@@ -63,6 +63,17 @@ def test_single_table_plans(cur: Any) -> None:
     ) == [
         (1, "SIMPLE", "t", None, "range", "PRIMARY", "PRIMARY", "4", None, 20, FULL, "Using where")
     ]
+    # pt-table-checksum's chunk bounds
+    assert explain(cur, "EXPLAIN SELECT * FROM t WHERE id >= 11 AND id <= 15 AND k > 0")[0][
+        4:10
+    ] == (
+        "range",
+        "PRIMARY",
+        "PRIMARY",
+        "4",
+        None,
+        5,
+    )
     assert explain(cur, "EXPLAIN SELECT * FROM t WHERE k = 3") == [
         (1, "SIMPLE", "t", None, "ALL", None, None, None, None, 100, FULL, "Using where")
     ]
@@ -104,12 +115,16 @@ def test_write_statement_plans(cur: Any) -> None:
     assert explain(cur, "EXPLAIN UPDATE t SET k = 0 WHERE id = 3") == [
         (1, "UPDATE", "t", None, "const", "PRIMARY", "PRIMARY", "4", "const", 1, FULL, None)
     ]
-    assert explain(cur, "EXPLAIN DELETE FROM t WHERE id > 0")[0][:5] == (
-        1,
-        "DELETE",
-        "t",
-        None,
+    assert explain(cur, "EXPLAIN DELETE FROM t WHERE id > 90") == [
+        (1, "DELETE", "t", None, "range", "PRIMARY", "PRIMARY", "4", None, 10, FULL, "Using where")
+    ]
+    assert explain(cur, "EXPLAIN DELETE FROM t WHERE k > 0")[0][4:10] == (
         "ALL",
+        None,
+        None,
+        None,
+        None,
+        100,
     )
     assert explain(cur, "EXPLAIN INSERT INTO u VALUES (3, 3)") == [
         (1, "INSERT", "u", None, "ALL", None, None, None, None, None, None, None)

@@ -13,6 +13,7 @@ it did not see.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
@@ -64,10 +65,30 @@ def resolve_table(session: Session, name: ast.TableName) -> Table:
     return session.server.engine.table(db, name.name)
 
 
+@attrs.frozen
+class KeyRange:
+    """A primary-key range a WHERE clause narrows a read to: every ``lows`` pair is a lower
+    bound (constant, strict), every ``highs`` pair an upper one (none: open). An integer key
+    reads exactly the range (``pk > 2.5`` from 3); a string key reads strict bounds as
+    inclusive, so its range may hold more than the WHERE, never less.
+    """
+
+    lows: tuple[tuple[object, bool], ...] = ()
+    highs: tuple[tuple[object, bool], ...] = ()
+
+
+_RANGE_OPS = {">": "low", ">=": "low", "<": "high", "<=": "high"}
+_FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+
 def _pk_keys(
     schema: TableSchema, where: ast.Expression | None, compiler: Compiler
-) -> list[object] | tuple[object, object] | None:
-    """Keys or a key range the WHERE clause pins, or None for a full scan."""
+) -> list[object] | KeyRange | None:
+    """Keys or a key range the WHERE clause pins, or None for a full scan.
+
+    Of an AND, the first term (left to right) giving a key list wins; else the ranges of
+    all its terms are intersected.
+    """
     if where is None or len(schema.primary_key) != 1:
         return None
     pk = schema.primary_key[0].lower()
@@ -79,11 +100,31 @@ def _pk_keys(
 
     if isinstance(where, ast.Binary):
         if where.op == "AND":
-            return _pk_keys(schema, where.left, compiler) or _pk_keys(schema, where.right, compiler)
+            left = _pk_keys(schema, where.left, compiler)
+            if isinstance(left, list):
+                return left
+            right = _pk_keys(schema, where.right, compiler)
+            if isinstance(right, list) or left is None:
+                return right
+            if right is None:
+                return left
+            return KeyRange(left.lows + right.lows, left.highs + right.highs)
         if where.op == "=" and is_pk(where.left) and _is_constant(where.right):
             return [constant(where.right)]
         if where.op == "=" and is_pk(where.right) and _is_constant(where.left):
             return [constant(where.left)]
+        if where.op in _RANGE_OPS:
+            op, other = where.op, where.right
+            if not is_pk(where.left):
+                op, other = _FLIPPED[where.op], where.left
+                if not is_pk(where.right):
+                    return None
+            if not _range_constant(schema, other):
+                return None
+            bound = ((constant(other), len(op) == 1),)
+            if _RANGE_OPS[op] == "low":
+                return KeyRange(lows=bound)
+            return KeyRange(highs=bound)
     if (
         isinstance(where, ast.InList)
         and not where.negated
@@ -95,11 +136,36 @@ def _pk_keys(
         isinstance(where, ast.Between)
         and not where.negated
         and is_pk(where.operand)
-        and _is_constant(where.low)
-        and _is_constant(where.high)
+        and _range_constant(schema, where.low)
+        and _range_constant(schema, where.high)
     ):
-        return (constant(where.low), constant(where.high))
+        return KeyRange(((constant(where.low), False),), ((constant(where.high), False),))
     return None
+
+
+def _range_constant(schema: TableSchema, expr: ast.Expression) -> bool:
+    """A constant a key range may be bounded by: any for an integer key; for a string key
+    only a string literal (MySQL compares a string column with a number as numbers, in
+    another order than the keys').
+    """
+    if schema.columns[schema.pk_positions[0]].type_name in _INTEGER_TYPES:
+        return _is_constant(expr)
+    return isinstance(expr, ast.Literal) and isinstance(expr.value, str)
+
+
+def _bound(schema: TableSchema, bound: tuple[object, bool], low: bool) -> object:
+    """A range bound as the engine keys it, inclusive: for an integer key the first (or
+    last) whole number the comparison admits; None for NULL (no row compares true with it).
+    """
+    value, strict = bound
+    if value is None:
+        return None
+    if schema.columns[schema.pk_positions[0]].type_name not in _INTEGER_TYPES:
+        return str(value)
+    number = to_number(value)
+    if low:
+        return math.floor(number) + 1 if strict else math.ceil(number)
+    return math.ceil(number) - 1 if strict else math.floor(number)
 
 
 def _is_constant(expr: ast.Expression) -> bool:
@@ -126,10 +192,10 @@ _INTEGER_TYPES = frozenset(("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER"
 
 def _guaranteed(schema: TableSchema, expr: ast.Expression) -> bool:
     """Whether reading the keys ``expr`` pins (:func:`_pk_keys`) already makes ``expr``
-    true for every row read: ``pk = c``, ``pk IN (c, ...)``, ``pk BETWEEN a AND b`` with
-    literal constants that the key conversion (:func:`_key_for`) maps exactly as MySQL's
-    comparison does: numbers or strings against an integer key, strings against a
-    string key.
+    true for every row read: ``pk = c``, ``pk IN (c, ...)``, ``pk BETWEEN a AND b`` and,
+    for an integer key, ``pk < c`` (``<=``, ``>``, ``>=``), with literal constants that the
+    key conversion (:func:`_key_for`, :func:`_bound`) maps exactly as MySQL's comparison
+    does: numbers or strings against an integer key, strings against a string key.
     """
     if len(schema.primary_key) != 1:
         return False
@@ -147,7 +213,9 @@ def _guaranteed(schema: TableSchema, expr: ast.Expression) -> bool:
             return False
         value = node.value
         if numeric:
-            return isinstance(value, int | str | Decimal | float)
+            return isinstance(value, int | str | Decimal | float) and (
+                _key_for(schema, value) is not None
+            )
         return isinstance(value, str)
 
     if isinstance(expr, ast.Binary) and expr.op == "=":
@@ -155,28 +223,58 @@ def _guaranteed(schema: TableSchema, expr: ast.Expression) -> bool:
     if isinstance(expr, ast.InList) and not expr.negated:
         return is_pk(expr.operand) and all(exact(i) for i in expr.items)
     if isinstance(expr, ast.Between) and not expr.negated:
-        return is_pk(expr.operand) and exact(expr.low) and exact(expr.high)
+        bounds = (expr.low, expr.high)
+        return is_pk(expr.operand) and all(_exact_bound(numeric, b) for b in bounds)
+    if isinstance(expr, ast.Binary) and expr.op in _RANGE_OPS and numeric:
+        return (is_pk(expr.left) and _exact_bound(numeric, expr.right)) or (
+            is_pk(expr.right) and _exact_bound(numeric, expr.left)
+        )
     return False
+
+
+def _exact_bound(numeric: bool, node: ast.Expression) -> bool:
+    """A literal a range read bounds exactly: a number or string for an integer key (read
+    from its first admitted whole number), a string for a string key.
+    """
+    if not isinstance(node, ast.Literal) or node.value is None:
+        return False
+    if numeric:
+        return isinstance(node.value, int | str | Decimal | float)
+    return isinstance(node.value, str)
 
 
 def residual_where(
     schema: TableSchema, where: ast.Expression | None, compiler: Compiler
 ) -> ast.Expression | None:
     """What of ``where`` still needs testing on the rows :func:`candidate_rows` reads:
-    ``where`` without the primary-key term the read is narrowed by, when that read
-    already guarantees it (:func:`_guaranteed`). A sysbench range of 100 rows then tests
-    no row at all.
+    ``where`` without the primary-key terms the read already guarantees
+    (:func:`_guaranteed`): the key list it read, or every range it intersected. A sysbench
+    range of 100 rows then tests no row at all.
     """
-    if where is None or _guaranteed(schema, where):
-        return None
-    if isinstance(where, ast.Binary) and where.op == "AND":
-        if _pk_keys(schema, where.left, compiler) is not None:
-            rest = residual_where(schema, where.left, compiler)
-            return where.right if rest is None else ast.Binary("AND", rest, where.right)
-        if _pk_keys(schema, where.right, compiler) is not None:
-            rest = residual_where(schema, where.right, compiler)
-            return where.left if rest is None else ast.Binary("AND", where.left, rest)
-    return where
+    keys = _pk_keys(schema, where, compiler)
+    if where is None or keys is None:
+        return where
+    terms = conjuncts(where)
+    if isinstance(keys, list):
+        read = next(t for t in terms if isinstance(_pk_keys(schema, t, compiler), list))
+        kept = [t for t in terms if t is not read or not _guaranteed(schema, t)]
+    else:
+        kept = [
+            t
+            for t in terms
+            if not (isinstance(_pk_keys(schema, t, compiler), KeyRange) and _guaranteed(schema, t))
+        ]
+    residual: ast.Expression | None = None
+    for term in kept:
+        residual = term if residual is None else ast.Binary("AND", residual, term)
+    return residual
+
+
+def conjuncts(expr: ast.Expression) -> list[ast.Expression]:
+    """The terms of a chain of ANDs, left to right."""
+    if isinstance(expr, ast.Binary) and expr.op == "AND":
+        return conjuncts(expr.left) + conjuncts(expr.right)
+    return [expr]
 
 
 def candidate_rows(
@@ -191,9 +289,15 @@ def candidate_rows(
             row = trx.get(table, value)
             if row is not None:
                 yield value, row
-    elif isinstance(keys, tuple):
-        low, high = (_key_for(table.schema, k) for k in keys)
-        if low is not None and high is not None:
+    elif isinstance(keys, KeyRange):
+        schema = table.schema
+        lows = [_bound(schema, k, True) for k in keys.lows]
+        highs = [_bound(schema, k, False) for k in keys.highs]
+        if None in lows or None in highs:
+            return
+        low = max(lows) if lows else None  # type: ignore[type-var]
+        high = min(highs) if highs else None  # type: ignore[type-var]
+        if low is None or high is None or low <= high:  # type: ignore[operator]
             yield from trx.scan(table, low, high)
     else:
         yield from trx.scan(table)

@@ -241,12 +241,8 @@ def _bare_columns(expr: object) -> Iterator[ast.Column]:
 
 
 def _conjuncts(expr: ast.Expression | None) -> list[ast.Expression]:
-    """The terms of a chain of ANDs."""
-    if expr is None:
-        return []
-    if isinstance(expr, ast.Binary) and expr.op == "AND":
-        return _conjuncts(expr.left) + _conjuncts(expr.right)
-    return [expr]
+    """The terms of a chain of ANDs (none for no WHERE)."""
+    return [] if expr is None else dml.conjuncts(expr)
 
 
 def _substitute(expr: ast.Expression, aliases: dict[str, ast.Expression]) -> ast.Expression:
