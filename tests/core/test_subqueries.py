@@ -132,3 +132,23 @@ def test_subquery_errors(cur: Any) -> None:
         "Unknown column 'nope' in 'field list'",
     )
     assert rows(cur, "SELECT 1") == [(1,)]
+
+
+def test_subqueries_in_writes(cur: Any) -> None:
+    assert cur.execute("UPDATE a SET n = (SELECT COUNT(*) FROM b WHERE b.a_id = a.id)") == 3
+    assert rows(cur, "SELECT id, n FROM a ORDER BY id") == [(1, 2), (2, 1), (3, 0)]
+    assert cur.execute("DELETE FROM b WHERE a_id NOT IN (SELECT id FROM a)") == 1
+    assert rows(cur, "SELECT id FROM b ORDER BY id") == [(10,), (11,), (12,)]
+    assert cur.execute("INSERT INTO a VALUES ((SELECT MAX(id) FROM b), 'new', 0)") == 1
+    assert rows(cur, "SELECT id, x FROM a WHERE id > 3") == [(12, "new")]
+    assert (
+        cur.execute("DELETE FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.a_id = a.id AND y = 'w')")
+        == 1
+    )
+    assert rows(cur, "SELECT id FROM a ORDER BY id") == [(1,), (3,), (12,)]
+    assert fail(cur, "UPDATE a SET n = 1 WHERE id IN (SELECT id FROM a)") == (
+        1093,
+        "HY000",
+        "You can't specify target table 'a' for update in FROM clause",
+    )
+    assert rows(cur, "SELECT n FROM a ORDER BY id") == [(2,), (0,), (0,)]

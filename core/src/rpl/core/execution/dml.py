@@ -40,6 +40,7 @@ from rpl.core.execution.expressions import (
     Compiler,
     Scope,
     ScopeTable,
+    SubqueryRunner,
     to_number,
     truth,
 )
@@ -50,6 +51,8 @@ from rpl.core.net.responses import Column, column_for_value
 from rpl.core.sql import ast
 
 Row = Sequence[object]
+SubqueryPlanner = Callable[[ast.Select | ast.Union, Compiler], SubqueryRunner]
+"""What plans a statement's subqueries (execution.query gives one)."""
 FIELDS = "field list"
 WHERE = "where clause"
 
@@ -412,10 +415,15 @@ def _projection(
 
 
 # ------------------------------------------------------------------ INSERT
-def run_insert(session: Session, stmt: ast.Insert) -> Result:
-    """INSERT / REPLACE with VALUES or SET (``... SELECT`` is execution.query's)."""
+def run_insert(
+    session: Session, stmt: ast.Insert, subqueries: SubqueryPlanner | None = None
+) -> Result:
+    """INSERT / REPLACE with VALUES or SET (``... SELECT`` is execution.query's);
+    ``subqueries`` plans the subqueries of its values.
+    """
     table = resolve_table(session, stmt.table)
     compiler = Compiler((), "", session.context)
+    compiler.subqueries = subqueries
     values = [
         [compiler.evaluate(e) if not isinstance(e, ast.Default) else _DEFAULT for e in row]
         for row in stmt.rows
@@ -689,11 +697,14 @@ def _write_targets(
         yield key, row
 
 
-def run_update(session: Session, stmt: ast.Update) -> Result:
-    """Single-table UPDATE."""
+def run_update(
+    session: Session, stmt: ast.Update, subqueries: SubqueryPlanner | None = None
+) -> Result:
+    """Single-table UPDATE; ``subqueries`` plans the subqueries of its SET and WHERE."""
     table = resolve_table(session, stmt.table)
     schema = table.schema
     compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
+    compiler.subqueries = subqueries
     setters: list[tuple[int, Compiled | None]] = []
     for assignment in stmt.assignments:
         compiler.clause = FIELDS
@@ -726,11 +737,14 @@ def run_update(session: Session, stmt: ast.Update) -> Result:
     return session.run_statement(body)
 
 
-def run_delete(session: Session, stmt: ast.Delete) -> Result:
-    """Single-table DELETE."""
+def run_delete(
+    session: Session, stmt: ast.Delete, subqueries: SubqueryPlanner | None = None
+) -> Result:
+    """Single-table DELETE; ``subqueries`` plans the subqueries of its WHERE."""
     table = resolve_table(session, stmt.table)
     schema = table.schema
     compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
+    compiler.subqueries = subqueries
 
     def body(trx: Transaction) -> Result:
         deleted = 0

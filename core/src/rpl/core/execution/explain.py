@@ -96,7 +96,7 @@ def _query_rows(
     nested = stmt.subqueries or any(isinstance(j.source, ast.DerivedTable) for j in stmt.joins)
     select_type = "PRIMARY" if nested and kind == "SIMPLE" else kind
     later: list[tuple[ast.Select | ast.Union, int, str]] = []
-    shared = query._Shared()
+    shared = query._Shared(session)
     shared.trx = trx
     plan = query.QueryPlan(session, stmt, shared, None)
     if not plan.steps:

@@ -40,6 +40,7 @@ from rpl.core.errors import (
     ER_NO_TABLES_USED,
     ER_NONUNIQ_TABLE,
     ER_NOT_SUPPORTED_YET,
+    ER_UPDATE_TABLE_USED,
     ER_WRONG_FIELD_WITH_GROUP,
     ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT,
     MySQLError,
@@ -66,16 +67,18 @@ Query = ast.Select | ast.Union
 
 
 class _Shared:
-    """What every plan of one statement shares: the transaction they read in."""
+    """What every plan of one statement shares: the transaction they read in (the
+    session's open one, unless the statement sets another).
+    """
 
-    __slots__ = ("trx",)
+    __slots__ = ("trx", "session")
 
-    def __init__(self) -> None:
+    def __init__(self, session: Session) -> None:
         self.trx: Transaction | None = None
+        self.session = session
 
     def transaction(self) -> Transaction:
-        assert self.trx is not None, "a plan runs inside its statement"
-        return self.trx
+        return self.trx if self.trx is not None else self.session.transaction()
 
 
 @attrs.define
@@ -126,7 +129,7 @@ def run_union(session: Session, stmt: ast.Union) -> Result:
 
 
 def _run(session: Session, stmt: Query) -> Result:
-    shared = _Shared()
+    shared = _Shared(session)
     plan = build_plan(session, stmt, shared, None)
 
     def body(trx: Transaction) -> Result:
@@ -145,9 +148,9 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
     ... SELECT must run on the replica's own data), else one INSERT of the rows.
     """
     if stmt.select is None:
-        return dml.run_insert(session, stmt)
+        return dml.run_insert(session, stmt, _planner(session, stmt.table))
     table = dml.resolve_table(session, stmt.table)
-    shared = _Shared()
+    shared = _Shared(session)
     plan = build_plan(session, stmt.select, shared, None)
     on_duplicate = dml._on_duplicate(session, table.schema, stmt.on_duplicate)
 
@@ -191,6 +194,47 @@ def _replayable(node: object) -> bool:
     if isinstance(node, ast.When | ast.JoinStep | ast.DerivedTable | ast.Assignment):
         return all(_replayable(getattr(node, f.name)) for f in attrs.fields(type(node)))
     return True
+
+
+def run_update(session: Session, stmt: ast.Update) -> Result:
+    """UPDATE, its subqueries planned here (:func:`dml.run_update` does the rest)."""
+    return dml.run_update(session, stmt, _planner(session, stmt.table))
+
+
+def run_delete(session: Session, stmt: ast.Delete) -> Result:
+    """DELETE, its subqueries planned here (:func:`dml.run_delete` does the rest)."""
+    return dml.run_delete(session, stmt, _planner(session, stmt.table))
+
+
+def _planner(session: Session, target: ast.TableName) -> dml.SubqueryPlanner:
+    """Plans a write's subqueries; one reading the table written is 1093, as in MySQL."""
+    shared = _Shared(session)
+    db = (target.schema or session.db or "").lower()
+
+    def plan(select: Query, outer: Compiler) -> SubqueryRunner:
+        for name in _tables_read(select):
+            if name.name.lower() == target.name.lower() and (
+                (name.schema or session.db or "").lower() == db
+            ):
+                raise MySQLError.of(ER_UPDATE_TABLE_USED, target.name)
+        return build_plan(session, select, shared, outer)
+
+    return plan
+
+
+def _tables_read(node: object) -> Iterator[ast.TableName]:
+    """Every table a query names, its subqueries' included."""
+    if isinstance(node, ast.TableName):
+        yield node
+    elif isinstance(node, tuple):
+        for item in node:
+            yield from _tables_read(item)
+    elif isinstance(node, ast.Expression | ast.Statement | ast.SelectItem | ast.OrderItem):
+        for field in attrs.fields(type(node)):
+            yield from _tables_read(getattr(node, field.name))
+    elif isinstance(node, ast.When | ast.JoinStep | ast.DerivedTable):
+        for field in attrs.fields(type(node)):
+            yield from _tables_read(getattr(node, field.name))
 
 
 def build_plan(

@@ -6,7 +6,7 @@ and protocol commands); :func:`register` is the whole list of the rest, one line
 
 from __future__ import annotations
 
-from rpl.core.execution import admin, ddl, dml, explain, query
+from rpl.core.execution import admin, ddl, explain, query
 from rpl.core.execution.dispatch import Dispatch, plain
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import Session
@@ -33,8 +33,8 @@ def register(dispatch: Dispatch) -> None:
     """Put the layer's own statements and SHOW kinds in ``dispatch``."""
     dispatch.statement(ast.Select, plain(query.run_select))
     dispatch.statement(ast.Insert, plain(query.run_insert))
-    dispatch.statement(ast.Update, plain(dml.run_update))
-    dispatch.statement(ast.Delete, plain(dml.run_delete))
+    dispatch.statement(ast.Update, plain(query.run_update))
+    dispatch.statement(ast.Delete, plain(query.run_delete))
     dispatch.statement(ast.Begin, plain(_begin))
     dispatch.statement(ast.Commit, plain(_commit))
     dispatch.statement(ast.Rollback, plain(_rollback))
