@@ -307,3 +307,9 @@ def test_joins_match_a_python_nested_loop(cur: Any, left: list[Any], right: list
         )
         got = rows(cur, f"SELECT * FROM l LEFT JOIN r ON {on} ORDER BY l.id, r.id")
         assert got == sorted(outer, key=lambda t: (t[0], -1 if t[2] is None else t[2]))
+
+
+def test_having_without_grouping_filters_rows(cur: Any) -> None:
+    assert rows(cur, "SELECT x, n AS m FROM a HAVING m > 10 ORDER BY x") == [("q", 20)]
+    assert rows(cur, "SELECT COUNT(*) FROM a HAVING COUNT(*) > 5") == []
+    assert rows(cur, "SELECT COUNT(*) AS c FROM a HAVING c = 3") == [(3,)]

@@ -388,10 +388,11 @@ class QueryPlan:
         self.where = compiler.compile_in(dml.WHERE, where) if where is not None else None
         self.grouped = (
             bool(stmt.group_by)
-            or stmt.having is not None
+            or has_aggregate(stmt.having)
             or any(has_aggregate(i.expr) for i in stmt.items)
             or any(has_aggregate(o.expr) for o in stmt.order_by)
         )
+        """Whether rows are grouped; HAVING without grouping filters each row (as MySQL)."""
         self._compile_output(stmt)
         if stmt.lock is not None and (len(self.steps) != 1 or self.steps[0].source.table is None):
             raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"{stmt.lock} with several tables")
@@ -732,6 +733,9 @@ class QueryPlan:
         if self.grouped:
             produced = self._grouped(joined, tuple(outer))
         else:
+            having = self.having
+            if having is not None:
+                joined = [r for r in joined if truth(having(r))]
             produced = [self._project(r) for r in joined]
         if self.stmt.distinct:
             seen: dict[tuple[object, ...], tuple[list[object], list[object]]] = {}
