@@ -84,7 +84,7 @@ _RANGE_OPS = {">": "low", ">=": "low", "<": "high", "<=": "high"}
 _FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
 
 
-def _pk_keys(
+def pk_keys(
     schema: TableSchema, where: ast.Expression | None, compiler: Compiler
 ) -> list[object] | KeyRange | None:
     """Keys or a key range the WHERE clause pins, or None for a full scan.
@@ -103,10 +103,10 @@ def _pk_keys(
 
     if isinstance(where, ast.Binary):
         if where.op == "AND":
-            left = _pk_keys(schema, where.left, compiler)
+            left = pk_keys(schema, where.left, compiler)
             if isinstance(left, list):
                 return left
-            right = _pk_keys(schema, where.right, compiler)
+            right = pk_keys(schema, where.right, compiler)
             if isinstance(right, list) or left is None:
                 return right
             if right is None:
@@ -194,7 +194,7 @@ _INTEGER_TYPES = frozenset(("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER"
 
 
 def _guaranteed(schema: TableSchema, expr: ast.Expression) -> bool:
-    """Whether reading the keys ``expr`` pins (:func:`_pk_keys`) already makes ``expr``
+    """Whether reading the keys ``expr`` pins (:func:`pk_keys`) already makes ``expr``
     true for every row read: ``pk = c``, ``pk IN (c, ...)``, ``pk BETWEEN a AND b`` and,
     for an integer key, ``pk < c`` (``<=``, ``>``, ``>=``), with literal constants that the
     key conversion (:func:`_key_for`, :func:`_bound`) maps exactly as MySQL's comparison
@@ -254,18 +254,18 @@ def residual_where(
     (:func:`_guaranteed`): the key list it read, or every range it intersected. A sysbench
     range of 100 rows then tests no row at all.
     """
-    keys = _pk_keys(schema, where, compiler)
+    keys = pk_keys(schema, where, compiler)
     if where is None or keys is None:
         return where
     terms = conjuncts(where)
     if isinstance(keys, list):
-        read = next(t for t in terms if isinstance(_pk_keys(schema, t, compiler), list))
+        read = next(t for t in terms if isinstance(pk_keys(schema, t, compiler), list))
         kept = [t for t in terms if t is not read or not _guaranteed(schema, t)]
     else:
         kept = [
             t
             for t in terms
-            if not (isinstance(_pk_keys(schema, t, compiler), KeyRange) and _guaranteed(schema, t))
+            if not (isinstance(pk_keys(schema, t, compiler), KeyRange) and _guaranteed(schema, t))
         ]
     residual: ast.Expression | None = None
     for term in kept:
@@ -284,7 +284,7 @@ def candidate_rows(
     trx: Transaction, table: Table, where: ast.Expression | None, compiler: Compiler
 ) -> Iterator[tuple[object, Row]]:
     """(key, row) pairs that may match ``where`` (narrowed by the primary key)."""
-    keys = _pk_keys(table.schema, where, compiler)
+    keys = pk_keys(table.schema, where, compiler)
     if isinstance(keys, list):
         for value in dict.fromkeys(_key_for(table.schema, k) for k in keys):
             if value is None:
@@ -428,7 +428,7 @@ def run_insert(
         [compiler.evaluate(e) if not isinstance(e, ast.Default) else _DEFAULT for e in row]
         for row in stmt.rows
     ]
-    on_duplicate = _on_duplicate(session, table.schema, stmt.on_duplicate)
+    on_duplicate = on_duplicate_update(session, table.schema, stmt.on_duplicate)
 
     def body(trx: Transaction) -> Result:
         return insert_rows(session, trx, table, stmt, values, on_duplicate)
@@ -497,7 +497,7 @@ _NEW_ROW = "\0new"
 """The qualifier ``VALUES(col)`` of ON DUPLICATE KEY UPDATE reads the proposed row by."""
 
 
-def _on_duplicate(
+def on_duplicate_update(
     session: Session, schema: TableSchema, assignments: Sequence[ast.Assignment]
 ) -> Callable[[Row, Row], dict[str, object]] | None:
     """ON DUPLICATE KEY UPDATE compiled: (existing row, proposed row) -> the changes.

@@ -96,7 +96,7 @@ def _query_rows(
     nested = stmt.subqueries or any(isinstance(j.source, ast.DerivedTable) for j in stmt.joins)
     select_type = "PRIMARY" if nested and kind == "SIMPLE" else kind
     later: list[tuple[ast.Select | ast.Union, int, str]] = []
-    shared = query._Shared(session)
+    shared = query.Shared(session)
     shared.trx = trx
     plan = query.QueryPlan(session, stmt, shared, None)
     if not plan.steps:
@@ -222,7 +222,7 @@ def _first_table_row(
     """The row of a statement's first (or only) table: const, range or ALL."""
     table = dml.resolve_table(session, ast.TableName(schema.name, schema.db))
     compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
-    keys = dml._pk_keys(schema, narrowing, compiler)
+    keys = dml.pk_keys(schema, narrowing, compiler)
     if extra is None and where is not None:
         extra = "Using where"
     key_len = _key_len(schema)
@@ -312,8 +312,8 @@ def _ref(plan: query.QueryPlan, index: int) -> str:
         before = step_before.source
         for name in before.names:
             refs.append(f"{before.db or ''}.{before.qualifier}.{name}")
-    on = plan._conditions[index][0]
-    for term in query._conjuncts(on):
+    on = plan.conditions[index][0]
+    for term in dml.conjuncts(on) if on is not None else []:
         if isinstance(term, ast.Binary) and term.op == "=":
             for mine, other in ((term.left, term.right), (term.right, term.left)):
                 if isinstance(other, ast.Column) and isinstance(mine, ast.Column):
@@ -341,5 +341,5 @@ def _walk(expr: object) -> Iterator[ast.Select | ast.Union]:
             yield from _walk(expr.operand)
         yield expr.select
         return
-    for child in query._children(expr):
+    for child in query.children(expr):
         yield from _walk(child)

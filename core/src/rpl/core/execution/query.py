@@ -22,7 +22,7 @@ runs the rest. A :class:`QueryPlan` is one SELECT compiled once per execution:
   outer row (see :mod:`rpl.core.execution.expressions`); one that reads no outer column
   runs once per execution and is remembered.
 
-All plans of a statement read in the statement's one transaction (:class:`_Shared`).
+All plans of a statement read in the statement's one transaction (:class:`Shared`).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ Row = Sequence[object]
 Query = ast.Select | ast.Union
 
 
-class _Shared:
+class Shared:
     """What every plan of one statement shares: the transaction they read in (the
     session's open one, unless the statement sets another).
     """
@@ -129,7 +129,7 @@ def run_union(session: Session, stmt: ast.Union) -> Result:
 
 
 def _run(session: Session, stmt: Query) -> Result:
-    shared = _Shared(session)
+    shared = Shared(session)
     plan = build_plan(session, stmt, shared, None)
 
     def body(trx: Transaction) -> Result:
@@ -150,9 +150,9 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
     if stmt.select is None:
         return dml.run_insert(session, stmt, _planner(session, stmt.table))
     table = dml.resolve_table(session, stmt.table)
-    shared = _Shared(session)
+    shared = Shared(session)
     plan = build_plan(session, stmt.select, shared, None)
-    on_duplicate = dml._on_duplicate(session, table.schema, stmt.on_duplicate)
+    on_duplicate = dml.on_duplicate_update(session, table.schema, stmt.on_duplicate)
 
     replayable = _replayable(stmt) and table.schema.auto_increment_position is None
 
@@ -208,7 +208,7 @@ def run_delete(session: Session, stmt: ast.Delete) -> Result:
 
 def _planner(session: Session, target: ast.TableName) -> dml.SubqueryPlanner:
     """Plans a write's subqueries; one reading the table written is 1093, as in MySQL."""
-    shared = _Shared(session)
+    shared = Shared(session)
     db = (target.schema or session.db or "").lower()
 
     def plan(select: Query, outer: Compiler) -> SubqueryRunner:
@@ -238,7 +238,7 @@ def _tables_read(node: object) -> Iterator[ast.TableName]:
 
 
 def build_plan(
-    session: Session, stmt: Query, shared: _Shared, outer: Compiler | None
+    session: Session, stmt: Query, shared: Shared, outer: Compiler | None
 ) -> QueryPlan | UnionPlan:
     """``stmt`` compiled for running in ``shared``'s transaction."""
     if isinstance(stmt, ast.Union):
@@ -259,10 +259,10 @@ def has_aggregate(expr: object) -> bool:
         return False
     if isinstance(expr, ast.FuncCall) and expr.name in AGGREGATES:
         return True
-    return any(has_aggregate(child) for child in _children(expr))
+    return any(has_aggregate(child) for child in children(expr))
 
 
-def _children(expr: object) -> Iterator[object]:
+def children(expr: object) -> Iterator[object]:
     """The expression nodes directly under ``expr`` (not into subqueries)."""
     if not isinstance(expr, ast.Expression | ast.When):
         return
@@ -280,7 +280,7 @@ def _bare_columns(expr: object) -> Iterator[ast.Column]:
         return
     if isinstance(expr, ast.FuncCall) and expr.name in AGGREGATES:
         return
-    for child in _children(expr):
+    for child in children(expr):
         yield from _bare_columns(child)
 
 
@@ -351,7 +351,7 @@ class QueryPlan:
     """One SELECT compiled: its sources, join steps, and every clause as closures."""
 
     def __init__(
-        self, session: Session, stmt: ast.Select, shared: _Shared, outer: Compiler | None
+        self, session: Session, stmt: ast.Select, shared: Shared, outer: Compiler | None
     ) -> None:
         self.session = session
         self.stmt = stmt
@@ -434,7 +434,7 @@ class QueryPlan:
         if len(order) > 1 and order[1][1] == "RIGHT":
             (left, _, _, _), (right, _, on, using) = order[0], order[1]
             order[0:2] = [(right, "FIRST", None, ()), (left, "LEFT", on, using)]
-        self._conditions = [(on, using) for _, _, on, using in order]
+        self.conditions = [(on, using) for _, _, on, using in order]
         for source, _, _, using in order:
             if using:
                 source.hidden = frozenset(u.lower() for u in using)
@@ -444,7 +444,7 @@ class QueryPlan:
         compiler, scope = self.compiler, self.scope
         where_terms = _conjuncts(stmt.where)
         inner_so_far = True
-        for index, (step, (on, using)) in enumerate(zip(self.steps, self._conditions, strict=True)):
+        for index, (step, (on, using)) in enumerate(zip(self.steps, self.conditions, strict=True)):
             if index == 0:
                 continue
             if using:
@@ -881,7 +881,7 @@ class UnionPlan:
     """
 
     def __init__(
-        self, session: Session, stmt: ast.Union, shared: _Shared, outer: Compiler | None
+        self, session: Session, stmt: ast.Union, shared: Shared, outer: Compiler | None
     ) -> None:
         self.stmt = stmt
         self.plans = [QueryPlan(session, s, shared, outer) for s in stmt.selects]
