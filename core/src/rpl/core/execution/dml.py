@@ -254,8 +254,10 @@ def residual_where(
     (:func:`_guaranteed`): the key list it read, or every range it intersected. A sysbench
     range of 100 rows then tests no row at all.
     """
+    if where is None or _guaranteed(schema, where):
+        return None  # one term the read guarantees (a point select's WHERE)
     keys = pk_keys(schema, where, compiler)
-    if where is None or keys is None:
+    if keys is None:
         return where
     terms = conjuncts(where)
     if isinstance(keys, list):
