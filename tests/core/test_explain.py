@@ -104,6 +104,10 @@ def test_join_and_subquery_plans(cur: Any) -> None:
             None,
         ),
     ]
+    cur.execute("CREATE TABLE v (t_id INT, u_id BIGINT, PRIMARY KEY (t_id, u_id))")
+    assert explain(cur, "EXPLAIN SELECT * FROM u JOIN v ON v.t_id = u.t_id AND v.u_id = u.id")[1][
+        2:9
+    ] == ("v", None, "eq_ref", "PRIMARY", "PRIMARY", "12", f"{cur.db}.u.t_id,{cur.db}.u.id")
     plan = explain(cur, "DESC SELECT c FROM t WHERE id IN (SELECT t_id FROM u)")
     assert [(r[0], r[1], r[2], r[4]) for r in plan] == [
         (1, "PRIMARY", "t", "ALL"),

@@ -304,27 +304,42 @@ def _key_len(schema: TableSchema) -> str:
 
 
 def _ref(plan: query.QueryPlan, index: int) -> str:
-    """EXPLAIN's ``ref``: the columns a lookup reads its key from, ``db.table.column``."""
-    step = plan.steps[index]
-    source = step.source
-    refs = []
-    for step_before in plan.steps[:index]:
-        before = step_before.source
-        for name in before.names:
-            refs.append(f"{before.db or ''}.{before.qualifier}.{name}")
+    """EXPLAIN's ``ref`` of a join lookup: per primary-key column, the ``db.table.column``
+    its value is read from (``const`` for a constant, ``func`` for an expression).
+    """
+    source = plan.steps[index].source
+    schema = source.schema
+    assert schema is not None
     on = plan.conditions[index][0]
-    for term in dml.conjuncts(on) if on is not None else []:
-        if isinstance(term, ast.Binary) and term.op == "=":
-            for mine, other in ((term.left, term.right), (term.right, term.left)):
-                if isinstance(other, ast.Column) and isinstance(mine, ast.Column):
-                    if (mine.table or "").lower() == source.qualifier.lower():
-                        for step_before in plan.steps[:index]:
-                            before = step_before.source
-                            if (other.table or before.qualifier).lower() == (
-                                before.qualifier.lower()
-                            ) and other.name.lower() in (n.lower() for n in before.names):
-                                return f"{before.db or ''}.{before.qualifier}.{other.name}"
-    return "func" if refs else "const"
+    terms = dml.conjuncts(on) if on is not None else []
+    refs = []
+    for position in schema.pk_positions:
+        name = schema.columns[position].name.lower()
+        refs.append(_ref_of(plan, index, name, terms))
+    return ",".join(refs)
+
+
+def _ref_of(plan: query.QueryPlan, index: int, name: str, terms: list[ast.Expression]) -> str:
+    """Where the join's ON reads the key column ``name`` of step ``index`` from."""
+    source = plan.steps[index].source
+    for term in terms:
+        if not (isinstance(term, ast.Binary) and term.op == "="):
+            continue
+        for mine, other in ((term.left, term.right), (term.right, term.left)):
+            if not (isinstance(mine, ast.Column) and mine.name.lower() == name):
+                continue
+            if mine.table is not None and mine.table.lower() != source.qualifier.lower():
+                continue
+            if isinstance(other, ast.Literal):
+                return "const"
+            if isinstance(other, ast.Column):
+                for step in plan.steps[:index]:
+                    before = step.source
+                    qualifier = (other.table or before.qualifier).lower()
+                    names = [n.lower() for n in before.names]
+                    if qualifier == before.qualifier.lower() and other.name.lower() in names:
+                        return f"{before.db or ''}.{before.qualifier}.{other.name}"
+    return "func"
 
 
 def _subqueries(stmt: ast.Select) -> Iterator[ast.Select | ast.Union]:
