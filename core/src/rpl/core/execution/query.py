@@ -61,6 +61,7 @@ from rpl.core.execution.session import Session
 from rpl.core.execution.values import column_type
 from rpl.core.net.responses import Column, column_for_value
 from rpl.core.sql import ast
+from rpl.core.sql.parser import parse
 
 Row = Sequence[object]
 Query = ast.Select | ast.Union
@@ -161,10 +162,22 @@ def run_insert(session: Session, stmt: ast.Insert) -> Result:
         rows = plan.run(())
         result = dml.insert_rows(session, trx, table, stmt, rows, on_duplicate)
         if replayable and session.binlog_format() == "STATEMENT":
-            session.replayed_statement = session.statement_text
+            session.replayed_statement = _same_statement(session.statement_text, stmt)
         return result
 
     return session.run_statement(body)
+
+
+def _same_statement(text: str | None, stmt: ast.Insert) -> str | None:
+    """``text`` when it parses to ``stmt`` (a prepared statement's text holds ``?`` where
+    the statement ran with values: that text would not replay), else None.
+    """
+    if text is None:
+        return None
+    try:
+        return text if parse(text) == stmt else None
+    except MySQLError:
+        return None
 
 
 NONDETERMINISTIC = frozenset(
