@@ -313,3 +313,41 @@ def test_having_without_grouping_filters_rows(cur: Any) -> None:
     assert rows(cur, "SELECT x, n AS m FROM a HAVING m > 10 ORDER BY x") == [("q", 20)]
     assert rows(cur, "SELECT COUNT(*) FROM a HAVING COUNT(*) > 5") == []
     assert rows(cur, "SELECT COUNT(*) AS c FROM a HAVING c = 3") == [(3,)]
+
+
+def test_string_and_number_functions(cur: Any) -> None:
+    assert rows(
+        cur,
+        "SELECT SUBSTRING('abcdef', 2, 3), SUBSTR('abcdef', -2), MID('abc', 0), "
+        "LPAD('7', 3, '0'), RPAD('ab', 5, 'xy'), LPAD('abcdef', 3, '0'), LPAD('a', 3, ''), "
+        "REPLACE('a-b-c', '-', '+'), TRIM('  x  '), LTRIM('  x'), RTRIM('x  '), "
+        "LEFT('abc', 2), RIGHT('abc', 2), REVERSE('abc'), NULLIF(1, 1), NULLIF(1, 2), "
+        "GREATEST(3, 10, 2), LEAST('b', 'a'), UNHEX('4142'), FLOOR(-1.5), CEILING(1.2), "
+        "SUBSTRING(NULL, 1), LPAD('a', NULL, 'x')",
+    ) == [
+        (
+            "bcd",
+            "ef",
+            "",
+            "007",
+            "abxyx",
+            "abc",
+            None,
+            "a+b+c",
+            "x",
+            "x",
+            "x",
+            "ab",
+            "bc",
+            "cba",
+            None,
+            1,
+            10,
+            "a",
+            b"AB",
+            -2,
+            2,
+            None,
+            None,
+        )
+    ]

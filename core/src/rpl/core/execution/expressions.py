@@ -769,7 +769,100 @@ def _digest(name: str) -> Callable[[list[object]], object]:
     return run
 
 
+def _null_in(function: Callable[[list[object]], object]) -> Callable[[list[object]], object]:
+    """``function`` returning NULL when any argument is NULL, as most of MySQL's do."""
+
+    def run(args: list[object]) -> object:
+        return None if any(a is None for a in args) else function(args)
+
+    return run
+
+
+def _substring(args: list[object]) -> object:
+    """SUBSTRING(s, pos[, len]): 1-based, a negative pos counts from the end, 0 is ''."""
+    text, start = as_text(args[0]), int(to_number(args[1]))
+    length = int(to_number(args[2])) if len(args) > 2 else len(text)
+    if start == 0 or length < 1 or abs(start) > len(text):
+        return ""
+    first = start - 1 if start > 0 else len(text) + start
+    return text[first : first + length]
+
+
+def _pad(left: bool) -> Callable[[list[object]], object]:
+    def run(args: list[object]) -> object:
+        text, width, pad = as_text(args[0]), int(to_number(args[1])), as_text(args[2])
+        if width < 0:
+            return None
+        if len(text) >= width:
+            return text[:width]
+        if not pad:
+            return None
+        fill = (pad * (width // len(pad) + 1))[: width - len(text)]
+        return fill + text if left else text + fill
+
+    return run
+
+
+def _extreme(pick: Callable[..., Any]) -> Callable[[list[object]], object]:
+    """GREATEST / LEAST: as numbers unless every argument is a string."""
+
+    def run(args: list[object]) -> object:
+        if all(isinstance(a, str | bytes) for a in args):
+            return pick(args, key=as_text)
+        return pick(args, key=to_number)
+
+    return run
+
+
+def _unhex(args: list[object]) -> object:
+    try:
+        return bytes.fromhex(as_text(args[0]))
+    except ValueError:
+        return None
+
+
+def _whole(rounding: str) -> Callable[[list[object]], object]:
+    """FLOOR / CEILING: an integer for an exact value, a float for a float."""
+
+    def run(args: list[object]) -> object:
+        number = to_number(args[0])
+        if isinstance(number, float):
+            return float(
+                math.floor(number) if rounding == decimal.ROUND_FLOOR else math.ceil(number)
+            )
+        return int(decimal.Decimal(number).to_integral_value(rounding))
+
+    return run
+
+
+def _nullif(args: list[object]) -> object:
+    return None if BINARY_OPERATORS["="](args[0], args[1]) == 1 else args[0]
+
+
 SCALAR_FUNCTIONS: Mapping[str, Callable[[list[object]], object]] = {
+    "SUBSTRING": _null_in(_substring),
+    "SUBSTR": _null_in(_substring),
+    "MID": _null_in(_substring),
+    "LPAD": _null_in(_pad(True)),
+    "RPAD": _null_in(_pad(False)),
+    "REPLACE": _null_in(
+        lambda a: as_text(a[0]).replace(as_text(a[1]), as_text(a[2])) if as_text(a[1]) else a[0]
+    ),
+    "TRIM": _null_in(lambda a: as_text(a[0]).strip(" ")),
+    "LTRIM": _null_in(lambda a: as_text(a[0]).lstrip(" ")),
+    "RTRIM": _null_in(lambda a: as_text(a[0]).rstrip(" ")),
+    "LEFT": _null_in(lambda a: as_text(a[0])[: max(int(to_number(a[1])), 0)]),
+    "RIGHT": _null_in(
+        lambda a: as_text(a[0])[-int(to_number(a[1])) :] if int(to_number(a[1])) > 0 else ""
+    ),
+    "REVERSE": _null_in(lambda a: as_text(a[0])[::-1]),
+    "NULLIF": _nullif,
+    "GREATEST": _null_in(_extreme(max)),
+    "LEAST": _null_in(_extreme(min)),
+    "UNHEX": _null_in(_unhex),
+    "FLOOR": _null_in(_whole(decimal.ROUND_FLOOR)),
+    "CEIL": _null_in(_whole(decimal.ROUND_CEILING)),
+    "CEILING": _null_in(_whole(decimal.ROUND_CEILING)),
     "CRC32": _crc32,
     "CONCAT_WS": _concat_ws,
     "CONV": _conv,
