@@ -351,3 +351,17 @@ def test_string_and_number_functions(cur: Any) -> None:
             None,
         )
     ]
+
+
+def test_string_key_joined_by_a_number_compares_as_numbers(cur: Any) -> None:
+    cur.execute("CREATE TABLE sk (k VARCHAR(5) PRIMARY KEY, v INT)")
+    cur.execute("INSERT INTO sk VALUES ('010', 1), ('20', 2), ('x', 3)")
+    assert rows(cur, "SELECT a.x, sk.k FROM a JOIN sk ON sk.k = a.n ORDER BY a.id") == [
+        ("p", "010"),
+        ("q", "20"),
+    ]
+    assert rows(cur, "SELECT sk.v FROM sk JOIN sk AS s2 ON s2.k = sk.k ORDER BY sk.v") == [
+        (1,),
+        (2,),
+        (3,),
+    ]

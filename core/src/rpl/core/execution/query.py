@@ -502,6 +502,8 @@ class QueryPlan:
         schema = source.schema
         if schema is None or not schema.primary_key:
             return None
+        if any(schema.columns[p].type_name not in LOOKUP_TYPES for p in schema.pk_positions):
+            return None
         wanted = {source.offset + p: n for n, p in enumerate(schema.pk_positions)}
         found: dict[int, Compiled] = {}
         compiler, scope = self.compiler, self.scope
@@ -834,9 +836,12 @@ class QueryPlan:
         scanned: list[tuple[object, ...]] | None = None
         out: list[tuple[object, ...]] = []
         for left in partial:
+            found = None
             if lookup is not None:
                 probe = left + before_pad + outer
-                candidates = self._lookup_rows(trx, source, [f(probe) for f in lookup])
+                found = self._lookup_rows(trx, source, [f(probe) for f in lookup])
+            if found is not None:
+                candidates = found
             else:
                 if scanned is None:
                     scanned = self._all_rows(trx, source)
@@ -859,12 +864,17 @@ class QueryPlan:
 
     def _lookup_rows(
         self, trx: Transaction, source: _Source, values: list[object]
-    ) -> list[tuple[object, ...]]:
+    ) -> list[tuple[object, ...]] | None:
+        """The row with the primary key ``values``; None when a value has no exact key
+        (a number for a string key: MySQL compares those as numbers), to scan instead.
+        """
         assert source.table is not None
         schema = source.table.schema
         parts: list[object] = []
         for value, position in zip(values, schema.pk_positions, strict=True):
             part = _key_part(schema, position, value)
+            if part is _SCAN:
+                return None
             if part is None:
                 return []
             parts.append(part)
@@ -873,15 +883,23 @@ class QueryPlan:
         return [] if row is None else [tuple(row)]
 
 
+_SCAN = object()
+"""What :func:`_key_part` returns for a value no single key stands for."""
+LOOKUP_TYPES = frozenset(
+    ("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT", "CHAR", "VARCHAR")
+)
+"""Key column types a join looks rows up by (others are scanned)."""
+
+
 def _key_part(schema: TableSchema, position: int, value: object) -> object:
-    """``value`` as the engine keys column ``position`` (None: no row can match)."""
+    """``value`` as the engine keys column ``position``: None when no row can match (NULL,
+    a fraction for an integer key), :data:`_SCAN` when only a scan can tell (a number for
+    a string key).
+    """
     if value is None:
         return None
-    column = schema.columns[position]
-    if column.type_name in ("CHAR", "VARCHAR", "TEXT"):
-        return value if isinstance(value, str) else str(value)
-    if column.type_name in ("BINARY", "VARBINARY", "BLOB"):
-        return value if isinstance(value, bytes) else str(value).encode()
+    if schema.columns[position].type_name in ("CHAR", "VARCHAR"):
+        return value if isinstance(value, str) else _SCAN
     number = to_number(value)
     return int(number) if number == int(number) else None
 
