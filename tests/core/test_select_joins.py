@@ -365,3 +365,13 @@ def test_string_key_joined_by_a_number_compares_as_numbers(cur: Any) -> None:
         (2,),
         (3,),
     ]
+
+
+def test_group_concat_order_and_separator(cur: Any) -> None:
+    assert rows(
+        cur,
+        "SELECT a_id, GROUP_CONCAT(y ORDER BY y DESC SEPARATOR '|'), "
+        "GROUP_CONCAT(DISTINCT a_id, y SEPARATOR '') FROM b GROUP BY a_id ORDER BY a_id",
+    ) == [(1, "v|u", "1u1v"), (2, "w", "2w"), (9, "z", "9z")]
+    assert rows(cur, "SELECT GROUP_CONCAT(n) FROM a") == [("10,20",)]
+    assert rows(cur, "SELECT GROUP_CONCAT(n) FROM a WHERE n IS NULL") == [(None,)]

@@ -480,16 +480,41 @@ class Compiler:
             self.group = cell
         if rest and expr.name != "GROUP_CONCAT":
             raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"{expr.name} of several arguments")
+        if expr.name == "GROUP_CONCAT" and arg is not None:
+            return self._group_concat(expr, cell, [arg, *rest])
         name, star, distinct = expr.name, expr.star, expr.distinct
 
         def run(row: Row) -> object:
             rows = cell[0]
             if arg is None:
                 return aggregate(name, [1] * len(rows), star, distinct)
-            if rest:
-                values = [_concat([arg(r)] + [f(r) for f in rest]) for r in rows]
-                return aggregate(name, values, star, distinct)
             return aggregate(name, [arg(r) for r in rows], star, distinct)
+
+        return run
+
+    def _group_concat(
+        self, expr: ast.FuncCall, cell: list[Sequence[Row]], args: list[Compiled]
+    ) -> Compiled:
+        """GROUP_CONCAT([DISTINCT] x, ... [ORDER BY ...] [SEPARATOR s]): a row with a NULL
+        argument is skipped; NULL when no row is left.
+        """
+        group, self.group = self.group, None
+        try:
+            keys = [(self.compile(o.expr), o.descending) for o in expr.order_by]
+        finally:
+            self.group = group
+        separator = "," if expr.separator is None else expr.separator
+        distinct = expr.distinct
+
+        def run(row: Row) -> object:
+            rows = list(cell[0])
+            for key, descending in reversed(keys):
+                rows.sort(key=_by(key), reverse=descending)
+            values = [_concat([a(r) for a in args]) for r in rows]
+            present = [v for v in values if v is not None]
+            if distinct:
+                present = list(dict.fromkeys(present))
+            return separator.join(as_text(v) for v in present) if present else None
 
         return run
 
@@ -596,6 +621,18 @@ def _gtid_subtract(args: list[object]) -> object:
     if args[0] is None or args[1] is None:
         return None
     return str(_gtid_set(args[0]).difference(_gtid_set(args[1])))
+
+
+def _by(key: Compiled) -> Callable[[Row], tuple[int, object]]:
+    """A sort key over rows by the compiled expression ``key``."""
+    return lambda row: order_key(key(row))
+
+
+def order_key(value: object) -> tuple[int, object]:
+    """ORDER BY's order of values: NULL first, strings as strings, the rest as numbers."""
+    if value is None:
+        return (0, 0)
+    return (1, value if isinstance(value, str | bytes) else to_number(value))
 
 
 def as_text(value: object) -> str:

@@ -53,6 +53,7 @@ from rpl.core.execution.expressions import (
     Scope,
     ScopeTable,
     SubqueryRunner,
+    order_key,
     to_number,
     truth,
 )
@@ -333,23 +334,16 @@ def _simple(expr: ast.Expression) -> bool:
     return False
 
 
-def _sort_key(value: object) -> tuple[int, object]:
-    """NULLs first, strings and bytes as they are, other values as numbers."""
-    if value is None:
-        return (0, 0)
-    return (1, value if isinstance(value, str | bytes) else to_number(value))
-
-
 def _produced_key(
     index: int,
 ) -> Callable[[tuple[list[object], list[object]]], tuple[int, object]]:
     """A sort key reading ORDER BY term ``index`` of a (values, order keys) pair."""
-    return lambda produced: _sort_key(produced[1][index])
+    return lambda produced: order_key(produced[1][index])
 
 
 def _row_key(position: int) -> Callable[[Sequence[object]], tuple[int, object]]:
     """A sort key reading column ``position`` of a result row."""
-    return lambda row: _sort_key(row[position])
+    return lambda row: order_key(row[position])
 
 
 def _limited(rows: list[list[object]], limit: object, offset: object) -> list[list[object]]:

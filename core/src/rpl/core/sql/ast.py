@@ -107,6 +107,10 @@ class FuncCall(Expression):
     args: tuple[Expression, ...] = ()
     distinct: bool = False
     star: bool = False
+    order_by: tuple[OrderItem, ...] = ()
+    """GROUP_CONCAT's ``ORDER BY`` (empty otherwise)."""
+    separator: str | None = None
+    """GROUP_CONCAT's ``SEPARATOR`` (None: the default ``,``)."""
 
 
 @attrs.frozen
@@ -952,6 +956,12 @@ def to_sql(expr: Expression) -> str:
         if expr.star:
             return f"{expr.name}(*)"
         args = ", ".join(to_sql(a) for a in expr.args)
+        if expr.order_by:
+            args += " ORDER BY " + ", ".join(
+                to_sql(o.expr) + (" DESC" if o.descending else "") for o in expr.order_by
+            )
+        if expr.separator is not None:
+            args += " SEPARATOR " + quote_literal(expr.separator)
         return f"{expr.name}({'DISTINCT ' if expr.distinct else ''}{args})"
     if isinstance(expr, UserVar):
         return "@" + quote_identifier(expr.name)

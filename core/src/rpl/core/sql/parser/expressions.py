@@ -325,12 +325,19 @@ def call(p: Parser, name: str) -> ast.FuncCall:
         args = [expr(p)]
         while p.accept(","):
             args.append(expr(p))
+        order_by: tuple[ast.OrderItem, ...] = ()
+        separator = None
+        if name == "GROUP_CONCAT":
+            if p.accept_seq("ORDER", "BY"):
+                order_by = _order_items(p)
+            if p.accept("SEPARATOR"):
+                separator = p.string()
         if p.key != ")":
             if p.toks[p.i][0] is K_WORD:
                 raise not_supported(f"{name}(... {p.key} ...)")
             p.error()
         p.i += 1
-        call = ast.FuncCall(name, tuple(args), distinct)
+        call = ast.FuncCall(name, tuple(args), distinct, False, order_by, separator)
     if p.key == "OVER":
         raise not_supported("window functions")
     return call
@@ -423,3 +430,16 @@ def cast(p: Parser, name: str) -> ast.Cast:
         charset = p.any_word().lower()
     p.expect(")")
     return ast.Cast(operand, type_name, length, scale, charset)
+
+
+def _order_items(p: Parser) -> tuple[ast.OrderItem, ...]:
+    """``expr [ASC|DESC], ...`` (GROUP_CONCAT's ORDER BY)."""
+    items = []
+    while True:
+        value = expr(p)
+        descending = p.accept("DESC")
+        if not descending:
+            p.accept("ASC")
+        items.append(ast.OrderItem(value, descending))
+        if not p.accept(","):
+            return tuple(items)
