@@ -152,3 +152,24 @@ def test_subqueries_in_writes(cur: Any) -> None:
         "You can't specify target table 'a' for update in FROM clause",
     )
     assert rows(cur, "SELECT n FROM a ORDER BY id") == [(2,), (0,), (0,)]
+
+
+def test_any_all_some(cur: Any) -> None:
+    assert rows(cur, "SELECT x FROM a WHERE id > ANY (SELECT a_id FROM b) ORDER BY id") == [
+        ("q",),
+        ("r",),
+    ]
+    assert rows(cur, "SELECT x FROM a WHERE id >= ALL (SELECT a_id FROM b WHERE a_id < 9)") == [
+        ("q",),
+        ("r",),
+    ]
+    assert rows(cur, "SELECT x FROM a WHERE id = SOME (SELECT a_id FROM b) ORDER BY id") == [
+        ("p",),
+        ("q",),
+    ]
+    # over no rows ALL is true and ANY false; a NULL makes an undecided answer NULL
+    assert rows(
+        cur,
+        "SELECT 1 > ALL (SELECT id FROM b WHERE 0), 1 > ANY (SELECT id FROM b WHERE 0), "
+        "100 > ALL (SELECT n FROM a), 5 > ANY (SELECT n FROM a), 15 > ANY (SELECT n FROM a)",
+    ) == [(1, 0, None, None, 1)]

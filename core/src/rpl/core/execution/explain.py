@@ -351,8 +351,8 @@ def _subqueries(stmt: ast.Select) -> Iterator[ast.Select | ast.Union]:
 
 
 def _walk(expr: object) -> Iterator[ast.Select | ast.Union]:
-    if isinstance(expr, ast.Subquery | ast.Exists | ast.InSubquery):
-        if isinstance(expr, ast.InSubquery):
+    if isinstance(expr, ast.Subquery | ast.Exists | ast.InSubquery | ast.QuantifiedComparison):
+        if isinstance(expr, ast.InSubquery | ast.QuantifiedComparison):
             yield from _walk(expr.operand)
         yield expr.select
         return

@@ -566,6 +566,30 @@ class Compiler:
 
         return run
 
+    def _quantifiedcomparison(self, expr: ast.QuantifiedComparison) -> Compiled:
+        """``x op ANY (...)`` is true if the comparison is true for some row, ``ALL`` if it
+        is for every row (so over no rows ANY is false and ALL true); otherwise NULL when
+        a comparison was NULL, else false.
+        """
+        operand = self.compile(expr.operand)
+        runner = self._runner(expr.select)
+        if runner.width != 1:
+            raise MySQLError.of(ER_OPERAND_COLUMNS, 1)
+        op, wanted = BINARY_OPERATORS[expr.op], expr.quantifier == "ANY"
+
+        def run(row: Row) -> object:
+            value = operand(row)
+            seen_null = False
+            for item in runner.rows(row):
+                result = op(value, item[0])
+                if result is None:
+                    seen_null = True
+                elif bool(result) == wanted:
+                    return int(wanted)
+            return None if seen_null else int(not wanted)
+
+        return run
+
     def _istruth(self, expr: ast.IsTruth) -> Compiled:
         operand, negated = self.compile(expr.operand), expr.negated
         wanted: bool | None = {"TRUE": True, "FALSE": False, "UNKNOWN": None}[expr.value]

@@ -216,6 +216,16 @@ class InSubquery(Expression):
 
 
 @attrs.frozen
+class QuantifiedComparison(Expression):
+    """``operand op ANY|ALL (SELECT ...)`` (SOME is ANY); ``op`` as in :class:`Binary`."""
+
+    op: str
+    operand: Expression
+    quantifier: str
+    select: Select | Union
+
+
+@attrs.frozen
 class Cast(Expression):
     """``CAST(x AS type)`` and ``CONVERT(x, type)``; ``CONVERT(x USING cs)`` has
     ``type_name="CHAR"`` and ``charset`` set.
@@ -1005,7 +1015,7 @@ def to_sql(expr: Expression) -> str:
         return f"{_operand(expr.operand)} IS {'NOT ' if expr.negated else ''}{expr.value}"
     if isinstance(expr, AssignUserVar):
         return f"@{quote_identifier(expr.name)} := {_operand(expr.value)}"
-    if isinstance(expr, Subquery | Exists | InSubquery):
+    if isinstance(expr, Subquery | Exists | InSubquery | QuantifiedComparison):
         return "(subquery)"
     if isinstance(expr, Default):
         return "DEFAULT"

@@ -100,7 +100,14 @@ def bool_primary(p: Parser) -> ast.Expression:
         if op is not None and toks[p.i][0] is K_OP:
             p.i += 1
             if p.key in ("ANY", "ALL", "SOME") and p.peek_key() == "(":
-                raise not_supported("subqueries")
+                quantifier = "ALL" if p.key == "ALL" else "ANY"
+                p.i += 2
+                if p.key not in ("SELECT", "WITH"):
+                    p.error()
+                inner = query(p)
+                p.expect(")")
+                left = ast.QuantifiedComparison(op, left, quantifier, inner)
+                continue
             left = ast.Binary(op, left, predicate(p))
         elif key == "IS":
             p.i += 1
