@@ -136,3 +136,14 @@ def test_write_statement_plans(cur: Any) -> None:
     # EXPLAIN changes nothing
     cur.execute("SELECT k FROM t WHERE id = 3")
     assert cur.fetchall() == ((3,),)
+
+
+def test_union_plans(cur: Any) -> None:
+    plan = explain(cur, "EXPLAIN SELECT id FROM t WHERE id = 1 UNION SELECT id FROM u")
+    assert [r[:5] for r in plan] == [
+        (1, "PRIMARY", "t", None, "const"),
+        (2, "UNION", "u", None, "ALL"),
+        (None, "UNION RESULT", "<union1,2>", None, "ALL"),
+    ]
+    plan = explain(cur, "EXPLAIN SELECT id FROM t WHERE id = 1 UNION ALL SELECT id FROM u")
+    assert [r[1] for r in plan] == ["PRIMARY", "UNION"]

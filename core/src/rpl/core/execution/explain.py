@@ -88,8 +88,26 @@ def _query_rows(
 ) -> Iterator[ExplainRow]:
     """Rows for one query; ``ids`` is the next free select id (shared, counted up)."""
     if isinstance(stmt, ast.Union):
+        members = []
         for number, select in enumerate(stmt.selects):
+            members.append(str(ids[0]))
             yield from _query_rows(session, trx, select, ids, "PRIMARY" if number == 0 else "UNION")
+        if not all(stmt.all):  # UNION DISTINCT deduplicates in a temporary table
+            union = f"<union{','.join(members)}>"
+            yield [
+                None,
+                "UNION RESULT",
+                union,
+                None,
+                "ALL",
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                "Using temporary",
+            ]
         return
     my_id = ids[0]
     ids[0] += 1
