@@ -375,3 +375,13 @@ def test_group_concat_order_and_separator(cur: Any) -> None:
     ) == [(1, "v|u", "1u1v"), (2, "w", "2w"), (9, "z", "9z")]
     assert rows(cur, "SELECT GROUP_CONCAT(n) FROM a") == [("10,20",)]
     assert rows(cur, "SELECT GROUP_CONCAT(n) FROM a WHERE n IS NULL") == [(None,)]
+
+
+def test_expression_columns_carry_their_values_type(cur: Any) -> None:
+    # a number stays a number on the client (PyMySQL converts by the column's type)
+    assert rows(
+        cur, "SELECT id + 1, CONCAT(x, '!'), n * 1.5, COALESCE(n - n, 0) FROM a WHERE id = 1"
+    ) == [(2, "p!", Decimal("15.0"), 0)]
+    assert rows(
+        cur, "SELECT this.id * 2 FROM a AS this JOIN b ON b.a_id = this.id WHERE b.id = 12"
+    ) == [(4,)]

@@ -372,7 +372,23 @@ def _select_from(session: Session, trx: Transaction, table: Table, stmt: ast.Sel
     out: list[list[object]] = [[g(r) for g in getters] for r in rows]
     if stmt.distinct:
         out = list({tuple(r): r for r in out}.values())
-    return Rows(columns, _limited(out, stmt.limit, stmt.offset))
+    out = _limited(out, stmt.limit, stmt.offset)
+    return Rows(_typed(columns, out), out)
+
+
+def _typed(columns: list[Column | str], rows: list[list[object]]) -> list[Column]:
+    """The result's columns: a table column's own type; an expression's (given by its
+    name) the type of its first non-NULL value, as MySQL types ``n + 1`` BIGINT (text
+    when every value is NULL).
+    """
+    typed: list[Column] = []
+    for index, column in enumerate(columns):
+        if isinstance(column, Column):
+            typed.append(column)
+            continue
+        value = next((r[index] for r in rows if r[index] is not None), None)
+        typed.append(Column(column) if value is None else column_for_value(column, value))
+    return typed
 
 
 def _ordered(rows: list[Row], order: Sequence[ast.OrderItem], compiler: Compiler) -> list[Row]:
@@ -398,8 +414,11 @@ def _limited(rows: list[list[object]], limit: object, offset: object) -> list[li
 
 def _projection(
     items: Sequence[ast.SelectItem], schema: TableSchema, compiler: Compiler
-) -> tuple[list[Column], list[Compiled]]:
-    columns: list[Column] = []
+) -> tuple[list[Column | str], list[Compiled]]:
+    """Each result column (a table column's definition, or an expression's name for
+    :func:`_typed`) and the function reading it from a row.
+    """
+    columns: list[Column | str] = []
     getters: list[Compiled] = []
     for item in items:
         if isinstance(item.expr, ast.Star):
@@ -412,7 +431,7 @@ def _projection(
             col = schema.columns[compiler.column_position(item.expr)]
             columns.append(column_type(col, schema, item.alias or item.expr.name))
         else:
-            columns.append(Column(item_name(item)))
+            columns.append(item_name(item))
     return columns, getters
 
 
