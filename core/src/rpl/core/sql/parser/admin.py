@@ -3,8 +3,9 @@ CHECKSUM TABLE, INSTALL / UNINSTALL PLUGIN, SHUTDOWN and KILL.
 
 A SHOW's result is named by its :data:`~rpl.core.sql.ast.ShowKind`, one per result
 whatever the spelling; :data:`SHOW_RULES` holds a rule per word after SHOW, so a new SHOW
-is a rule and an entry there. EXPLAIN of a statement, FLUSH ... FOR CHANNEL and the
-WHERE forms of SHOW are refused with 1235.
+is a rule and an entry there. EXPLAIN / DESCRIBE of a data statement is
+:func:`rpl.core.sql.parser.dml.explain`'s; EXPLAIN ANALYZE / FOR CONNECTION, FLUSH ... FOR
+CHANNEL and the WHERE forms of SHOW are refused with 1235.
 """
 
 from __future__ import annotations
