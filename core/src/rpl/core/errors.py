@@ -566,3 +566,40 @@ ER_COLLATION_CHARSET_MISMATCH: Final = _code(
     "42000",
     "COLLATION '%s' is not valid for CHARACTER SET '%s'",
 )
+ER_NON_UNIQ_ERROR: Final = _code(
+    1052, "ER_NON_UNIQ_ERROR", "23000", "Column '%s' in %s is ambiguous"
+)
+ER_NONUNIQ_TABLE: Final = _code(1066, "ER_NONUNIQ_TABLE", "42000", "Not unique table/alias: '%s'")
+ER_WRONG_FIELD_WITH_GROUP: Final = _code(
+    1055,
+    "ER_WRONG_FIELD_WITH_GROUP",
+    "42000",
+    "Expression #%s of SELECT list is not in GROUP BY clause and contains nonaggregated column"
+    " '%s' which is not functionally dependent on columns in GROUP BY clause; this is"
+    " incompatible with sql_mode=only_full_group_by",
+)
+ER_INVALID_GROUP_FUNC_USE: Final = _code(
+    1111, "ER_INVALID_GROUP_FUNC_USE", "HY000", "Invalid use of group function"
+)
+ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT: Final = _code(
+    1222,
+    "ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT",
+    "21000",
+    "The used SELECT statements have a different number of columns",
+)
+ER_OPERAND_COLUMNS: Final = _code(
+    1241, "ER_OPERAND_COLUMNS", "21000", "Operand should contain %d column(s)"
+)
+ER_SUBQUERY_NO_1_ROW: Final = _code(
+    1242, "ER_SUBQUERY_NO_1_ROW", "21000", "Subquery returns more than 1 row"
+)
+ER_DERIVED_MUST_HAVE_ALIAS: Final = _code(
+    1248, "ER_DERIVED_MUST_HAVE_ALIAS", "42000", "Every derived table must have its own alias"
+)
+ER_UPDATE_TABLE_USED: Final = _code(
+    1093,
+    "ER_UPDATE_TABLE_USED",
+    "HY000",
+    "You can't specify target table '%s' for update in FROM clause",
+)
+ER_NO_TABLES_USED: Final = _code(1096, "ER_NO_TABLES_USED", "HY000", "No tables used")

@@ -13,8 +13,10 @@ it did not see.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
+from decimal import Decimal
 from typing import cast
 
 import attrs
@@ -27,30 +29,30 @@ from rpl.core.errors import (
     ER_BAD_FIELD_ERROR,
     ER_DUP_ENTRY,
     ER_FIELD_SPECIFIED_TWICE,
-    ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2,
     ER_NO_DB_ERROR,
     ER_NO_DEFAULT_FOR_FIELD,
-    ER_NOT_SUPPORTED_YET,
     ER_WRONG_VALUE_COUNT_ON_ROW,
     MySQLError,
 )
 from rpl.core.execution import virtual_tables
 from rpl.core.execution.expressions import (
-    AGGREGATES,
     Compiled,
     Compiler,
-    aggregate,
+    Scope,
+    ScopeTable,
+    SubqueryRunner,
     to_number,
     truth,
 )
 from rpl.core.execution.results import Ok, Result, Rows
 from rpl.core.execution.session import Session
-from rpl.core.execution.upsert import on_duplicate_key_update
 from rpl.core.execution.values import column_type
 from rpl.core.net.responses import Column, column_for_value
 from rpl.core.sql import ast
 
 Row = Sequence[object]
+SubqueryPlanner = Callable[[ast.Select | ast.Union, Compiler], SubqueryRunner]
+"""What plans a statement's subqueries (execution.query gives one)."""
 FIELDS = "field list"
 WHERE = "where clause"
 
@@ -65,10 +67,30 @@ def resolve_table(session: Session, name: ast.TableName) -> Table:
     return session.server.engine.table(db, name.name)
 
 
-def _pk_keys(
+@attrs.frozen
+class KeyRange:
+    """A primary-key range a WHERE clause narrows a read to: every ``lows`` pair is a lower
+    bound (constant, strict), every ``highs`` pair an upper one (none: open). An integer key
+    reads exactly the range (``pk > 2.5`` from 3); a string key reads strict bounds as
+    inclusive, so its range may hold more than the WHERE, never less.
+    """
+
+    lows: tuple[tuple[object, bool], ...] = ()
+    highs: tuple[tuple[object, bool], ...] = ()
+
+
+_RANGE_OPS = {">": "low", ">=": "low", "<": "high", "<=": "high"}
+_FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+
+def pk_keys(
     schema: TableSchema, where: ast.Expression | None, compiler: Compiler
-) -> list[object] | tuple[object, object] | None:
-    """Keys or a key range the WHERE clause pins, or None for a full scan."""
+) -> list[object] | KeyRange | None:
+    """Keys or a key range the WHERE clause pins, or None for a full scan.
+
+    Of an AND, the first term (left to right) giving a key list wins; else the ranges of
+    all its terms are intersected.
+    """
     if where is None or len(schema.primary_key) != 1:
         return None
     pk = schema.primary_key[0].lower()
@@ -80,11 +102,31 @@ def _pk_keys(
 
     if isinstance(where, ast.Binary):
         if where.op == "AND":
-            return _pk_keys(schema, where.left, compiler) or _pk_keys(schema, where.right, compiler)
+            left = pk_keys(schema, where.left, compiler)
+            if isinstance(left, list):
+                return left
+            right = pk_keys(schema, where.right, compiler)
+            if isinstance(right, list) or left is None:
+                return right
+            if right is None:
+                return left
+            return KeyRange(left.lows + right.lows, left.highs + right.highs)
         if where.op == "=" and is_pk(where.left) and _is_constant(where.right):
             return [constant(where.right)]
         if where.op == "=" and is_pk(where.right) and _is_constant(where.left):
             return [constant(where.left)]
+        if where.op in _RANGE_OPS:
+            op, other = where.op, where.right
+            if not is_pk(where.left):
+                op, other = _FLIPPED[where.op], where.left
+                if not is_pk(where.right):
+                    return None
+            if not _range_constant(schema, other):
+                return None
+            bound = ((constant(other), len(op) == 1),)
+            if _RANGE_OPS[op] == "low":
+                return KeyRange(lows=bound)
+            return KeyRange(highs=bound)
     if (
         isinstance(where, ast.InList)
         and not where.negated
@@ -96,11 +138,36 @@ def _pk_keys(
         isinstance(where, ast.Between)
         and not where.negated
         and is_pk(where.operand)
-        and _is_constant(where.low)
-        and _is_constant(where.high)
+        and _range_constant(schema, where.low)
+        and _range_constant(schema, where.high)
     ):
-        return (constant(where.low), constant(where.high))
+        return KeyRange(((constant(where.low), False),), ((constant(where.high), False),))
     return None
+
+
+def _range_constant(schema: TableSchema, expr: ast.Expression) -> bool:
+    """A constant a key range may be bounded by: any for an integer key; for a string key
+    only a string literal (MySQL compares a string column with a number as numbers, in
+    another order than the keys').
+    """
+    if schema.columns[schema.pk_positions[0]].type_name in _INTEGER_TYPES:
+        return _is_constant(expr)
+    return isinstance(expr, ast.Literal) and isinstance(expr.value, str)
+
+
+def _bound(schema: TableSchema, bound: tuple[object, bool], low: bool) -> object:
+    """A range bound as the engine keys it, inclusive: for an integer key the first (or
+    last) whole number the comparison admits; None for NULL (no row compares true with it).
+    """
+    value, strict = bound
+    if value is None:
+        return None
+    if schema.columns[schema.pk_positions[0]].type_name not in _INTEGER_TYPES:
+        return str(value)
+    number = to_number(value)
+    if low:
+        return math.floor(number) + 1 if strict else math.ceil(number)
+    return math.ceil(number) - 1 if strict else math.floor(number)
 
 
 def _is_constant(expr: ast.Expression) -> bool:
@@ -110,18 +177,115 @@ def _is_constant(expr: ast.Expression) -> bool:
 
 
 def _key_for(schema: TableSchema, value: object) -> object:
+    """``value`` as the engine keys the primary key column; None where no key can equal
+    it (NULL, or a fraction for an integer key).
+    """
+    if value is None:
+        return None
     column = schema.columns[schema.pk_positions[0]]
     if column.type_name in ("CHAR", "VARCHAR", "TEXT"):
-        return None if value is None else str(value)
+        return str(value)
     number = to_number(value)
     return int(number) if number == int(number) else None
+
+
+_INTEGER_TYPES = frozenset(("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT"))
+
+
+def _guaranteed(schema: TableSchema, expr: ast.Expression) -> bool:
+    """Whether reading the keys ``expr`` pins (:func:`pk_keys`) already makes ``expr``
+    true for every row read: ``pk = c``, ``pk IN (c, ...)``, ``pk BETWEEN a AND b`` and,
+    for an integer key, ``pk < c`` (``<=``, ``>``, ``>=``), with literal constants that the
+    key conversion (:func:`_key_for`, :func:`_bound`) maps exactly as MySQL's comparison
+    does: numbers or strings against an integer key, strings against a string key.
+    """
+    if len(schema.primary_key) != 1:
+        return False
+    column = schema.columns[schema.pk_positions[0]]
+    numeric = column.type_name in _INTEGER_TYPES
+    if not numeric and column.type_name not in ("CHAR", "VARCHAR"):
+        return False
+    pk = schema.primary_key[0].lower()
+
+    def is_pk(node: ast.Expression) -> bool:
+        return isinstance(node, ast.Column) and node.name.lower() == pk
+
+    def exact(node: ast.Expression) -> bool:
+        if not isinstance(node, ast.Literal) or node.value is None:
+            return False
+        value = node.value
+        if numeric:
+            return isinstance(value, int | str | Decimal | float) and (
+                _key_for(schema, value) is not None
+            )
+        return isinstance(value, str)
+
+    if isinstance(expr, ast.Binary) and expr.op == "=":
+        return (is_pk(expr.left) and exact(expr.right)) or (is_pk(expr.right) and exact(expr.left))
+    if isinstance(expr, ast.InList) and not expr.negated:
+        return is_pk(expr.operand) and all(exact(i) for i in expr.items)
+    if isinstance(expr, ast.Between) and not expr.negated:
+        bounds = (expr.low, expr.high)
+        return is_pk(expr.operand) and all(_exact_bound(numeric, b) for b in bounds)
+    if isinstance(expr, ast.Binary) and expr.op in _RANGE_OPS and numeric:
+        return (is_pk(expr.left) and _exact_bound(numeric, expr.right)) or (
+            is_pk(expr.right) and _exact_bound(numeric, expr.left)
+        )
+    return False
+
+
+def _exact_bound(numeric: bool, node: ast.Expression) -> bool:
+    """A literal a range read bounds exactly: a number or string for an integer key (read
+    from its first admitted whole number), a string for a string key.
+    """
+    if not isinstance(node, ast.Literal) or node.value is None:
+        return False
+    if numeric:
+        return isinstance(node.value, int | str | Decimal | float)
+    return isinstance(node.value, str)
+
+
+def residual_where(
+    schema: TableSchema, where: ast.Expression | None, compiler: Compiler
+) -> ast.Expression | None:
+    """What of ``where`` still needs testing on the rows :func:`candidate_rows` reads:
+    ``where`` without the primary-key terms the read already guarantees
+    (:func:`_guaranteed`): the key list it read, or every range it intersected. A sysbench
+    range of 100 rows then tests no row at all.
+    """
+    if where is None or _guaranteed(schema, where):
+        return None  # one term the read guarantees (a point select's WHERE)
+    keys = pk_keys(schema, where, compiler)
+    if keys is None:
+        return where
+    terms = conjuncts(where)
+    if isinstance(keys, list):
+        read = next(t for t in terms if isinstance(pk_keys(schema, t, compiler), list))
+        kept = [t for t in terms if t is not read or not _guaranteed(schema, t)]
+    else:
+        kept = [
+            t
+            for t in terms
+            if not (isinstance(pk_keys(schema, t, compiler), KeyRange) and _guaranteed(schema, t))
+        ]
+    residual: ast.Expression | None = None
+    for term in kept:
+        residual = term if residual is None else ast.Binary("AND", residual, term)
+    return residual
+
+
+def conjuncts(expr: ast.Expression) -> list[ast.Expression]:
+    """The terms of a chain of ANDs, left to right."""
+    if isinstance(expr, ast.Binary) and expr.op == "AND":
+        return conjuncts(expr.left) + conjuncts(expr.right)
+    return [expr]
 
 
 def candidate_rows(
     trx: Transaction, table: Table, where: ast.Expression | None, compiler: Compiler
 ) -> Iterator[tuple[object, Row]]:
     """(key, row) pairs that may match ``where`` (narrowed by the primary key)."""
-    keys = _pk_keys(table.schema, where, compiler)
+    keys = pk_keys(table.schema, where, compiler)
     if isinstance(keys, list):
         for value in dict.fromkeys(_key_for(table.schema, k) for k in keys):
             if value is None:
@@ -129,9 +293,15 @@ def candidate_rows(
             row = trx.get(table, value)
             if row is not None:
                 yield value, row
-    elif isinstance(keys, tuple):
-        low, high = (_key_for(table.schema, k) for k in keys)
-        if low is not None and high is not None:
+    elif isinstance(keys, KeyRange):
+        schema = table.schema
+        lows = [_bound(schema, k, True) for k in keys.lows]
+        highs = [_bound(schema, k, False) for k in keys.highs]
+        if None in lows or None in highs:
+            return
+        low = max(lows) if lows else None  # type: ignore[type-var]
+        high = min(highs) if highs else None  # type: ignore[type-var]
+        if low is None or high is None or low <= high:  # type: ignore[operator]
             yield from trx.scan(table, low, high)
     else:
         yield from trx.scan(table)
@@ -141,7 +311,8 @@ def matching(
     trx: Transaction, table: Table, where: ast.Expression | None, compiler: Compiler
 ) -> Iterator[tuple[object, Row]]:
     """(key, row) pairs satisfying ``where``."""
-    test = compiler.compile_in(WHERE, where) if where is not None else None
+    residual = residual_where(table.schema, where, compiler)
+    test = compiler.compile_in(WHERE, residual) if residual is not None else None
     for key, row in candidate_rows(trx, table, where, compiler):
         if test is None or truth(test(row)):
             yield key, row
@@ -149,13 +320,15 @@ def matching(
 
 # ------------------------------------------------------------------ SELECT
 def run_select(session: Session, stmt: ast.Select) -> Result:
-    """SELECT, with or without a table."""
-    if stmt.group_by or stmt.having is not None:
-        raise MySQLError.of(ER_NOT_SUPPORTED_YET, "GROUP BY")
+    """SELECT of at most one table, without grouping, aggregates or subqueries: the fast
+    path (execution.query runs the rest and sends these here).
+    """
     if stmt.table is None:
         compiler = Compiler((), "", session.context)
         values = [_item_function(compiler, item)(()) for item in stmt.items]
-        columns = [column_for_value(_name(i), v) for i, v in zip(stmt.items, values, strict=True)]
+        columns = [
+            column_for_value(item_name(i), v) for i, v in zip(stmt.items, values, strict=True)
+        ]
         return Rows(columns, [] if stmt.limit == 0 else [values])
     table = resolve_table(session, stmt.table)
 
@@ -165,7 +338,7 @@ def run_select(session: Session, stmt: ast.Select) -> Result:
     return session.run_statement(body)
 
 
-def _name(item: ast.SelectItem) -> str:
+def item_name(item: ast.SelectItem) -> str:
     """The result column's name: the alias, a string literal's value, or the item's text."""
     if item.alias:
         return item.alias
@@ -192,77 +365,29 @@ def _select_from(session: Session, trx: Transaction, table: Table, stmt: ast.Sel
                 continue
             row = current
         rows.append(row)
-    if any(_is_aggregate(i) for i in stmt.items):
-        _check_full_group_by(session, stmt, schema)
-        return _aggregate(stmt, rows, compiler)
     if stmt.order_by:
         rows = _ordered(rows, stmt.order_by, compiler)
     columns, getters = _projection(stmt.items, schema, compiler)
     out: list[list[object]] = [[g(r) for g in getters] for r in rows]
     if stmt.distinct:
         out = list({tuple(r): r for r in out}.values())
-    return Rows(columns, _limited(out, stmt.limit, stmt.offset))
+    out = _limited(out, stmt.limit, stmt.offset)
+    return Rows(_typed(columns, out), out)
 
 
-def _is_aggregate(item: ast.SelectItem) -> bool:
-    return isinstance(item.expr, ast.FuncCall) and item.expr.name in AGGREGATES
-
-
-def _check_full_group_by(session: Session, stmt: ast.Select, schema: TableSchema) -> None:
-    """ONLY_FULL_GROUP_BY (in the default sql_mode): an aggregate query without GROUP BY
-    may not select a column outside an aggregate (1140).
+def _typed(columns: list[Column | str], rows: list[list[object]]) -> list[Column]:
+    """The result's columns: a table column's own type; an expression's (given by its
+    name) the type of its first non-NULL value, as MySQL types ``n + 1`` BIGINT (text
+    when every value is NULL).
     """
-    if "ONLY_FULL_GROUP_BY" not in str(session.variable("sql_mode", None)).upper():
-        return
-    for number, item in enumerate(stmt.items, 1):
-        column = _bare_column(item.expr)
-        if column is not None:
-            raise MySQLError.of(
-                ER_MIX_OF_GROUP_FUNC_AND_FIELDS_V2,
-                number,
-                f"{schema.db}.{schema.name}.{column.name}",
-            )
-
-
-def _bare_column(expr: object) -> ast.Column | None:
-    """The first column ``expr`` reads outside an aggregate function."""
-    if isinstance(expr, ast.Column):
-        return expr
-    if isinstance(expr, ast.FuncCall) and expr.name in AGGREGATES:
-        return None
-    if not isinstance(expr, ast.Expression | ast.When):
-        return None
-    for field in attrs.fields(type(expr)):
-        value = getattr(expr, field.name)
-        for child in value if isinstance(value, tuple) else (value,):
-            found = _bare_column(child)
-            if found is not None:
-                return found
-    return None
-
-
-def _aggregate(stmt: ast.Select, rows: list[Row], compiler: Compiler) -> Result:
-    values: list[object] = []
-    for item in stmt.items:
-        expr = item.expr
-        if not isinstance(expr, ast.FuncCall) or expr.name not in AGGREGATES:
-            first = (
-                compiler.compile_in(FIELDS, expr)(rows[0])
-                if rows and not isinstance(expr, ast.Star)
-                else None
-            )
-            values.append(first)
+    typed: list[Column] = []
+    for index, column in enumerate(columns):
+        if isinstance(column, Column):
+            typed.append(column)
             continue
-        arg = compiler.compile_in(FIELDS, expr.args[0]) if expr.args else None
-        column = [arg(r) if arg else 1 for r in rows]
-        values.append(aggregate(expr.name, column, expr.star, expr.distinct))
-    columns = [
-        column_for_value(_name(i), v)
-        if v is not None or not _is_aggregate(i)
-        else column_for_value(_name(i), 0)
-        for i, v in zip(stmt.items, values, strict=True)
-    ]
-    return Rows(columns, _limited([values], stmt.limit, stmt.offset))
+        value = next((r[index] for r in rows if r[index] is not None), None)
+        typed.append(Column(column) if value is None else column_for_value(column, value))
+    return typed
 
 
 def _ordered(rows: list[Row], order: Sequence[ast.OrderItem], compiler: Compiler) -> list[Row]:
@@ -288,8 +413,11 @@ def _limited(rows: list[list[object]], limit: object, offset: object) -> list[li
 
 def _projection(
     items: Sequence[ast.SelectItem], schema: TableSchema, compiler: Compiler
-) -> tuple[list[Column], list[Compiled]]:
-    columns: list[Column] = []
+) -> tuple[list[Column | str], list[Compiled]]:
+    """Each result column (a table column's definition, or an expression's name for
+    :func:`_typed`) and the function reading it from a row.
+    """
+    columns: list[Column | str] = []
     getters: list[Compiled] = []
     for item in items:
         if isinstance(item.expr, ast.Star):
@@ -302,75 +430,171 @@ def _projection(
             col = schema.columns[compiler.column_position(item.expr)]
             columns.append(column_type(col, schema, item.alias or item.expr.name))
         else:
-            columns.append(Column(_name(item)))
+            columns.append(item_name(item))
     return columns, getters
 
 
 # ------------------------------------------------------------------ INSERT
-def run_insert(session: Session, stmt: ast.Insert) -> Result:
-    """INSERT / REPLACE with VALUES or SET."""
+def run_insert(
+    session: Session, stmt: ast.Insert, subqueries: SubqueryPlanner | None = None
+) -> Result:
+    """INSERT / REPLACE with VALUES or SET (``... SELECT`` is execution.query's);
+    ``subqueries`` plans the subqueries of its values.
+    """
     table = resolve_table(session, stmt.table)
+    compiler = Compiler((), "", session.context)
+    compiler.subqueries = subqueries
+    values = [
+        [compiler.evaluate(e) if not isinstance(e, ast.Default) else _DEFAULT for e in row]
+        for row in stmt.rows
+    ]
+    on_duplicate = on_duplicate_update(session, table.schema, stmt.on_duplicate)
+
+    def body(trx: Transaction) -> Result:
+        return insert_rows(session, trx, table, stmt, values, on_duplicate)
+
+    return session.run_statement(body)
+
+
+def insert_rows(
+    session: Session,
+    trx: Transaction,
+    table: Table,
+    stmt: ast.Insert,
+    values: Sequence[Sequence[object]],
+    on_duplicate: Callable[[Row, Row], dict[str, object]] | None = None,
+) -> Ok:
+    """Insert ``values`` (one list per row, in the statement's column order; DEFAULT as
+    the marker) as INSERT [IGNORE] / REPLACE / ON DUPLICATE KEY UPDATE does.
+    """
     schema = table.schema
     plan = _plans.get(schema, tuple(stmt.columns))
-    compiler = Compiler((), "", session.context)
-    rows = [
-        _insert_row(
-            schema,
-            plan,
-            [compiler.evaluate(e) if not isinstance(e, ast.Default) else _DEFAULT for e in values],
-            number,
-        )
-        for number, values in enumerate(stmt.rows, 1)
-    ]
+    rows = [_insert_row(schema, plan, list(v), number) for number, v in enumerate(values, 1)]
     if stmt.ignore:
         rows = [
             _lenient_row(session, schema, plan.positions, row, number)
             for number, row in enumerate(rows, 1)
         ]
-
-    def body(trx: Transaction) -> Result:
-        affected, first_id = 0, 0
-        for number, row in enumerate(rows, 1):
-            generated = (
-                schema.auto_increment_position is not None
-                and not row[schema.auto_increment_position]
-            )
-            savepoint = trx.savepoint()
-            try:
-                key = trx.insert(table, row, row_number=number)
-            except MySQLError as exc:
-                if exc.errno == ER_DUP_ENTRY.errno and stmt.on_duplicate:
-                    trx.rollback_to(savepoint)
-                    affected += on_duplicate_key_update(
-                        session, trx, table, row, number, stmt.on_duplicate
-                    )
-                    continue
-                if exc.errno != ER_DUP_ENTRY.errno or not (stmt.replace or stmt.ignore):
-                    raise
-                if stmt.ignore:
-                    session.warn(exc)
-                    continue
-                for existing in trx.duplicates(table, row):  # every conflicting row goes
-                    trx.delete(table, existing)
-                    affected += 1
-                key = trx.insert(table, row, row_number=number)
-            affected += 1
-            if generated and not first_id:
-                first_id = (
-                    int(key)
-                    if isinstance(key, int)
-                    else int(key[schema.primary_key.index(schema.auto_increment_column)])
-                )
-        if first_id:
-            session.last_insert_id = first_id
-        info = (
-            f"Records: {len(rows)}  Duplicates: 0  Warnings: {len(session.warnings)}"
-            if len(rows) > 1
-            else ""
+    affected, first_id, duplicates = 0, 0, 0
+    for number, row in enumerate(rows, 1):
+        generated = (
+            schema.auto_increment_position is not None and not row[schema.auto_increment_position]
         )
-        return Ok(affected, first_id, info)
+        try:
+            key = trx.insert(table, row, row_number=number)
+        except MySQLError as exc:
+            if exc.errno != ER_DUP_ENTRY.errno or not (stmt.replace or stmt.ignore or on_duplicate):
+                raise
+            duplicates += 1
+            if on_duplicate is not None:
+                affected += _update_duplicate(
+                    trx, table, row, on_duplicate, number, session.found_rows
+                )
+                continue
+            if stmt.ignore:
+                session.warn(exc)
+                continue
+            for existing in trx.duplicates(table, row):  # REPLACE: every conflicting row goes
+                trx.delete(table, existing)
+                affected += 1
+            key = trx.insert(table, row, row_number=number)
+        affected += 1
+        if generated and not first_id:
+            first_id = (
+                int(key)
+                if isinstance(key, int)
+                else int(key[schema.primary_key.index(schema.auto_increment_column)])
+            )
+    if first_id:
+        session.last_insert_id = first_id
+    info = (
+        f"Records: {len(rows)}  Duplicates: {duplicates}  Warnings: {len(session.warnings)}"
+        if len(rows) > 1 or stmt.select is not None
+        else ""
+    )
+    return Ok(affected, first_id, info)
 
-    return session.run_statement(body)
+
+_NEW_ROW = "\0new"
+"""The qualifier ``VALUES(col)`` of ON DUPLICATE KEY UPDATE reads the proposed row by."""
+
+
+def on_duplicate_update(
+    session: Session, schema: TableSchema, assignments: Sequence[ast.Assignment]
+) -> Callable[[Row, Row], dict[str, object]] | None:
+    """ON DUPLICATE KEY UPDATE compiled: (existing row, proposed row) -> the changes.
+
+    Assignments see the existing row's columns, ``VALUES(col)`` the proposed row's, and
+    each assignment sees the ones before it, as MySQL evaluates them left to right.
+    """
+    if not assignments:
+        return None
+    names = [c.name for c in schema.columns]
+    width = len(names)
+    scope = Scope(
+        [
+            ScopeTable(schema.name, schema.db, names, 0),
+            ScopeTable(_NEW_ROW, None, names, width, frozenset(n.lower() for n in names)),
+        ],
+        2 * width,
+    )
+    compiler = Compiler((), schema.name, session.context, scope)
+    setters: list[tuple[int, str, Compiled]] = []
+    for assignment in assignments:
+        compiler.clause = FIELDS
+        position = compiler.column_position(ast.Column(assignment.column.name))
+        value = compiler.compile(_values_function(assignment.value))
+        setters.append((position, schema.columns[position].name, value))
+
+    def changes(existing: Row, proposed: Row) -> dict[str, object]:
+        row = list(existing) + list(proposed)
+        out: dict[str, object] = {}
+        for position, name, value in setters:
+            row[position] = out[name] = value(row)
+        return out
+
+    return changes
+
+
+def _values_function(expr: ast.Expression) -> ast.Expression:
+    """``expr`` with each ``VALUES(col)`` read from the proposed row."""
+    if isinstance(expr, ast.FuncCall) and expr.name == "VALUES":
+        if len(expr.args) == 1 and isinstance(expr.args[0], ast.Column):
+            return ast.Column(expr.args[0].name, _NEW_ROW)
+    if not isinstance(expr, ast.Expression):
+        return expr
+    changed: dict[str, object] = {}
+    for field in attrs.fields(type(expr)):
+        value = getattr(expr, field.name)
+        if isinstance(value, ast.Expression):
+            changed[field.name] = _values_function(value)
+        elif isinstance(value, tuple):
+            changed[field.name] = tuple(
+                _values_function(v) if isinstance(v, ast.Expression) else v for v in value
+            )
+    return attrs.evolve(expr, **changed)
+
+
+def _update_duplicate(
+    trx: Transaction,
+    table: Table,
+    row: Row,
+    on_duplicate: Callable[[Row, Row], dict[str, object]],
+    number: int,
+    found_rows: bool,
+) -> int:
+    """The row ``row`` first collides with (on the PRIMARY KEY, then each UNIQUE index in
+    the table's order, as MySQL picks it) updated as ON DUPLICATE KEY UPDATE says: 2 rows
+    affected when it changed, 0 when it did not (1 under CLIENT_FOUND_ROWS), MySQL's count.
+    """
+    key = trx.duplicates(table, row)[0]  # the first collision: PRIMARY, then each UNIQUE
+    existing = trx.lock_for_update(table, key)
+    if existing is None:
+        return 0
+    change = trx.update(table, key, on_duplicate(existing, row), row_number=number)
+    if change is not None and change.before != change.after:
+        return 2
+    return 1 if found_rows else 0
 
 
 class _DefaultMarker:
@@ -480,7 +704,8 @@ def _write_targets(
     compiler: Compiler,
 ) -> Iterator[tuple[object, Row]]:
     """Rows to change, each locked and re-checked against its latest version."""
-    test = compiler.compile_in(WHERE, where) if where is not None else None
+    residual = residual_where(table.schema, where, compiler)
+    test = compiler.compile_in(WHERE, residual) if residual is not None else None
     candidates = list(candidate_rows(trx, table, where, compiler))
     if order_by:
         ordered = _ordered([r for _, r in candidates], order_by, compiler)
@@ -497,11 +722,14 @@ def _write_targets(
         yield key, row
 
 
-def run_update(session: Session, stmt: ast.Update) -> Result:
-    """Single-table UPDATE."""
+def run_update(
+    session: Session, stmt: ast.Update, subqueries: SubqueryPlanner | None = None
+) -> Result:
+    """Single-table UPDATE; ``subqueries`` plans the subqueries of its SET and WHERE."""
     table = resolve_table(session, stmt.table)
     schema = table.schema
     compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
+    compiler.subqueries = subqueries
     setters: list[tuple[int, Compiled | None]] = []
     for assignment in stmt.assignments:
         compiler.clause = FIELDS
@@ -534,11 +762,14 @@ def run_update(session: Session, stmt: ast.Update) -> Result:
     return session.run_statement(body)
 
 
-def run_delete(session: Session, stmt: ast.Delete) -> Result:
-    """Single-table DELETE."""
+def run_delete(
+    session: Session, stmt: ast.Delete, subqueries: SubqueryPlanner | None = None
+) -> Result:
+    """Single-table DELETE; ``subqueries`` plans the subqueries of its WHERE."""
     table = resolve_table(session, stmt.table)
     schema = table.schema
     compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
+    compiler.subqueries = subqueries
 
     def body(trx: Transaction) -> Result:
         deleted = 0

@@ -58,6 +58,10 @@ class SessionContext(Context):
         """@name, NULL when unset."""
         return self.session.user_vars.get(name.lower())
 
+    def set_user_variable(self, name: str, value: object) -> None:
+        """``@name := value`` (SET @name = value does the same, execution.admin)."""
+        self.session.user_vars[name.lower()] = value
+
     def function(self, name: str, args: list[object]) -> object:
         """Functions that need the session or the server."""
         session = self.session

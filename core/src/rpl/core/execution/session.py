@@ -260,6 +260,10 @@ class Session:
         """The open transaction's characteristics that differ from the session's
         variables: SET TRANSACTION's one-shot ones, and the values it started with of
         those SET SESSION changed since (see :meth:`keep_characteristic`)."""
+        self.replayed_statement: str | None = None
+        """Set by a statement whose text replays to the same rows on a replica: in
+        STATEMENT format its changes are logged as this text, not as one statement per
+        row (INSERT/REPLACE ... SELECT, which pt-table-checksum relies on); used once."""
 
     # ------------------------------------------------------------ variables
     @property
@@ -443,6 +447,7 @@ class Session:
         return result
 
     def _binlog_changes(self, trx: Transaction, before: int) -> None:
+        replayed, self.replayed_statement = self.replayed_statement, None
         changes = trx.changes()[before:]
         for change in changes:
             self.tables[(change.table.db, change.table.name)] = None
@@ -458,6 +463,9 @@ class Session:
             if events is not None:
                 self.events += events
                 return
+        if replayed is not None:
+            self.events.append(encoder.query(self.thread_id, self.db or "", replayed, self.origin))
+            return
         for db, text in change_statements(changes):
             self.events.append(encoder.query(self.thread_id, db, text, self.origin))
 

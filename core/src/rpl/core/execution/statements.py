@@ -6,7 +6,7 @@ and protocol commands); :func:`register` is the whole list of the rest, one line
 
 from __future__ import annotations
 
-from rpl.core.execution import admin, character_sets, ddl, dml, prepared
+from rpl.core.execution import admin, character_sets, ddl, explain, prepared, query
 from rpl.core.execution.dispatch import Dispatch, plain
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import Session
@@ -31,10 +31,10 @@ def _rollback(session: Session, stmt: ast.Rollback) -> Result:
 
 def register(dispatch: Dispatch) -> None:
     """Put the layer's own statements and SHOW kinds in ``dispatch``."""
-    dispatch.statement(ast.Select, plain(dml.run_select))
-    dispatch.statement(ast.Insert, plain(dml.run_insert))
-    dispatch.statement(ast.Update, plain(dml.run_update))
-    dispatch.statement(ast.Delete, plain(dml.run_delete))
+    dispatch.statement(ast.Select, plain(query.run_select))
+    dispatch.statement(ast.Insert, plain(query.run_insert))
+    dispatch.statement(ast.Update, plain(query.run_update))
+    dispatch.statement(ast.Delete, plain(query.run_delete))
     dispatch.statement(ast.Begin, plain(_begin))
     dispatch.statement(ast.Commit, plain(_commit))
     dispatch.statement(ast.Rollback, plain(_rollback))
@@ -65,6 +65,8 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.Prepare, plain(prepared.run_prepare))
     dispatch.statement(ast.ExecutePrepared, plain(prepared.run_execute))
     dispatch.statement(ast.DeallocatePrepare, plain(prepared.run_deallocate))
+    dispatch.statement(ast.Union, plain(query.run_union))
+    dispatch.statement(ast.Explain, plain(explain.run_explain))
     for kind, handler in admin.SHOW_KINDS.items():
         dispatch.show(kind, handler)
     for kind, handler in character_sets.SHOW_KINDS.items():

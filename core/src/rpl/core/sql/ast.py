@@ -107,6 +107,10 @@ class FuncCall(Expression):
     args: tuple[Expression, ...] = ()
     distinct: bool = False
     star: bool = False
+    order_by: tuple[OrderItem, ...] = ()
+    """GROUP_CONCAT's ``ORDER BY`` (empty otherwise)."""
+    separator: str | None = None
+    """GROUP_CONCAT's ``SEPARATOR`` (None: the default ``,``)."""
 
 
 @attrs.frozen
@@ -186,6 +190,73 @@ class Case(Expression):
     operand: Expression | None
     whens: tuple[When, ...]
     else_: Expression | None = None
+
+
+@attrs.frozen
+class Subquery(Expression):
+    """A parenthesised query used as a value: ``(SELECT ...)`` (a scalar subquery)."""
+
+    select: Select | Union
+
+
+@attrs.frozen
+class Exists(Expression):
+    """``EXISTS (SELECT ...)``; ``NOT EXISTS`` is ``Unary("NOT", Exists(...))``."""
+
+    select: Select | Union
+
+
+@attrs.frozen
+class InSubquery(Expression):
+    """``operand [NOT] IN (SELECT ...)``."""
+
+    operand: Expression
+    select: Select | Union
+    negated: bool = False
+
+
+@attrs.frozen
+class QuantifiedComparison(Expression):
+    """``operand op ANY|ALL (SELECT ...)`` (SOME is ANY); ``op`` as in :class:`Binary`."""
+
+    op: str
+    operand: Expression
+    quantifier: str
+    select: Select | Union
+
+
+@attrs.frozen
+class Cast(Expression):
+    """``CAST(x AS type)`` and ``CONVERT(x, type)``; ``CONVERT(x USING cs)`` has
+    ``type_name="CHAR"`` and ``charset`` set.
+
+    ``type_name`` is one of SIGNED, UNSIGNED, CHAR, BINARY, DECIMAL, DATE, DATETIME,
+    TIME, JSON, DOUBLE, FLOAT (``SIGNED INTEGER`` is SIGNED, NCHAR is CHAR); ``length`` and
+    ``scale`` are the ``(n[,m])`` arguments when written.
+    """
+
+    operand: Expression
+    type_name: str
+    length: int | None = None
+    scale: int | None = None
+    charset: str | None = None
+
+
+@attrs.frozen
+class IsTruth(Expression):
+    """``operand IS [NOT] TRUE|FALSE|UNKNOWN``; ``value`` is the upper-cased word."""
+
+    operand: Expression
+    value: str
+    negated: bool = False
+
+
+@attrs.frozen
+class AssignUserVar(Expression):
+    """``@name := value`` in an expression: sets the user variable, yields the value."""
+
+    name: str
+    value: Expression
 
 
 # ---------------------------------------------------------------------------------------
@@ -415,6 +486,31 @@ AlterAction: TypeAlias = (
 """One action of ALTER TABLE."""
 
 
+@attrs.frozen
+class DerivedTable:
+    """``(SELECT ...) [AS] alias`` in FROM (MySQL requires the alias: 1248)."""
+
+    select: Select | Union
+    alias: str
+
+
+@attrs.frozen
+class JoinStep:
+    """One table of a FROM clause with several tables, and how it joins the ones before it.
+
+    ``kind`` is ``"FIRST"`` for the first table, ``"INNER"`` for ``,``, ``JOIN``,
+    ``INNER JOIN``, ``CROSS JOIN`` and ``STRAIGHT_JOIN``, ``"LEFT"`` for ``LEFT [OUTER]
+    JOIN`` and ``"RIGHT"`` for ``RIGHT [OUTER] JOIN``. ``on`` is the ON condition,
+    ``using`` the USING column list (at most one of them is given). Index hints are
+    parsed and dropped: the server has no secondary index to choose.
+    """
+
+    source: TableName | DerivedTable
+    kind: str = "FIRST"
+    on: Expression | None = None
+    using: tuple[str, ...] = ()
+
+
 # ---------------------------------------------------------------------------------------
 # Statements
 
@@ -426,7 +522,7 @@ class Statement:
 
 @attrs.frozen
 class Select(Statement):
-    """SELECT over at most one table.
+    """SELECT; ``table`` is FROM's table when it names exactly one, ``joins`` otherwise.
 
     ``limit``/``offset`` are ``None`` when absent (``LIMIT m, n`` is offset m, limit n).
     ``lock`` is ``"FOR UPDATE"``, ``"SHARE"`` (``LOCK IN SHARE MODE``/``FOR SHARE``) or
@@ -443,6 +539,10 @@ class Select(Statement):
     limit: int | Placeholder | None = None
     offset: int | Placeholder | None = None
     lock: str | None = None
+    joins: tuple[JoinStep, ...] = ()
+    """Set (and ``table`` None) when FROM names more than one table or a derived table."""
+    subqueries: bool = False
+    """Whether a subquery appears in the statement's own clauses."""
 
 
 @attrs.frozen
@@ -461,6 +561,8 @@ class Insert(Statement):
     ignore: bool = False
     replace: bool = False
     on_duplicate: tuple[Assignment, ...] = ()
+    select: Select | Union | None = None
+    """``INSERT ... SELECT``: the rows come from this query (``rows`` is empty)."""
 
 
 @attrs.frozen
@@ -925,6 +1027,30 @@ class DeallocatePrepare(Statement):
     name: str
 
 
+@attrs.frozen
+class Union(Statement):
+    """``SELECT ... UNION [ALL|DISTINCT] SELECT ...``; ``all[i]`` says whether the
+    operator between ``selects[i]`` and ``selects[i+1]`` was UNION ALL. ORDER BY and
+    LIMIT after the last SELECT apply to the whole union.
+    """
+
+    selects: tuple[Select, ...]
+    all: tuple[bool, ...]
+    order_by: tuple[OrderItem, ...] = ()
+    limit: int | Placeholder | None = None
+    offset: int | Placeholder | None = None
+
+
+@attrs.frozen
+class Explain(Statement):
+    """EXPLAIN / DESCRIBE / DESC of a SELECT, UPDATE, DELETE, INSERT or REPLACE;
+    ``format`` is ``"TRADITIONAL"`` (also when not written) or ``"TREE"``/``"JSON"``.
+    """
+
+    statement: Statement
+    format: str = "TRADITIONAL"
+
+
 # ---------------------------------------------------------------------------------------
 # Writing SQL back
 
@@ -1011,6 +1137,12 @@ def to_sql(expr: Expression) -> str:
         if expr.star:
             return f"{expr.name}(*)"
         args = ", ".join(to_sql(a) for a in expr.args)
+        if expr.order_by:
+            args += " ORDER BY " + ", ".join(
+                to_sql(o.expr) + (" DESC" if o.descending else "") for o in expr.order_by
+            )
+        if expr.separator is not None:
+            args += " SEPARATOR " + quote_literal(expr.separator)
         return f"{expr.name}({'DISTINCT ' if expr.distinct else ''}{args})"
     if isinstance(expr, UserVar):
         return "@" + quote_identifier(expr.name)
@@ -1043,6 +1175,19 @@ def to_sql(expr: Expression) -> str:
             parts += ["ELSE", to_sql(expr.else_)]
         parts.append("END")
         return " ".join(parts)
+    if isinstance(expr, Cast):
+        size = ""
+        if expr.length is not None:
+            size = f"({expr.length}" + (f",{expr.scale})" if expr.scale is not None else ")")
+        if expr.charset is not None:
+            return f"CONVERT({to_sql(expr.operand)} USING {expr.charset})"
+        return f"CAST({to_sql(expr.operand)} AS {expr.type_name}{size})"
+    if isinstance(expr, IsTruth):
+        return f"{_operand(expr.operand)} IS {'NOT ' if expr.negated else ''}{expr.value}"
+    if isinstance(expr, AssignUserVar):
+        return f"@{quote_identifier(expr.name)} := {_operand(expr.value)}"
+    if isinstance(expr, Subquery | Exists | InSubquery | QuantifiedComparison):
+        return "(subquery)"
     if isinstance(expr, Default):
         return "DEFAULT"
     if isinstance(expr, Placeholder):

@@ -4,7 +4,9 @@ CHECKSUM TABLE, INSTALL / UNINSTALL PLUGIN, SHUTDOWN and KILL.
 A SHOW's result is named by its :data:`~rpl.core.sql.ast.ShowKind`, one per result
 whatever the spelling; :data:`SHOW_RULES` holds a rule per word after SHOW, so a new SHOW
 is a rule and an entry there. The SHOWs that take LIKE take WHERE too (SHOW INDEX takes
-WHERE only). EXPLAIN of a statement and FLUSH ... FOR CHANNEL are refused with 1235.
+WHERE only). EXPLAIN / DESCRIBE of a data statement is
+:func:`rpl.core.sql.parser.dml.explain`'s; EXPLAIN ANALYZE / FOR CONNECTION and FLUSH ...
+FOR CHANNEL are refused with 1235.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Final, TypeAlias
 
 from rpl.core.sql import ast
 from rpl.core.sql.lexer import K_WORD
+from rpl.core.sql.parser import dml
 from rpl.core.sql.parser.accounts import user_name
 from rpl.core.sql.parser.cursor import SCOPES, Parser, Rule, not_supported
 from rpl.core.sql.parser.expressions import expr
@@ -244,13 +247,9 @@ def show_limit(p: Parser) -> tuple[int, int | None]:
 
 def describe(p: Parser) -> ast.Statement:
     p.i += 1
+    if p.key in ("SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "FORMAT"):
+        return dml.explain(p)
     if p.key in (
-        "SELECT",
-        "INSERT",
-        "UPDATE",
-        "DELETE",
-        "REPLACE",
-        "FORMAT",
         "ANALYZE",
         "(",
         "TABLE",

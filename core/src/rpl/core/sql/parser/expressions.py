@@ -100,13 +100,22 @@ def bool_primary(p: Parser) -> ast.Expression:
         if op is not None and toks[p.i][0] is K_OP:
             p.i += 1
             if p.key in ("ANY", "ALL", "SOME") and p.peek_key() == "(":
-                raise not_supported("subqueries")
+                quantifier = "ALL" if p.key == "ALL" else "ANY"
+                p.i += 2
+                if p.key not in ("SELECT", "WITH"):
+                    p.error()
+                inner = query(p)
+                p.expect(")")
+                left = ast.QuantifiedComparison(op, left, quantifier, inner)
+                continue
             left = ast.Binary(op, left, predicate(p))
         elif key == "IS":
             p.i += 1
             negated = p.accept("NOT")
             if p.key in ("TRUE", "FALSE", "UNKNOWN"):
-                raise not_supported(f"IS {p.key}")
+                left = ast.IsTruth(left, p.key, negated)
+                p.i += 1
+                continue
             p.expect("NULL")
             left = ast.IsNull(left, negated)
         else:
@@ -126,7 +135,9 @@ def predicate(p: Parser) -> ast.Expression:
         p.i += 1
         p.expect("(")
         if p.key in ("SELECT", "WITH"):
-            raise not_supported("subqueries")
+            inner = query(p)
+            p.expect(")")
+            return ast.InSubquery(left, inner, negated)
         items = [expr(p)]
         while p.accept(","):
             items.append(expr(p))
@@ -202,6 +213,13 @@ def primary(p: Parser) -> ast.Expression:
         if key == "CASE":
             return case(p)
         if nxt == "(" and toks[p.i][0] is K_OP:
+            if key == "CAST" or key == "CONVERT":
+                return cast(p, key)
+            if key == "EXISTS":
+                p.i += 1
+                exists = query(p)
+                p.expect(")")
+                return ast.Exists(exists)
             return call(p, key)
         if nxt == "." and toks[p.i][0] is K_OP:
             if key in RESERVED:
@@ -243,12 +261,17 @@ def primary(p: Parser) -> ast.Expression:
             return qualified(p, value)
         return ast.Column(value)
     if kind is K_USERVAR:
+        if toks[p.i][1] == ":=":
+            p.i += 1
+            return ast.AssignUserVar(value, expr(p))
         return ast.UserVar(value)
     if kind is K_BYTES:
         return ast.Literal(value)
     if key == "(":
         if p.key in ("SELECT", "WITH"):
-            raise not_supported("subqueries")
+            subquery = query(p)
+            p.expect(")")
+            return ast.Subquery(subquery)
         inner = expr(p)
         if p.key == ",":
             raise not_supported("row constructors")
@@ -311,12 +334,19 @@ def call(p: Parser, name: str) -> ast.FuncCall:
         args = [expr(p)]
         while p.accept(","):
             args.append(expr(p))
+        order_by: tuple[ast.OrderItem, ...] = ()
+        separator = None
+        if name == "GROUP_CONCAT":
+            if p.accept_seq("ORDER", "BY"):
+                order_by = _order_items(p)
+            if p.accept("SEPARATOR"):
+                separator = p.string()
         if p.key != ")":
             if p.toks[p.i][0] is K_WORD:
                 raise not_supported(f"{name}(... {p.key} ...)")
             p.error()
         p.i += 1
-        call = ast.FuncCall(name, tuple(args), distinct)
+        call = ast.FuncCall(name, tuple(args), distinct, False, order_by, separator)
     if p.key == "OVER":
         raise not_supported("window functions")
     return call
@@ -349,3 +379,76 @@ def _column(parts: list[str]) -> ast.Column:
     if len(parts) == 2:
         return ast.Column(parts[1], parts[0])
     return ast.Column(parts[0])
+
+
+def query(p: Parser) -> ast.Select | ast.Union:
+    """A query expression (SELECT ... [UNION ...]) as a subquery or derived table holds."""
+    from rpl.core.sql.parser.dml import query_expression  # the grammar is recursive
+
+    if p.key == "WITH":
+        raise not_supported("WITH")
+    return query_expression(p)
+
+
+_CAST_TYPES: Final = {
+    "SIGNED": "SIGNED",
+    "UNSIGNED": "UNSIGNED",
+    "CHAR": "CHAR",
+    "NCHAR": "CHAR",
+    "BINARY": "BINARY",
+    "DECIMAL": "DECIMAL",
+    "DATE": "DATE",
+    "DATETIME": "DATETIME",
+    "TIME": "TIME",
+    "JSON": "JSON",
+    "DOUBLE": "DOUBLE",
+    "FLOAT": "FLOAT",
+    "REAL": "DOUBLE",
+}
+
+
+def cast(p: Parser, name: str) -> ast.Cast:
+    """``CAST(x AS type)``, ``CONVERT(x, type)``, ``CONVERT(x USING charset)``."""
+    p.i += 1  # (
+    operand = expr(p)
+    if name == "CONVERT" and p.accept("USING"):
+        target = p.any_word().lower()
+        p.expect(")")
+        return ast.Cast(operand, "CHAR", charset=target)
+    if name == "CAST":
+        p.expect("AS")
+    else:
+        p.expect(",")
+    type_name = _CAST_TYPES.get(p.key)
+    if type_name is None:
+        if p.toks[p.i][0] is K_WORD and p.key not in RESERVED:
+            raise not_supported(f"CAST AS {p.key}")
+        p.error()
+    p.i += 1
+    if type_name in ("SIGNED", "UNSIGNED"):
+        p.accept("INTEGER") or p.accept("INT")
+    length: int | None = None
+    scale: int | None = None
+    if p.accept("("):
+        length = p.integer()
+        if p.accept(","):
+            scale = p.integer()
+        p.expect(")")
+    charset: str | None = None
+    if type_name == "CHAR" and (p.accept_seq("CHARACTER", "SET") or p.accept("CHARSET")):
+        charset = p.any_word().lower()
+    p.expect(")")
+    return ast.Cast(operand, type_name, length, scale, charset)
+
+
+def _order_items(p: Parser) -> tuple[ast.OrderItem, ...]:
+    """``expr [ASC|DESC], ...`` (GROUP_CONCAT's ORDER BY)."""
+    items = []
+    while True:
+        value = expr(p)
+        descending = p.accept("DESC")
+        if not descending:
+            p.accept("ASC")
+        items.append(ast.OrderItem(value, descending))
+        if not p.accept(","):
+            return tuple(items)
