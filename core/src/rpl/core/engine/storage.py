@@ -4,15 +4,28 @@ The engine keeps the committed state in memory and nothing else: the server's bi
 is the write-ahead log, and at start the engine is rebuilt from a checkpoint
 (:meth:`Engine.snapshot` / :meth:`Engine.restore`) plus replay of the binlog.
 
-Semantics are InnoDB's at READ COMMITTED:
+Semantics are InnoDB's (REPEATABLE READ and READ COMMITTED are the session's choice of
+when to take a read view):
 
 * Committed rows of a table live in a ``SortedDict`` from primary key value to row. The key
   value is the column's value itself for a one-column PRIMARY KEY and the tuple of the key
   columns' values (in key order) for a composite one (:meth:`TableSchema.key_of`). Keys are
   compared as Python values (a binary collation).
 * A transaction's writes go to its own overlay (key -> row, ``None`` for deleted) until
-  commit. Reads see the committed rows with the overlay on top; other transactions'
+  commit. Reads see committed rows with the overlay on top; other transactions'
   uncommitted writes are invisible, and plain reads take no locks.
+* Every commit with writes gets the next commit sequence number (:attr:`Engine.commit_seq`).
+  A consistent read (:attr:`Transaction.consistent_reads`) sees the rows as of the
+  transaction's read view: the commit sequence number when the view was taken (at its
+  first consistent read, or :meth:`Transaction.open_view`). A current read (writes,
+  locking reads, and every read while ``consistent_reads`` is off) sees the latest
+  committed rows.
+* Multi-versioning keeps old rows only while a view needs them: with no view open a commit
+  records nothing; with views open it first records, per key it changes, ``(its commit
+  sequence number, the row it replaces)`` in :attr:`Table.history`; a view ``v`` reads a
+  key as the first recorded version replaced after ``v``, else the latest row. Closing the
+  oldest view drops what no remaining view needs, so memory is bounded by the writes made
+  while the oldest open view lives.
 * Every write first takes an exclusive lock on the primary key (:mod:`.locks`), held until
   commit or rollback; an INSERT of a key locked by another transaction therefore waits,
   then finds the key committed (ER_DUP_ENTRY) or free (the other rolled back).
@@ -34,6 +47,7 @@ written leaves that transaction writing to the detached table at commit, harmles
 
 from __future__ import annotations
 
+import collections
 import enum
 import itertools
 import pickle
@@ -147,6 +161,9 @@ class Table:
         self.id = table_id
         self.schema = schema
         self.rows: Any = SortedDict(rows)
+        self.history: Any = SortedDict()
+        """Key -> ``[(commit sequence number, row before that commit or None), ...]`` in
+        commit order: the versions open read views may still need (see :class:`Engine`)."""
         self.auto_increment = auto_increment
         self._commit_lock = commit_lock
         self._ai_lock = threading.Lock()
@@ -246,8 +263,44 @@ def _duplicate(schema: TableSchema, pk: Key) -> MySQLError:
     return MySQLError.of(ER_DUP_ENTRY, _key_text(schema, pk), f"{schema.name}.PRIMARY")
 
 
+def _scan_as_of(
+    table: Table,
+    view: int,
+    lo: Key,
+    hi: Key,
+    inclusive: tuple[bool, bool],
+    reverse: bool,
+    fetch: int | None,
+) -> list[tuple[Key, Row]]:
+    """The committed ``(pk, row)`` pairs in the range as read view ``view`` sees them, in
+    key order (commit lock held): the latest rows, each key with versions newer than the
+    view replaced by the oldest such version (a deleted row comes back, a row inserted
+    since goes away).
+    """
+    rows, history = table.rows, table.history
+    keys = rows.irange(lo, hi, inclusive, reverse)
+    if not history:
+        if fetch is not None:
+            keys = itertools.islice(keys, fetch)
+        return [(pk, rows[pk]) for pk in keys]
+    changed: dict[Key, Row | None] = {}
+    for pk in history.irange(lo, hi, inclusive):
+        for seq, before in history[pk]:
+            if seq > view:
+                changed[pk] = before
+                break
+    if not changed:
+        if fetch is not None:
+            keys = itertools.islice(keys, fetch)
+        return [(pk, rows[pk]) for pk in keys]
+    merged = {pk: rows[pk] for pk in keys}
+    merged.update(changed)
+    result = [(pk, row) for pk, row in sorted(merged.items(), reverse=reverse) if row is not None]
+    return result if fetch is None else result[:fetch]
+
+
 class Transaction(LockOwner):
-    """One transaction (READ COMMITTED), used by one thread at a time.
+    """One transaction, used by one thread at a time (its read view, if any, is its own).
 
     Operations raise :class:`TransactionStateError` once the transaction has committed or
     rolled back, except :meth:`rollback`, which is then a no-op (so a session may always
@@ -266,6 +319,8 @@ class Transaction(LockOwner):
         "_changes",
         "_undo",
         "_state",
+        "consistent_reads",
+        "_view",
     )
 
     def __init__(self, engine: Engine, trx_id: int, thread_id: int) -> None:
@@ -281,6 +336,11 @@ class Transaction(LockOwner):
         self._changes: list[RowChange] = []
         self._undo: list[tuple[dict[Key, Row | None], Key, object, int]] = []
         self._state = _State.ACTIVE
+        self.consistent_reads = False
+        """Whether :meth:`get` and :meth:`scan` read through the read view (a consistent
+        read) rather than the latest committed rows (a current read); the session sets it
+        per statement."""
+        self._view: int | None = None
 
     def __repr__(self) -> str:
         return f"<Transaction {self.trx_id} thread={self.thread_id} {self._state.value}>"
@@ -306,11 +366,60 @@ class Transaction(LockOwner):
 
     # --- reads -------------------------------------------------------------------------------
 
+    @property
+    def read_view(self) -> int | None:
+        """The commit sequence number the read view sees up to; ``None`` before the first
+        consistent read (or after :meth:`release_view`).
+        """
+        return self._view
+
+    def open_view(self) -> int:
+        """Take the read view now if there is none (START TRANSACTION WITH CONSISTENT
+        SNAPSHOT); returns it. A view sees every transaction committed before it was taken.
+        """
+        self._check_active()
+        view = self._view
+        if view is None:
+            view = self._view = self._engine._open_view()
+        return view
+
+    def release_view(self) -> None:
+        """Drop the read view (READ COMMITTED does after each statement); the next
+        consistent read takes a new one.
+        """
+        view, self._view = self._view, None
+        if view is not None:
+            self._engine._close_view(view)
+
     def get(self, table: Table, pk: Key) -> Row | None:
-        """The row with primary key ``pk`` as this transaction sees it, or ``None``."""
+        """The row with primary key ``pk`` as this transaction sees it, or ``None``.
+
+        A consistent read (:attr:`consistent_reads`) sees the read view, taken now if there
+        is none, with the transaction's own writes on top; a current read sees the latest
+        committed row under the own writes.
+        """
         if self._state is not _State.ACTIVE:
             self._check_active()
-        return self._current(table, pk)
+        if not self.consistent_reads:
+            return self._current(table, pk)
+        overlay = self._writes.get(table)
+        if overlay is not None:
+            own = overlay.get(pk, _ABSENT)
+            if own is not _ABSENT:
+                return own  # type: ignore[return-value]
+        view = self._view
+        if view is None:
+            view = self._view = self._engine._open_view()
+        # the latest row first, its older versions second: a commit records the version
+        # it replaces before it changes the row, so whichever of the two this thread
+        # sees of a racing commit, the answer is the row as of the view
+        row: Row | None = table.rows.get(pk)
+        versions = table.history.get(pk)
+        if versions is not None:
+            for seq, before in versions:
+                if seq > view:
+                    return before
+        return row
 
     def scan(
         self,
@@ -327,7 +436,8 @@ class Transaction(LockOwner):
 
         ``None`` leaves a bound open; ``inclusive`` makes either bound strict; ``reverse``
         gives descending order; ``limit`` keeps the first rows in that order. The committed
-        rows are copied under the commit lock, so one call never sees part of a commit.
+        rows are copied under the commit lock, so one call never sees part of a commit; a
+        consistent read (:attr:`consistent_reads`) copies them as of the read view.
         """
         self._check_active()
         overlay = self._writes.get(table)
@@ -343,10 +453,16 @@ class Transaction(LockOwner):
         fetch = None if limit is None else limit + len(own)
         rows = table.rows
         with self._engine._commit_lock:
-            keys = rows.irange(lo, hi, inclusive, reverse)
-            if fetch is not None:
-                keys = itertools.islice(keys, fetch)
-            committed = [(pk, rows[pk]) for pk in keys]
+            if self.consistent_reads:
+                view = self._view
+                if view is None:
+                    view = self._view = self._engine._open_view_locked()
+                committed = _scan_as_of(table, view, lo, hi, inclusive, reverse, fetch)
+            else:
+                keys = rows.irange(lo, hi, inclusive, reverse)
+                if fetch is not None:
+                    keys = itertools.islice(keys, fetch)
+                committed = [(pk, rows[pk]) for pk in keys]
         if not own:
             return committed
         merged: dict[Key, Row | None] = dict(committed)
@@ -583,7 +699,11 @@ class Transaction(LockOwner):
         """
         self._check_active()
         if self._writes:
-            with self._engine._commit_lock:
+            engine = self._engine
+            with engine._commit_lock:
+                engine.commit_seq += 1
+                if engine._views:
+                    engine._keep_versions(self._writes)
                 for table, overlay in self._writes.items():
                     rows = table.rows
                     for pk, row in overlay.items():
@@ -601,6 +721,8 @@ class Transaction(LockOwner):
     def _finish(self, state: _State) -> None:
         if state is _State.ROLLED_BACK:
             self._changes.clear()
+        if self._view is not None:
+            self.release_view()
         self._state = state
         self._writes = {}
         self._undo.clear()
@@ -626,6 +748,13 @@ class Engine:
         self._databases: dict[str, dict[str, Table]] = {}
         self._table_ids = itertools.count(1)
         self._trx_ids = itertools.count(1)
+        self.commit_seq = 0
+        """How many transactions with writes have committed: the commit sequence number
+        of the latest (changed under the commit lock only)."""
+        self._views: dict[int, int] = {}
+        """Open read views: commit sequence number -> how many transactions hold it."""
+        self._versions: collections.deque[tuple[int, Table, Key]] = collections.deque()
+        """Every kept version as (commit that replaced it, table, key), oldest first."""
 
     # --- databases ---------------------------------------------------------------------------
 
@@ -730,6 +859,72 @@ class Engine:
     def begin(self, thread_id: int) -> Transaction:
         """Start a transaction for the connection ``thread_id``."""
         return Transaction(self, next(self._trx_ids), thread_id)
+
+    # --- multi-versioning -------------------------------------------------------------------
+
+    def _open_view(self) -> int:
+        """Register a read view at the latest commit and return it."""
+        with self._commit_lock:
+            return self._open_view_locked()
+
+    def _open_view_locked(self) -> int:
+        view = self.commit_seq
+        self._views[view] = self._views.get(view, 0) + 1
+        return view
+
+    def _close_view(self, view: int) -> None:
+        """Unregister a read view; versions no open view needs any more are dropped."""
+        with self._commit_lock:
+            views = self._views
+            count = views[view] - 1
+            if count:
+                views[view] = count
+                return
+            del views[view]
+            if not self._versions:
+                return
+            if not views:
+                self._prune(self.commit_seq)
+            elif view < min(views):
+                self._prune(min(views))
+
+    def _keep_versions(self, writes: dict[Table, dict[Key, Row | None]]) -> None:
+        """Before commit ``commit_seq`` applies ``writes`` (commit lock held, views open):
+        record each row it replaces, so older views still find it.
+        """
+        seq = self.commit_seq
+        log = self._versions
+        for table, overlay in writes.items():
+            rows, history = table.rows, table.history
+            for pk in overlay:
+                entry = (seq, rows.get(pk))
+                versions = history.get(pk)
+                if versions is None:
+                    history[pk] = [entry]
+                else:
+                    versions.append(entry)
+                log.append((seq, table, pk))
+
+    def _prune(self, oldest_view: int) -> None:
+        """Drop the versions replaced at or before ``oldest_view`` (commit lock held): every
+        open view sees their successors. A key's list is replaced, never shortened in
+        place, so a reader walking it without the lock walks a consistent list.
+        """
+        log = self._versions
+        while log and log[0][0] <= oldest_view:
+            _, table, pk = log.popleft()
+            versions = table.history.get(pk)
+            if versions is None:
+                continue
+            kept = [entry for entry in versions if entry[0] > oldest_view]
+            if kept:
+                table.history[pk] = kept
+            else:
+                del table.history[pk]
+
+    def versions_kept(self) -> int:
+        """How many old row versions the engine holds for open read views."""
+        return len(self._versions)
 
     def status(self) -> dict[str, int]:
         """The engine's SHOW GLOBAL STATUS variables."""
