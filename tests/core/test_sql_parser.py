@@ -556,7 +556,7 @@ def test_empty_query() -> None:
         ("ALTER TABLE t ADD COLUMN x INT", "ALTER TABLE"),
         ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
         ("CREATE PROCEDURE p() BEGIN END", "CREATE PROCEDURE"),
-        ("LOCK TABLES t WRITE", "LOCK TABLES"),
+        ("LOCK INSTANCE FOR BACKUP", "LOCK INSTANCE"),
         ("LOAD DATA INFILE 'f' INTO TABLE t", "LOAD DATA"),
         ("PREPARE s FROM 'SELECT 1'", "PREPARE"),
         ("HANDLER t OPEN", "HANDLER"),

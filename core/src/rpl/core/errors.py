@@ -399,3 +399,30 @@ ER_BINLOG_ROW_WRONG_TABLE_DEF: Final = _code(
     "HY000",
     "Table definition on master and slave does not match: %s",
 )
+ER_TABLE_NOT_LOCKED_FOR_WRITE: Final = _code(
+    1099,
+    "ER_TABLE_NOT_LOCKED_FOR_WRITE",
+    "HY000",
+    "Table '%s' was locked with a READ lock and can't be updated",
+)
+ER_TABLE_NOT_LOCKED: Final = _code(
+    1100, "ER_TABLE_NOT_LOCKED", "HY000", "Table '%s' was not locked with LOCK TABLES"
+)
+ER_CANT_UPDATE_WITH_READLOCK: Final = _code(
+    1223,
+    "ER_CANT_UPDATE_WITH_READLOCK",
+    "HY000",
+    "Can't execute the query because you have a conflicting read lock",
+)
+ER_CANT_CHANGE_TX_CHARACTERISTICS: Final = _code(
+    1568,
+    "ER_CANT_CHANGE_TX_CHARACTERISTICS",
+    "25001",
+    "Transaction characteristics can't be changed while a transaction is in progress",
+)
+ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: Final = _code(
+    1792,
+    "ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION",
+    "25006",
+    "Cannot execute statement in a READ ONLY transaction.",
+)

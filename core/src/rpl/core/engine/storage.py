@@ -62,6 +62,7 @@ from sortedcontainers import SortedDict  # type: ignore[import-untyped]
 
 from rpl.core.engine.coercion import Value, coerce
 from rpl.core.engine.locks import LockKey, LockManager, LockOwner
+from rpl.core.engine.table_locks import TableLocks
 from rpl.core.engine.schema import NO_DEFAULT, ColumnSchema, Row, TableSchema
 from rpl.core.errors import (
     ER_BAD_DB_ERROR,
@@ -418,7 +419,8 @@ class Transaction(LockOwner):
         if versions is not None:
             for seq, before in versions:
                 if seq > view:
-                    return before
+                    older: Row | None = before
+                    return older
         return row
 
     def scan(
@@ -742,6 +744,7 @@ class Engine:
 
     def __init__(self, lock_wait_timeout: Callable[[], float] = lambda: 50.0) -> None:
         self.locks = LockManager(lock_wait_timeout)
+        self.table_locks = TableLocks()
         self._lock_wait_timeout = lock_wait_timeout
         self._ddl_lock = threading.RLock()
         self._commit_lock = threading.Lock()

@@ -113,17 +113,6 @@ def _check_logging_pair(session: Session, name: str, value: object, scope: str |
         raise MySQLError.of(ER_WRONG_VALUE_FOR_VAR, name, value)
 
 
-def set_transaction(session: Session, stmt: ast.SetTransaction) -> Result:
-    """SET TRANSACTION: the isolation level is recorded (the engine runs READ COMMITTED)."""
-    if stmt.isolation_level is not None:
-        level = stmt.isolation_level.replace(" ", "-")
-        if stmt.scope == "GLOBAL":
-            session.server.variables.set_global("transaction_isolation", level)
-        else:
-            session.session_vars["transaction_isolation"] = level
-    return Ok()
-
-
 # -------------------------------------------------------------------- SHOW
 def _filter(names: list[str], like: str | None) -> list[str]:
     if like is None:

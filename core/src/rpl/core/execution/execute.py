@@ -20,6 +20,7 @@ from rpl.core.execution.expressions import Context
 from rpl.core.execution.results import Result
 from rpl.core.execution.session import Session
 from rpl.core.execution.sysvars import SERVER_VERSION
+from rpl.core.execution.transactions import after_statement, before_statement
 from rpl.core.sql import ast
 from rpl.core.sql.parser import parse
 from rpl.observers import Scope
@@ -123,13 +124,16 @@ def execute(session: Session, sql: str) -> Result:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, type(statement).__name__)
     session.server.questions += 1
     session.statement_text = sql
-    if isinstance(statement, WRITE_STATEMENTS):
+    writes = isinstance(statement, WRITE_STATEMENTS)
+    if writes:
         check_read_only(session)
+    before_statement(session, statement, writes)
     try:
         if isinstance(statement, CATALOG_STATEMENTS):
             with session.server.ddl_lock:
                 return handler(session, statement, sql)
         return handler(session, statement, sql)
     finally:
+        after_statement(session)
         if not keep_warnings:
             session.previous_warnings = session.warnings

@@ -173,6 +173,10 @@ class ServerContext(Protocol):
 
 R = TypeVar("R")
 
+STATEMENT_VIEW_LEVELS: Final = frozenset(("READ-COMMITTED", "READ-UNCOMMITTED"))
+"""Isolation levels whose consistent reads take a fresh read view per statement; the
+others (REPEATABLE-READ, SERIALIZABLE) keep the transaction's first one."""
+
 MAX_TABLE_INFO_SETS: Final = 64
 """Sets of tables a session keeps TableInfos for (Session._table_info)."""
 
@@ -244,6 +248,17 @@ class Session:
         """The running statement's text (ROWS_QUERY events carry it)."""
         self.lock_wait_override: float | None = None
         """Seconds a lock wait may last, instead of innodb_lock_wait_timeout."""
+        self.consistent_statement = False
+        """The running statement reads consistently (a plain SELECT): set per statement
+        by :func:`rpl.core.execution.transactions.before_statement`."""
+        self.trx_isolation = "REPEATABLE-READ"
+        self.trx_read_only = False
+        """The open transaction's isolation level and access mode, fixed when it starts."""
+        self.next_isolation: str | None = None
+        self.next_read_only: bool | None = None
+        """SET TRANSACTION without GLOBAL/SESSION: the next transaction's characteristics."""
+        self.locked_tables: dict[tuple[str, str, str | None], bool] = {}
+        """LOCK TABLES held: (database, table, alias or None) -> WRITE (True) or READ."""
 
     # ------------------------------------------------------------ variables
     @property
@@ -282,6 +297,29 @@ class Session:
             return self.server.variables.global_float("innodb_lock_wait_timeout")
         return float(cast(float, value))
 
+    def isolation_level(self) -> str:
+        """The isolation level in force: the open transaction's, else the one the next
+        transaction gets (SET TRANSACTION's one-shot level, else @@transaction_isolation),
+        spelled as the variable is (``REPEATABLE-READ``...).
+        """
+        if self.trx is not None:
+            return self.trx_isolation
+        if self.next_isolation is not None:
+            return self.next_isolation
+        return str(self._setting("transaction_isolation"))
+
+    def read_only(self) -> bool:
+        """Whether the open (or next) transaction is READ ONLY."""
+        if self.trx is not None:
+            return self.trx_read_only
+        if self.next_read_only is not None:
+            return self.next_read_only
+        return bool(self._setting("transaction_read_only"))
+
+    def table_lock_timeout(self) -> float:
+        """The session's ``lock_wait_timeout`` in seconds (table locks wait this long)."""
+        return float(cast(float, self._setting("lock_wait_timeout")))
+
     def variable(self, name: str, scope: str | None) -> object:
         """@@[scope.]name as this session reads it."""
         return self.context.variable(name, scope)
@@ -314,6 +352,9 @@ class Session:
     def transaction(self) -> Transaction:
         """The open transaction, started now if there is none."""
         if self.trx is None:
+            self.trx_isolation = self.isolation_level()
+            self.trx_read_only = self.read_only()
+            self.next_isolation = self.next_read_only = None
             self.trx = self.server.engine.begin(self.thread_id)
             self.events = []
             self.tables = {}
@@ -362,6 +403,7 @@ class Session:
         trx = self.transaction()
         savepoint = trx.savepoint()
         before = len(trx.changes())
+        consistent = trx.consistent_reads = self.consistent_statement
         try:
             result = body(trx)
         except MySQLError as exc:
@@ -375,6 +417,9 @@ class Session:
             trx.rollback_to(savepoint)
             self._end_if_autocommit()
             raise
+        finally:
+            if consistent and self.trx_isolation in STATEMENT_VIEW_LEVELS:
+                trx.release_view()
         self._binlog_changes(trx, before)
         if not self.explicit and self.autocommit:
             self.commit(reply_with=result)
@@ -463,6 +508,7 @@ class Session:
             if error is not None and trx.active:
                 trx.rollback()
             self.state = ""
+            self.server.engine.table_locks.end_write(self.thread_id)
             send(error, batch)
 
         return reply
@@ -567,9 +613,19 @@ class Session:
         self._commit_events(None, [event])
 
     def close(self) -> None:
-        """The client went away: an open transaction rolls back."""
-        if self.trx is not None:
-            self.rollback()
+        """The client went away: an open transaction rolls back, its table locks and
+        global read lock are released.
+        """
+        try:
+            if self.trx is not None:
+                self.rollback()
+        finally:
+            self.release_table_locks()
+
+    def release_table_locks(self) -> bool:
+        """Release LOCK TABLES and the global read lock; whether tables were locked."""
+        self.locked_tables = {}
+        return self.server.engine.table_locks.release(self.thread_id)
 
 
 def _nothing() -> None:

@@ -6,16 +6,11 @@ and protocol commands); :func:`register` is the whole list of the rest, one line
 
 from __future__ import annotations
 
-from rpl.core.execution import admin, ddl, dml
+from rpl.core.execution import admin, ddl, dml, transactions
 from rpl.core.execution.dispatch import Dispatch, plain
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import Session
 from rpl.core.sql import ast
-
-
-def _begin(session: Session, stmt: ast.Begin) -> Result:
-    session.begin()
-    return Ok()
 
 
 def _commit(session: Session, stmt: ast.Commit) -> Result:
@@ -35,7 +30,7 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.Insert, plain(dml.run_insert))
     dispatch.statement(ast.Update, plain(dml.run_update))
     dispatch.statement(ast.Delete, plain(dml.run_delete))
-    dispatch.statement(ast.Begin, plain(_begin))
+    dispatch.statement(ast.Begin, plain(transactions.begin))
     dispatch.statement(ast.Commit, plain(_commit))
     dispatch.statement(ast.Rollback, plain(_rollback))
     dispatch.statement(ast.CreateTable, ddl.create_table)
@@ -50,7 +45,7 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.Grant, ddl.grant)
     dispatch.statement(ast.Revoke, ddl.revoke)
     dispatch.statement(ast.Set, plain(admin.run_set))
-    dispatch.statement(ast.SetTransaction, plain(admin.set_transaction))
+    dispatch.statement(ast.SetTransaction, plain(transactions.set_transaction))
     dispatch.statement(ast.Flush, plain(admin.run_flush))
     dispatch.statement(ast.Purge, plain(admin.run_purge))
     dispatch.statement(ast.ResetMaster, plain(admin.run_reset_master))
@@ -59,5 +54,10 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.UninstallPlugin, plain(admin.uninstall_plugin))
     dispatch.statement(ast.Shutdown, plain(admin.run_shutdown))
     dispatch.statement(ast.Kill, plain(admin.run_kill))
+    dispatch.statement(ast.LockTables, plain(transactions.lock_tables))
+    dispatch.statement(ast.UnlockTables, plain(transactions.unlock_tables))
+    dispatch.statement(
+        ast.FlushTablesWithReadLock, plain(transactions.flush_tables_with_read_lock)
+    )
     for kind, handler in admin.SHOW_KINDS.items():
         dispatch.show(kind, handler)

@@ -184,6 +184,7 @@ def server_variables(
         _ro("gtid_executed", VarType.STR, ""),
         _ro("gtid_purged", VarType.STR, ""),
         _int("innodb_lock_wait_timeout", 50, 1, 1073741824, both),
+        _int("lock_wait_timeout", 31536000, 1, 31536000, both),
         _ro("innodb_rollback_on_timeout", VarType.BOOL, False),
         _int("innodb_flush_log_at_trx_commit", 1, 0, 2),
         _int("max_connections", 151, 1, 100000),
@@ -213,8 +214,9 @@ def server_variables(
         SystemVariable(
             "transaction_isolation",
             VarType.ENUM,
-            "READ-COMMITTED",
-            "rpl's engine runs READ COMMITTED",
+            "REPEATABLE-READ",
+            "consistent reads see the transaction's first read view (REPEATABLE-READ, "
+            "SERIALIZABLE) or one per statement (READ-COMMITTED, READ-UNCOMMITTED)",
             scope=both,
             enum_values=("READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ", "SERIALIZABLE"),
         ),

@@ -1,4 +1,5 @@
-"""Transactions and session state: BEGIN, START TRANSACTION, COMMIT, ROLLBACK, USE, SET.
+"""Transactions and session state: BEGIN, START TRANSACTION, COMMIT, ROLLBACK, USE, SET,
+LOCK TABLES and UNLOCK TABLES.
 
 SET covers user variables, system variables in every scope spelling (``GLOBAL x``,
 ``@@global.x``, ``@@x``, ``PERSIST``...), SET NAMES / CHARACTER SET and SET TRANSACTION;
@@ -152,6 +153,32 @@ def set_transaction(p: Parser) -> ast.SetTransaction:
             return ast.SetTransaction(scope, level, read_only)
 
 
+def lock_tables(p: Parser) -> ast.Statement:
+    p.i += 1
+    if not (p.accept("TABLES") or p.accept("TABLE")):
+        raise not_supported(p.verb_name() if p.at_end() else f"LOCK {p.key}")
+    locks = []
+    while True:
+        table = p.table_name(alias=True)
+        if p.accept("READ"):
+            p.accept("LOCAL")
+            write = False
+        else:
+            p.accept("LOW_PRIORITY")
+            p.expect("WRITE")
+            write = True
+        locks.append(ast.TableLock(table, write))
+        if not p.accept(","):
+            return ast.LockTables(tuple(locks))
+
+
+def unlock_tables(p: Parser) -> ast.Statement:
+    p.i += 1
+    if not (p.accept("TABLES") or p.accept("TABLE")):
+        raise not_supported(p.verb_name() if p.at_end() else f"UNLOCK {p.key}")
+    return ast.UnlockTables()
+
+
 STATEMENTS: Final[dict[str, Rule]] = {
     "BEGIN": begin,
     "START TRANSACTION": start_transaction,
@@ -159,5 +186,7 @@ STATEMENTS: Final[dict[str, Rule]] = {
     "ROLLBACK": commit,
     "USE": use,
     "SET": set_,
+    "LOCK": lock_tables,
+    "UNLOCK": unlock_tables,
 }
 """This family's statements by their first word, or first two words."""

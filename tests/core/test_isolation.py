@@ -1,0 +1,262 @@
+"""Transaction isolation over real connections: the anomalies REPEATABLE READ and READ
+COMMITTED must and must not show, consistent snapshots, own writes, locking reads,
+SET TRANSACTION, READ ONLY transactions, and a long reader while writers commit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pymysql
+import pytest
+
+_names = itertools.count(1)
+
+
+def fail(cursor: Any, sql: str) -> tuple[int, str | None, str]:
+    """Run ``sql``, which must fail: (errno, SQLSTATE, message)."""
+    with pytest.raises(pymysql.err.MySQLError) as info:
+        cursor.execute(sql)
+    error = info.value
+    return error.args[0], getattr(error, "sqlstate", None), error.args[1]
+
+
+def value(cursor: Any, sql: str) -> Any:
+    cursor.execute(sql)
+    rows = cursor.fetchall()
+    assert len(rows) == 1, rows
+    return rows[0][0]
+
+
+def rows(cursor: Any, sql: str) -> list[tuple[Any, ...]]:
+    cursor.execute(sql)
+    return list(cursor.fetchall())
+
+
+@pytest.fixture
+def pair(server: Any) -> Iterator[tuple[Any, Any]]:
+    """Two cursors on two connections, in a new database with table t (id, v): (1,10), (2,20)."""
+    db = f"iso{next(_names)}"
+    a, b = server.connect(database=None), server.connect()
+    ca, cb = a.cursor(), b.cursor()
+    ca.execute(f"CREATE DATABASE {db}")
+    ca.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v INT)")
+    ca.execute(f"INSERT INTO {db}.t VALUES (1, 10), (2, 20)")
+    ca.execute(f"USE {db}")
+    cb.execute(f"USE {db}")
+    yield ca, cb
+    a.close()
+    b.close()
+
+
+def test_repeatable_read_is_the_default(pair: tuple[Any, Any]) -> None:
+    a, _ = pair
+    assert value(a, "SELECT @@transaction_isolation") == "REPEATABLE-READ"
+    assert value(a, "SELECT @@global.transaction_isolation") == "REPEATABLE-READ"
+
+
+def test_repeatable_read_prevents_non_repeatable_reads_and_phantoms(pair: tuple[Any, Any]) -> None:
+    a, b = pair
+    a.execute("BEGIN")
+    assert rows(a, "SELECT id, v FROM t") == [(1, 10), (2, 20)]
+    b.execute("UPDATE t SET v = 11 WHERE id = 1")
+    b.execute("INSERT INTO t VALUES (3, 30)")
+    b.execute("DELETE FROM t WHERE id = 2")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 10
+    assert value(a, "SELECT v FROM t WHERE id = 2") == 20
+    assert rows(a, "SELECT id, v FROM t WHERE id BETWEEN 1 AND 3") == [(1, 10), (2, 20)]
+    assert value(a, "SELECT COUNT(*) FROM t") == 2
+    a.execute("COMMIT")
+    assert rows(a, "SELECT id, v FROM t") == [(1, 11), (3, 30)]
+
+
+def test_read_committed_sees_each_commit(pair: tuple[Any, Any]) -> None:
+    a, b = pair
+    a.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+    assert value(a, "SELECT @@transaction_isolation") == "READ-COMMITTED"
+    a.execute("BEGIN")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 10
+    b.execute("UPDATE t SET v = 11 WHERE id = 1")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 11  # non-repeatable read
+    b.execute("INSERT INTO t VALUES (3, 30)")
+    assert value(a, "SELECT COUNT(*) FROM t") == 3  # phantom
+    a.execute("COMMIT")
+
+
+def test_the_snapshot_is_taken_at_the_first_read_or_at_start_with_consistent_snapshot(
+    pair: tuple[Any, Any],
+) -> None:
+    a, b = pair
+    a.execute("BEGIN")
+    b.execute("UPDATE t SET v = 11 WHERE id = 1")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 11  # the view starts here
+    b.execute("UPDATE t SET v = 12 WHERE id = 1")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 11
+    a.execute("COMMIT")
+    a.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+    b.execute("UPDATE t SET v = 13 WHERE id = 1")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 12  # the view started at START
+    a.execute("COMMIT")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 13
+
+
+def test_own_writes_show_through_the_snapshot(pair: tuple[Any, Any]) -> None:
+    a, b = pair
+    a.execute("BEGIN")
+    assert value(a, "SELECT SUM(v) FROM t") == 30
+    b.execute("UPDATE t SET v = 21 WHERE id = 2")
+    a.execute("UPDATE t SET v = 100 WHERE id = 1")
+    a.execute("INSERT INTO t VALUES (5, 50)")
+    assert rows(a, "SELECT id, v FROM t") == [(1, 100), (2, 20), (5, 50)]
+    a.execute("COMMIT")
+    assert rows(a, "SELECT id, v FROM t") == [(1, 100), (2, 21), (5, 50)]
+
+
+def test_locking_reads_and_writes_see_the_latest_rows(pair: tuple[Any, Any]) -> None:
+    a, b = pair
+    a.execute("BEGIN")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 10
+    b.execute("UPDATE t SET v = 20 WHERE id = 1")
+    assert value(a, "SELECT v FROM t WHERE id = 1 FOR UPDATE") == 20
+    assert value(a, "SELECT v FROM t WHERE id = 1 LOCK IN SHARE MODE") == 20
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 10  # the view is unchanged
+    a.execute("UPDATE t SET v = v + 1 WHERE id = 1")  # applied to the latest row
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 21
+    a.execute("COMMIT")
+    assert value(b, "SELECT v FROM t WHERE id = 1") == 21
+
+
+def test_set_transaction_without_scope_is_for_the_next_transaction_only(
+    pair: tuple[Any, Any],
+) -> None:
+    a, b = pair
+    a.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+    assert value(a, "SELECT @@transaction_isolation") == "REPEATABLE-READ"
+    a.execute("BEGIN")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 10
+    b.execute("UPDATE t SET v = 11 WHERE id = 1")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 11  # READ COMMITTED
+    assert fail(a, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE") == (
+        1568,
+        "25001",
+        "Transaction characteristics can't be changed while a transaction is in progress",
+    )
+    a.execute("COMMIT")
+    a.execute("BEGIN")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 11
+    b.execute("UPDATE t SET v = 12 WHERE id = 1")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 11  # REPEATABLE READ again
+    a.execute("COMMIT")
+
+
+def test_read_only_transactions_refuse_writes(pair: tuple[Any, Any]) -> None:
+    a, _ = pair
+    a.execute("START TRANSACTION READ ONLY")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 10
+    expected = (1792, "25006", "Cannot execute statement in a READ ONLY transaction.")
+    assert fail(a, "INSERT INTO t VALUES (9, 9)") == expected
+    assert fail(a, "UPDATE t SET v = 0") == expected
+    assert fail(a, "DELETE FROM t") == expected
+    a.execute("COMMIT")
+    a.execute("START TRANSACTION READ WRITE")
+    a.execute("UPDATE t SET v = 0 WHERE id = 1")
+    a.execute("COMMIT")
+    a.execute("SET SESSION TRANSACTION READ ONLY")
+    assert fail(a, "DELETE FROM t") == expected  # autocommit statements too
+    a.execute("SET SESSION TRANSACTION READ WRITE")
+    a.execute("DELETE FROM t WHERE id = 1")
+    assert rows(a, "SELECT id, v FROM t") == [(2, 20)]
+
+
+def test_serializable_reads_as_repeatable_read(pair: tuple[Any, Any]) -> None:
+    a, b = pair
+    a.execute("SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+    a.execute("BEGIN")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 10
+    b.execute("UPDATE t SET v = 11 WHERE id = 1")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 10
+    a.execute("COMMIT")
+
+
+def test_a_long_reader_keeps_its_snapshot_while_writers_move_delete_and_reinsert(
+    server: Any,
+) -> None:
+    """Writers move amounts between rows (the sum stays 1000), delete a row and insert it
+    back; a REPEATABLE READ reader sees the very same rows every time, then the latest
+    ones after COMMIT; a READ COMMITTED reader in the same run sees them change."""
+    db = f"iso{next(_names)}"
+    setup = server.connect()
+    c = setup.cursor()
+    c.execute(f"CREATE DATABASE {db}")
+    c.execute(f"CREATE TABLE {db}.acct (id INT PRIMARY KEY, amount INT)")
+    c.execute(f"INSERT INTO {db}.acct VALUES " + ", ".join(f"({i}, 100)" for i in range(10)))
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def writer(seed: int) -> None:
+        rng = random.Random(seed)
+        conn = server.connect(database=db, autocommit=False)
+        cur = conn.cursor()
+        try:
+            while not stop.is_set():
+                x, y = sorted(rng.sample(range(10), 2))  # in key order: no deadlock
+                n = rng.randint(-20, 20)
+                cur.execute(f"UPDATE acct SET amount = amount - {n} WHERE id = {x}")
+                cur.execute(f"UPDATE acct SET amount = amount + {n} WHERE id = {y}")
+                conn.commit()
+                if rng.random() < 0.3:  # take a row out and put it back
+                    cur.execute(f"SELECT amount FROM acct WHERE id = {x} FOR UPDATE")
+                    (amount,) = cur.fetchone()
+                    cur.execute(f"DELETE FROM acct WHERE id = {x}")
+                    cur.execute(f"INSERT INTO acct VALUES ({x}, {amount})")
+                    conn.commit()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=writer, args=(seed,)) for seed in (1, 2)]
+    reader = server.connect(database=db)
+    rr = reader.cursor()
+    committed = server.connect(database=db)
+    rc = committed.cursor()
+    rc.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+    for thread in threads:
+        thread.start()
+    try:
+        rr.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        first = rows(rr, "SELECT id, amount FROM acct")
+        assert sum(a for _, a in first) == 1000
+        rc.execute("BEGIN")
+        seen_rc = set()
+        deadline = time.monotonic() + 30
+        iterations = 0
+        while iterations < 40 or (len(seen_rc) < 5 and time.monotonic() < deadline):
+            iterations += 1
+            assert rows(rr, "SELECT id, amount FROM acct") == first
+            assert rows(rr, "SELECT id, amount FROM acct WHERE id BETWEEN 3 AND 6") == [
+                r for r in first if 3 <= r[0] <= 6
+            ]
+            assert [value(rr, f"SELECT amount FROM acct WHERE id = {i}") for i in range(10)] == [
+                a for _, a in first
+            ]
+            seen_rc.add(tuple(rows(rc, "SELECT id, amount FROM acct")))
+        rc.execute("COMMIT")
+        rr.execute("COMMIT")
+        assert not errors, errors
+        assert len(seen_rc) >= 5  # READ COMMITTED saw the writers, in the same run
+        assert rows(rr, "SELECT id, amount FROM acct") != first
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert not errors, errors
+    assert value(rr, "SELECT SUM(amount) FROM acct") == 1000
+    assert value(rr, "SELECT COUNT(*) FROM acct") == 10
+    for conn in (setup, reader, committed):
+        conn.close()
