@@ -105,7 +105,9 @@ ops = st.lists(
     st.one_of(
         st.tuples(
             st.just("commit"),
-            st.dictionaries(st.integers(0, 7), st.one_of(st.none(), st.integers(0, 99)), max_size=4),
+            st.dictionaries(
+                st.integers(0, 7), st.one_of(st.none(), st.integers(0, 99)), max_size=4
+            ),
         ),
         st.tuples(st.just("open"), st.integers(0, 2)),
         st.tuples(st.just("close"), st.integers(0, 2)),

@@ -62,8 +62,8 @@ from sortedcontainers import SortedDict  # type: ignore[import-untyped]
 
 from rpl.core.engine.coercion import Value, coerce
 from rpl.core.engine.locks import LockKey, LockManager, LockOwner
-from rpl.core.engine.table_locks import TableLocks
 from rpl.core.engine.schema import NO_DEFAULT, ColumnSchema, Row, TableSchema
+from rpl.core.engine.table_locks import TableLocks
 from rpl.core.errors import (
     ER_BAD_DB_ERROR,
     ER_BAD_FIELD_ERROR,

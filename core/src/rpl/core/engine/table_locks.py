@@ -96,9 +96,7 @@ class TableLocks:
 
         def ready() -> bool:
             for table, write in locks.items():
-                if write and (
-                    self._blocks_write(owner, table) or self._global_by_other(owner)
-                ):
+                if write and (self._blocks_write(owner, table) or self._global_by_other(owner)):
                     return False
                 if not write and self._blocks_read(owner, table):
                     return False
@@ -120,8 +118,10 @@ class TableLocks:
             self.active = True
             try:
                 self._wait(
-                    lambda: not self._write_locks_by_other(owner)
-                    and not any(o != owner for o in self._writing),
+                    lambda: (
+                        not self._write_locks_by_other(owner)
+                        and not any(o != owner for o in self._writing)
+                    ),
                     timeout,
                 )
             except BaseException:

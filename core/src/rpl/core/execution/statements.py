@@ -56,8 +56,6 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.Kill, plain(admin.run_kill))
     dispatch.statement(ast.LockTables, plain(transactions.lock_tables))
     dispatch.statement(ast.UnlockTables, plain(transactions.unlock_tables))
-    dispatch.statement(
-        ast.FlushTablesWithReadLock, plain(transactions.flush_tables_with_read_lock)
-    )
+    dispatch.statement(ast.FlushTablesWithReadLock, plain(transactions.flush_tables_with_read_lock))
     for kind, handler in admin.SHOW_KINDS.items():
         dispatch.show(kind, handler)

@@ -128,7 +128,6 @@ def begin(session: Session, stmt: ast.Begin) -> Result:
     return Ok()
 
 
-
 def set_transaction(session: Session, stmt: ast.SetTransaction) -> Result:
     """SET [GLOBAL | SESSION] TRANSACTION ISOLATION LEVEL ... | READ ONLY | READ WRITE.
 

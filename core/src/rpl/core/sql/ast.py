@@ -518,7 +518,8 @@ class SetTransaction(Statement):
 @attrs.frozen
 class TableLock:
     """One table of LOCK TABLES: ``table`` (its alias, if any, is the name statements must
-    use) and the lock: ``write`` for WRITE, else READ (READ LOCAL is READ)."""
+    use) and the lock: ``write`` for WRITE, else READ (READ LOCAL is READ).
+    """
 
     table: TableName
     write: bool
@@ -539,7 +540,8 @@ class UnlockTables(Statement):
 @attrs.frozen
 class FlushTablesWithReadLock(Statement):
     """FLUSH TABLES [t[, ...]] WITH READ LOCK: the global read lock when ``tables`` is
-    empty, else READ locks on those tables."""
+    empty, else READ locks on those tables.
+    """
 
     tables: tuple[TableName, ...] = ()
 
