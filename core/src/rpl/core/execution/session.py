@@ -257,6 +257,9 @@ class Session:
         self.next_isolation: str | None = None
         self.next_read_only: bool | None = None
         """SET TRANSACTION without GLOBAL/SESSION: the next transaction's characteristics."""
+        self.savepoints: dict[str, tuple[int, int]] = {}
+        """The open transaction's savepoints in the order set: lower-cased name ->
+        (engine savepoint, how many binlog events the transaction had)."""
         self.locked_tables: dict[tuple[str, str, str | None], bool] = {}
         """LOCK TABLES held: (database, table, alias or None) -> WRITE (True) or READ."""
 
@@ -355,6 +358,7 @@ class Session:
             self.trx_isolation = self.isolation_level()
             self.trx_read_only = self.read_only()
             self.next_isolation = self.next_read_only = None
+            self.savepoints = {}
             self.trx = self.server.engine.begin(self.thread_id)
             self.events = []
             self.tables = {}

@@ -28,6 +28,7 @@ from rpl.core.errors import (
     ER_CANT_UPDATE_WITH_READLOCK,
     ER_LOCK_OR_ACTIVE_TRANSACTION,
     ER_NO_DB_ERROR,
+    ER_SP_DOES_NOT_EXIST,
     ER_TABLE_NOT_LOCKED,
     ER_TABLE_NOT_LOCKED_FOR_WRITE,
     MySQLError,
@@ -208,4 +209,47 @@ def flush_tables_with_read_lock(session: Session, stmt: ast.FlushTablesWithReadL
     session.server.engine.table_locks.lock_global_read(
         session.thread_id, session.table_lock_timeout()
     )
+    return Ok()
+
+
+def savepoint(session: Session, stmt: ast.Savepoint) -> Result:
+    """SAVEPOINT: remember the transaction's writes and binlog events so far (a name set
+    again moves; outside a transaction there is nothing to return to, as in MySQL).
+    """
+    if session.in_transaction:
+        trx = session.transaction()
+        name = stmt.name.lower()
+        session.savepoints.pop(name, None)
+        session.savepoints[name] = (trx.savepoint(), len(session.events))
+    return Ok()
+
+
+def _savepoint_index(session: Session, name: str) -> tuple[list[str], int]:
+    """The savepoint names in order and the position of ``name`` (1305 if it is not set)."""
+    names = list(session.savepoints) if session.trx is not None else []
+    if name.lower() not in names:
+        raise MySQLError.of(ER_SP_DOES_NOT_EXIST, "SAVEPOINT", name)
+    return names, names.index(name.lower())
+
+
+def rollback_to_savepoint(session: Session, stmt: ast.RollbackToSavepoint) -> Result:
+    """ROLLBACK TO SAVEPOINT: undo the writes made since, and drop their binlog events so
+    the transaction logs (and a replica applies) only what stays; later savepoints go,
+    row locks stay held, as in InnoDB.
+    """
+    names, index = _savepoint_index(session, stmt.name)
+    trx = session.transaction()
+    undo, events = session.savepoints[names[index]]
+    trx.rollback_to(undo)
+    del session.events[events:]
+    for later in names[index + 1 :]:
+        del session.savepoints[later]
+    return Ok()
+
+
+def release_savepoint(session: Session, stmt: ast.ReleaseSavepoint) -> Result:
+    """RELEASE SAVEPOINT: forget it and every savepoint set after it."""
+    names, index = _savepoint_index(session, stmt.name)
+    for name in names[index:]:
+        del session.savepoints[name]
     return Ok()

@@ -546,6 +546,27 @@ class FlushTablesWithReadLock(Statement):
     tables: tuple[TableName, ...] = ()
 
 
+@attrs.frozen
+class Savepoint(Statement):
+    """SAVEPOINT name."""
+
+    name: str
+
+
+@attrs.frozen
+class RollbackToSavepoint(Statement):
+    """ROLLBACK [WORK] TO [SAVEPOINT] name."""
+
+    name: str
+
+
+@attrs.frozen
+class ReleaseSavepoint(Statement):
+    """RELEASE SAVEPOINT name."""
+
+    name: str
+
+
 ShowKind: TypeAlias = typing.Literal[
     "VARIABLES",
     "STATUS",

@@ -1,10 +1,11 @@
-"""Transactions and session state: BEGIN, START TRANSACTION, COMMIT, ROLLBACK, USE, SET,
-LOCK TABLES and UNLOCK TABLES.
+"""Transactions and session state: BEGIN, START TRANSACTION, COMMIT, ROLLBACK, savepoints,
+USE, SET, LOCK TABLES and UNLOCK TABLES.
 
 SET covers user variables, system variables in every scope spelling (``GLOBAL x``,
 ``@@global.x``, ``@@x``, ``PERSIST``...), SET NAMES / CHARACTER SET and SET TRANSACTION;
 a system variable's value may be a bare word (``SET autocommit = ON``), kept as its text.
-Savepoints, chains, RELEASE and SET PASSWORD / ROLE / RESOURCE GROUP are refused with 1235.
+SAVEPOINT, ROLLBACK TO SAVEPOINT and RELEASE SAVEPOINT are parsed; chains, COMMIT/ROLLBACK
+RELEASE and SET PASSWORD / ROLE / RESOURCE GROUP are refused with 1235.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def commit(p: Parser) -> ast.Statement:
     rollback = p.key == "ROLLBACK"
     p.i += 1
     p.accept("WORK")
-    if rollback and p.key == "TO":
-        raise not_supported("ROLLBACK TO SAVEPOINT")
+    if rollback and p.accept("TO"):
+        p.accept("SAVEPOINT")
+        return ast.RollbackToSavepoint(p.ident())
     if p.accept("AND"):
         if not p.accept("NO"):
             raise not_supported(f"{'ROLLBACK' if rollback else 'COMMIT'} AND CHAIN")
@@ -153,6 +155,17 @@ def set_transaction(p: Parser) -> ast.SetTransaction:
             return ast.SetTransaction(scope, level, read_only)
 
 
+def savepoint(p: Parser) -> ast.Statement:
+    p.i += 1
+    return ast.Savepoint(p.ident())
+
+
+def release_savepoint(p: Parser) -> ast.Statement:
+    p.i += 1
+    p.expect("SAVEPOINT")
+    return ast.ReleaseSavepoint(p.ident())
+
+
 def lock_tables(p: Parser) -> ast.Statement:
     p.i += 1
     if not (p.accept("TABLES") or p.accept("TABLE")):
@@ -186,6 +199,8 @@ STATEMENTS: Final[dict[str, Rule]] = {
     "ROLLBACK": commit,
     "USE": use,
     "SET": set_,
+    "SAVEPOINT": savepoint,
+    "RELEASE": release_savepoint,
     "LOCK": lock_tables,
     "UNLOCK": unlock_tables,
 }
