@@ -381,7 +381,7 @@ class Transaction(LockOwner):
         self._check_active()
         view = self._view
         if view is None:
-            view = self._view = self._engine._open_view()
+            view = self._view = self._engine._open_view(self)
         return view
 
     def release_view(self) -> None:
@@ -390,7 +390,7 @@ class Transaction(LockOwner):
         """
         view, self._view = self._view, None
         if view is not None:
-            self._engine._close_view(view)
+            self._engine._close_view(self, view)
 
     def get(self, table: Table, pk: Key) -> Row | None:
         """The row with primary key ``pk`` as this transaction sees it, or ``None``.
@@ -410,7 +410,7 @@ class Transaction(LockOwner):
                 return own  # type: ignore[return-value]
         view = self._view
         if view is None:
-            view = self._view = self._engine._open_view()
+            view = self._view = self._engine._open_view(self)
         # the latest row first, its older versions second: a commit records the version
         # it replaces before it changes the row, so whichever of the two this thread
         # sees of a racing commit, the answer is the row as of the view
@@ -458,7 +458,7 @@ class Transaction(LockOwner):
             if self.consistent_reads:
                 view = self._view
                 if view is None:
-                    view = self._view = self._engine._open_view_locked()
+                    view = self._view = self._engine._open_view_locked(self)
                 committed = _scan_as_of(table, view, lo, hi, inclusive, reverse, fetch)
             else:
                 keys = rows.irange(lo, hi, inclusive, reverse)
@@ -703,9 +703,9 @@ class Transaction(LockOwner):
         if self._writes:
             engine = self._engine
             with engine._commit_lock:
-                engine.commit_seq += 1
+                seq = engine.committing = engine.commit_seq + 1
                 if engine._views:
-                    engine._keep_versions(self._writes)
+                    engine._keep_versions(self._writes, seq)
                 for table, overlay in self._writes.items():
                     rows = table.rows
                     for pk, row in overlay.items():
@@ -713,6 +713,7 @@ class Transaction(LockOwner):
                             rows.pop(pk, None)
                         else:
                             rows[pk] = row
+                engine.commit_seq = seq
         self._finish(_State.COMMITTED)
 
     def rollback(self) -> None:
@@ -723,8 +724,10 @@ class Transaction(LockOwner):
     def _finish(self, state: _State) -> None:
         if state is _State.ROLLED_BACK:
             self._changes.clear()
-        if self._view is not None:
-            self.release_view()
+        view = self._view
+        if view is not None:
+            self._view = None
+            self._engine._close_view(self, view)
         self._state = state
         self._writes = {}
         self._undo.clear()
@@ -753,9 +756,13 @@ class Engine:
         self._trx_ids = itertools.count(1)
         self.commit_seq = 0
         """How many transactions with writes have committed: the commit sequence number
-        of the latest (changed under the commit lock only)."""
-        self._views: dict[int, int] = {}
-        """Open read views: commit sequence number -> how many transactions hold it."""
+        of the latest, set once its rows are all in place (under the commit lock)."""
+        self.committing = 0
+        """The commit sequence number of the commit in progress (or of the latest): set
+        before that commit looks for open views."""
+        self._views: dict[Transaction, int | None] = {}
+        """Open read views: transaction -> its view (``None`` for an instant while
+        registering, see :meth:`_open_view`)."""
         self._versions: collections.deque[tuple[int, Table, Key]] = collections.deque()
         """Every kept version as (commit that replaced it, table, key), oldest first."""
 
@@ -865,37 +872,48 @@ class Engine:
 
     # --- multi-versioning -------------------------------------------------------------------
 
-    def _open_view(self) -> int:
-        """Register a read view at the latest commit and return it."""
-        with self._commit_lock:
-            return self._open_view_locked()
+    def _open_view(self, trx: Transaction) -> int:
+        """Register ``trx``'s read view at the latest commit and return it.
 
-    def _open_view_locked(self) -> int:
+        Without the commit lock when no commit is in flight: the view is registered
+        first, then ``committing`` and ``commit_seq`` are read. If they are equal (X),
+        commits up to X are complete and any later commit set ``committing`` after the
+        registration, so it sees the view and keeps the versions it replaces. Otherwise
+        a commit is in flight and the view is taken under the commit lock.
+        """
+        views = self._views
+        views[trx] = None
+        committing = self.committing
         view = self.commit_seq
-        self._views[view] = self._views.get(view, 0) + 1
+        if committing != view:
+            with self._commit_lock:
+                view = self.commit_seq
+        views[trx] = view
         return view
 
-    def _close_view(self, view: int) -> None:
-        """Unregister a read view; versions no open view needs any more are dropped."""
-        with self._commit_lock:
-            views = self._views
-            count = views[view] - 1
-            if count:
-                views[view] = count
-                return
-            del views[view]
-            if not self._versions:
-                return
-            if not views:
-                self._prune(self.commit_seq)
-            elif view < min(views):
-                self._prune(min(views))
+    def _open_view_locked(self, trx: Transaction) -> int:
+        """:meth:`_open_view` with the commit lock held."""
+        view = self._views[trx] = self.commit_seq
+        return view
 
-    def _keep_versions(self, writes: dict[Table, dict[Key, Row | None]]) -> None:
-        """Before commit ``commit_seq`` applies ``writes`` (commit lock held, views open):
-        record each row it replaces, so older views still find it.
+    def _close_view(self, trx: Transaction, view: int) -> None:
+        """Unregister ``trx``'s read view; versions no open view needs are dropped."""
+        views = self._views
+        views.pop(trx, None)
+        if not self._versions:
+            return
+        with self._commit_lock:
+            others = list(views.values())
+            if None in others:
+                return  # a view being registered: prune at a later close
+            oldest = min((v for v in others if v is not None), default=self.commit_seq)
+            if view <= oldest:
+                self._prune(oldest)
+
+    def _keep_versions(self, writes: dict[Table, dict[Key, Row | None]], seq: int) -> None:
+        """Before commit ``seq`` applies ``writes`` (commit lock held, views open): record
+        each row it replaces, so older views still find it.
         """
-        seq = self.commit_seq
         log = self._versions
         for table, overlay in writes.items():
             rows, history = table.rows, table.history
