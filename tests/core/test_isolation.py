@@ -173,14 +173,19 @@ def test_read_only_transactions_refuse_writes(pair: tuple[Any, Any]) -> None:
     assert rows(a, "SELECT id, v FROM t") == [(2, 20)]
 
 
-def test_serializable_reads_as_repeatable_read(pair: tuple[Any, Any]) -> None:
+def test_serializable_reads_lock_inside_transactions_only(pair: tuple[Any, Any]) -> None:
     a, b = pair
     a.execute("SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE")
-    a.execute("BEGIN")
-    assert value(a, "SELECT v FROM t WHERE id = 1") == 10
+    b.execute("SET SESSION innodb_lock_wait_timeout = 1")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 10  # autocommit: a consistent read
     b.execute("UPDATE t SET v = 11 WHERE id = 1")
-    assert value(a, "SELECT v FROM t WHERE id = 1") == 10
+    a.execute("BEGIN")
+    assert value(a, "SELECT v FROM t WHERE id = 1") == 11  # a locking read
+    assert fail(b, "UPDATE t SET v = 12 WHERE id = 1")[0] == 1205
+    b.execute("UPDATE t SET v = 22 WHERE id = 2")  # a row not read: no wait
     a.execute("COMMIT")
+    b.execute("UPDATE t SET v = 12 WHERE id = 1")
+    assert rows(a, "SELECT id, v FROM t") == [(1, 12), (2, 22)]
 
 
 def test_a_long_reader_keeps_its_snapshot_while_writers_move_delete_and_reinsert(

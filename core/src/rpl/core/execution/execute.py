@@ -127,7 +127,7 @@ def execute(session: Session, sql: str) -> Result:
     writes = isinstance(statement, WRITE_STATEMENTS)
     if writes:
         check_read_only(session)
-    before_statement(session, statement, writes)
+    statement = before_statement(session, statement, writes)
     try:
         if isinstance(statement, CATALOG_STATEMENTS):
             with session.server.ddl_lock:

@@ -5,6 +5,8 @@
   view), every other statement a current read. REPEATABLE READ and SERIALIZABLE keep the
   view of the transaction's first consistent read (or of START TRANSACTION WITH
   CONSISTENT SNAPSHOT); READ COMMITTED and READ UNCOMMITTED take one per statement.
+  SERIALIZABLE makes a plain SELECT inside a transaction a locking read (the engine's
+  row locks are exclusive, so such readers also wait for each other).
 * Access mode: START TRANSACTION READ ONLY, SET TRANSACTION READ ONLY or
   ``transaction_read_only`` make INSERT/UPDATE/DELETE fail with 1792.
 * LOCK TABLES / UNLOCK TABLES and FLUSH TABLES [t, ...] WITH READ LOCK, with MySQL's rules
@@ -21,6 +23,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+
+import attrs
 
 from rpl.core.errors import (
     ER_CANT_CHANGE_TX_CHARACTERISTICS,
@@ -45,14 +49,26 @@ _SYSTEM_SCHEMAS = frozenset(("information_schema", "performance_schema"))
 
 
 # ------------------------------------------------------------------ per statement
-def before_statement(session: Session, statement: ast.Statement, writes: bool) -> None:
+def before_statement(session: Session, statement: ast.Statement, writes: bool) -> ast.Statement:
     """Set up ``statement``'s reads and locks; ``writes``: it changes data or the catalogue.
+    Returns the statement to run: at SERIALIZABLE in a transaction (BEGIN, or autocommit
+    off) a plain SELECT becomes a locking read (``LOCK IN SHARE MODE``), as InnoDB makes it.
 
     Raises 1792 (a write in a READ ONLY transaction), 1223 (a write under the session's
     own global read lock), 1100/1099 (LOCK TABLES held and a table outside it or written
     under READ); waits (1205 after lock_wait_timeout) while other sessions' locks conflict.
     """
-    session.consistent_statement = isinstance(statement, ast.Select) and statement.lock is None
+    consistent = isinstance(statement, ast.Select) and statement.lock is None
+    if (
+        consistent
+        and session.in_transaction
+        and session.isolation_level() == "SERIALIZABLE"
+        and isinstance(statement, ast.Select)
+        and statement.table is not None
+    ):
+        statement = attrs.evolve(statement, lock="SHARE")
+        consistent = False
+    session.consistent_statement = consistent
     locks = session.server.engine.table_locks
     if writes and isinstance(statement, _DATA_WRITES) and session.read_only():
         raise MySQLError.of(ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION)
@@ -63,7 +79,7 @@ def before_statement(session: Session, statement: ast.Statement, writes: bool) -
     if not locks.active and not session.locked_tables:
         if writing:
             locks.begin_write(owner, (), (), True, session.table_lock_timeout())
-        return
+        return statement
     if writes and locks.holds_global_read(owner):
         raise MySQLError.of(ER_CANT_UPDATE_WITH_READLOCK)
     if isinstance(statement, ast.Begin) and session.locked_tables:
@@ -82,6 +98,7 @@ def before_statement(session: Session, statement: ast.Statement, writes: bool) -
                 _check_locked(session, db, ref, write)
             (written if write else reads).append((db, ref.name))
     locks.begin_write(owner, reads, written, writing, session.table_lock_timeout())
+    return statement
 
 
 def after_statement(session: Session) -> None:
