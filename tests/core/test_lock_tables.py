@@ -265,3 +265,24 @@ def test_locks_are_not_binlogged(db: tuple[str, Any, Any]) -> None:
     cur.execute("FLUSH TABLES WITH READ LOCK")
     cur.execute("UNLOCK TABLES")
     assert rows(cur, "SHOW MASTER STATUS") == before
+
+
+def test_parsing() -> None:
+    from rpl.core.sql import ast
+    from rpl.core.sql.parser import parse
+
+    t, u = ast.TableName("t"), ast.TableName("u", "d", "x")
+    assert parse("LOCK TABLES t READ LOCAL, d.u AS x LOW_PRIORITY WRITE") == ast.LockTables(
+        (ast.TableLock(t, False), ast.TableLock(u, True))
+    )
+    assert parse("lock table t read") == ast.LockTables((ast.TableLock(t, False),))
+    assert parse("UNLOCK TABLES;") == ast.UnlockTables()
+    assert parse("FLUSH TABLES WITH READ LOCK") == ast.FlushTablesWithReadLock()
+    assert parse("FLUSH TABLES t, d.u WITH READ LOCK") == ast.FlushTablesWithReadLock(
+        (t, ast.TableName("u", "d"))
+    )
+    assert parse("FLUSH TABLES t, d.u") == ast.Flush(("TABLES",))
+    assert parse("SAVEPOINT sp") == ast.Savepoint("sp")
+    assert parse("ROLLBACK WORK TO SAVEPOINT sp") == ast.RollbackToSavepoint("sp")
+    assert parse("ROLLBACK TO sp") == ast.RollbackToSavepoint("sp")
+    assert parse("RELEASE SAVEPOINT sp") == ast.ReleaseSavepoint("sp")
