@@ -161,12 +161,13 @@ class TableLocks:
         reads: Iterable[TableKey],
         writes: Iterable[TableKey],
         writing: bool,
-        timeout: float,
+        timeout: Callable[[], float],
     ) -> None:
         """Before ``owner`` runs a statement reading ``reads`` and writing ``writes``
         (``writing``: it changes data or the catalogue, or commits changes; it is then
         registered until :meth:`end_write`): wait while other owners hold WRITE locks on
-        those tables, READ locks on the written ones, or (``writing``) the global read lock.
+        those tables, READ locks on the written ones, or (``writing``) the global read lock,
+        at most ``timeout()`` seconds (called only when there is something to wait for).
         """
         if writing:
             self._writing[owner] = None
@@ -186,7 +187,7 @@ class TableLocks:
                 return
             self._writing.pop(owner, None)  # a waiting writer holds up no FLUSH
             self._cond.notify_all()
-            self._wait(ready, timeout)
+            self._wait(ready, timeout())
             if writing:
                 self._writing[owner] = None
 

@@ -78,7 +78,7 @@ def before_statement(session: Session, statement: ast.Statement, writes: bool) -
     owner = session.thread_id
     if not locks.active and not session.locked_tables:
         if writing:
-            locks.begin_write(owner, (), (), True, session.table_lock_timeout())
+            locks.begin_write(owner, (), (), True, session.table_lock_timeout)
         return statement
     if writes and locks.holds_global_read(owner):
         raise MySQLError.of(ER_CANT_UPDATE_WITH_READLOCK)
@@ -97,7 +97,7 @@ def before_statement(session: Session, statement: ast.Statement, writes: bool) -
             if session.locked_tables:
                 _check_locked(session, db, ref, write)
             (written if write else reads).append((db, ref.name))
-    locks.begin_write(owner, reads, written, writing, session.table_lock_timeout())
+    locks.begin_write(owner, reads, written, writing, session.table_lock_timeout)
     return statement
 
 
