@@ -70,7 +70,12 @@ def before_statement(session: Session, statement: ast.Statement, writes: bool) -
         consistent = False
     session.consistent_statement = consistent
     locks = session.server.engine.table_locks
-    if writes and isinstance(statement, _DATA_WRITES) and session.read_only():
+    if (
+        writes
+        and isinstance(statement, _DATA_WRITES)
+        and session.account is not None  # the applier and recovery replay what was written
+        and session.read_only()
+    ):
         raise MySQLError.of(ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION)
     writing = writes or (
         isinstance(statement, ast.Commit) and session.trx is not None and session.trx.has_changes
