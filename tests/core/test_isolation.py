@@ -304,3 +304,46 @@ def test_savepoints_undo_writes_and_what_the_binlog_replays(fresh_server: Any) -
     server.kill()
     server.start()
     assert server.query("SELECT id, v FROM s.t") == [(1, 1), (3, 3)]
+
+
+def test_a_replica_ends_identical_after_savepoints_and_locks(tmp_path: Any) -> None:
+    """Savepoints rolled back, LOCK TABLES / FLUSH TABLES WITH READ LOCK around writes, in
+    ROW and STATEMENT format: the replica applies exactly what stayed (CHECKSUM TABLE and
+    gtid_executed equal)."""
+    from rpl.core.testing.process import ServerProcess
+    from rpl.core.testing.topology import create_replication_user, replicate, wait_caught_up
+
+    source = ServerProcess(tmp_path / "source", options=["--server-id", "1"]).start()
+    replica = ServerProcess(tmp_path / "replica", options=["--server-id", "2"]).start()
+    try:
+        create_replication_user(source)
+        replicate(replica, source)
+        conn = source.connect()
+        cur = conn.cursor()
+        cur.execute("CREATE DATABASE r")
+        cur.execute("CREATE TABLE r.t (id INT PRIMARY KEY, v INT)")
+        for binlog_format in ("ROW", "STATEMENT"):
+            base = 0 if binlog_format == "ROW" else 100
+            cur.execute(f"SET SESSION binlog_format = '{binlog_format}'")
+            cur.execute("BEGIN")
+            cur.execute(f"INSERT INTO r.t VALUES ({base + 1}, 1), ({base + 2}, 2)")
+            cur.execute("SAVEPOINT s")
+            cur.execute(f"UPDATE r.t SET v = 99 WHERE id = {base + 1}")
+            cur.execute(f"INSERT INTO r.t VALUES ({base + 3}, 3)")
+            cur.execute("ROLLBACK TO SAVEPOINT s")
+            cur.execute(f"DELETE FROM r.t WHERE id = {base + 2}")
+            cur.execute("COMMIT")
+            cur.execute("LOCK TABLES r.t WRITE")
+            cur.execute(f"INSERT INTO r.t VALUES ({base + 4}, 4)")
+            cur.execute("UNLOCK TABLES")
+            cur.execute("FLUSH TABLES WITH READ LOCK")
+            cur.execute("UNLOCK TABLES")
+        conn.close()
+        wait_caught_up(source, replica)
+        expected = [(1, 1), (4, 4), (101, 1), (104, 4)]
+        assert source.query("SELECT id, v FROM r.t") == expected
+        assert replica.query("SELECT id, v FROM r.t") == expected
+        assert replica.query("CHECKSUM TABLE r.t") == source.query("CHECKSUM TABLE r.t")
+    finally:
+        replica.stop()
+        source.stop()
