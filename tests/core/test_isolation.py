@@ -14,6 +14,8 @@ from typing import Any
 
 import pymysql
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 _names = itertools.count(1)
 
@@ -347,3 +349,85 @@ def test_a_replica_ends_identical_after_savepoints_and_locks(tmp_path: Any) -> N
     finally:
         replica.stop()
         source.stop()
+
+
+_step = st.one_of(
+    st.tuples(st.just("other writes"), st.integers(0, 5), st.one_of(st.none(), st.integers(0, 9))),
+    st.tuples(st.just("begin")),
+    st.tuples(st.just("read"), st.integers(0, 5), st.integers(0, 5)),
+    st.tuples(st.just("own write"), st.integers(0, 5), st.one_of(st.none(), st.integers(0, 9))),
+    st.tuples(st.just("commit")),
+)
+
+
+@pytest.mark.parametrize("level", ["REPEATABLE READ", "READ COMMITTED"])
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(steps=st.lists(_step, max_size=25))
+def test_random_interleavings_match_a_model(
+    server: Any, level: str, steps: list[tuple[Any, ...]]
+) -> None:
+    """Session A (at ``level``) begins, reads ranges, writes and commits while session B
+    commits writes, in a random order; every read of A equals the model's answer: the
+    committed rows as of A's view (its first read in REPEATABLE READ, each statement's
+    start in READ COMMITTED) under A's own writes."""
+    db = f"iso{next(_names)}"
+    conn_a, conn_b = server.connect(), server.connect()
+    a, b = conn_a.cursor(), conn_b.cursor()
+    a.execute(f"CREATE DATABASE {db}")
+    a.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v INT)")
+    a.execute(f"USE {db}")
+    b.execute(f"USE {db}")
+    a.execute(f"SET SESSION TRANSACTION ISOLATION LEVEL {level}")
+    committed: dict[int, int] = {}
+    view: dict[int, int] | None = None
+    own: dict[int, int | None] = {}
+    in_trx = False
+
+    def write(cursor: Any, key: int, v: int | None) -> None:
+        cursor.execute(f"DELETE FROM t WHERE id = {key}")
+        if v is not None:
+            cursor.execute(f"INSERT INTO t VALUES ({key}, {v})")
+
+    for step in steps:
+        if step[0] == "other writes":
+            _, key, v = step
+            if key in own:
+                continue  # A holds the row lock: B would wait for A, in this very thread
+            write(b, key, v)
+            if v is None:
+                committed.pop(key, None)
+            else:
+                committed[key] = v
+        elif step[0] == "begin" and not in_trx:
+            a.execute("BEGIN")
+            in_trx, view, own = True, None, {}
+        elif step[0] == "read":
+            _, lo, hi = step
+            if not in_trx or level == "READ COMMITTED" or view is None:
+                view = dict(committed)
+            seen = dict(view)
+            for key, v in own.items():
+                if v is None:
+                    seen.pop(key, None)
+                else:
+                    seen[key] = v
+            expected = [(k, seen[k]) for k in sorted(seen) if lo <= k <= hi]
+            assert rows(a, f"SELECT id, v FROM t WHERE id BETWEEN {lo} AND {hi}") == expected
+            if lo in seen:
+                assert value(a, f"SELECT v FROM t WHERE id = {lo}") == seen[lo]
+            if not in_trx:
+                view = None
+        elif step[0] == "own write" and in_trx:
+            _, key, v = step
+            write(a, key, v)
+            own[key] = v
+        elif step[0] == "commit" and in_trx:
+            a.execute("COMMIT")
+            for key, v in own.items():
+                if v is None:
+                    committed.pop(key, None)
+                else:
+                    committed[key] = v
+            in_trx, view, own = False, None, {}
+    conn_a.close()
+    conn_b.close()
