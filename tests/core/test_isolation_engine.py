@@ -162,3 +162,17 @@ def test_views_match_a_model_of_committed_states(steps: list[tuple[object, ...]]
         trx.rollback()
     assert engine.versions_kept() == 0
     assert len(table.history) == 0
+
+
+def test_the_view_starts_at_the_first_consistent_read_even_of_an_own_row() -> None:
+    engine, table = _engine()
+    _write(engine, table, {1: 10})
+    reader = _reader(engine)
+    reader.insert(table, (5, 50))  # a write takes no view
+    assert reader.read_view is None
+    _write(engine, table, {1: 11})
+    assert reader.get(table, 5) == (5, 50)
+    assert reader.read_view == engine.commit_seq
+    _write(engine, table, {1: 12})
+    assert reader.get(table, 1) == (1, 11)
+    reader.rollback()

@@ -403,14 +403,14 @@ class Transaction(LockOwner):
             self._check_active()
         if not self.consistent_reads:
             return self._current(table, pk)
+        view = self._view
+        if view is None:  # taken at the first consistent read, even of an own row
+            view = self._view = self._engine._open_view(self)
         overlay = self._writes.get(table)
         if overlay is not None:
             own = overlay.get(pk, _ABSENT)
             if own is not _ABSENT:
                 return own  # type: ignore[return-value]
-        view = self._view
-        if view is None:
-            view = self._view = self._engine._open_view(self)
         # the latest row first, its older versions second: a commit records the version
         # it replaces before it changes the row, so whichever of the two this thread
         # sees of a racing commit, the answer is the row as of the view
