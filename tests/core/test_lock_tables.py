@@ -162,6 +162,8 @@ def test_a_write_lock_holds_up_every_other_access(db: tuple[str, Any, Any]) -> N
     locker = Background(connect, "LOCK TABLES t READ")
     assert not reader.done.wait(WAIT)
     assert not locker.done.is_set()
+    states = [r[6] for r in rows(cur, "SHOW PROCESSLIST")]
+    assert "Waiting for table metadata lock" in states, states
     cur.execute("UPDATE t SET v = 11")
     cur.execute("UNLOCK TABLES")
     assert reader.finish() == ((11,),)
@@ -227,6 +229,8 @@ def test_flush_tables_with_read_lock_holds_up_writes_and_commits(
     assert not writer.done.wait(WAIT)
     assert committer.is_alive()
     reader = connect().cursor()
+    states = {r[6] for r in rows(reader, "SHOW PROCESSLIST")}
+    assert "Waiting for global read lock" in states, states
     assert rows(reader, "SELECT v FROM t") == [(10,)]  # reads go on
     assert rows(reader, "SELECT id FROM u") == []  # the commit has not happened
     cur.execute("UNLOCK TABLES")

@@ -149,6 +149,10 @@ class TableLocks:
             self._cond.notify_all()
             return had_tables
 
+    def global_read_by_other(self, owner: int) -> bool:
+        """Whether another owner holds the global read lock (a snapshot)."""
+        return self.active and self._global_by_other(owner)
+
     def holds_global_read(self, owner: int) -> bool:
         """Whether ``owner`` holds the global read lock."""
         return self.active and owner in self._global

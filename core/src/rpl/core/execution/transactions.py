@@ -102,7 +102,16 @@ def before_statement(session: Session, statement: ast.Statement, writes: bool) -
             if session.locked_tables:
                 _check_locked(session, db, ref, write)
             (written if write else reads).append((db, ref.name))
-    locks.begin_write(owner, reads, written, writing, session.table_lock_timeout)
+    state = session.state
+    session.state = (
+        "Waiting for global read lock"
+        if writing and locks.global_read_by_other(owner)
+        else "Waiting for table metadata lock"
+    )
+    try:
+        locks.begin_write(owner, reads, written, writing, session.table_lock_timeout)
+    finally:
+        session.state = state
     return statement
 
 
