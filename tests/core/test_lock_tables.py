@@ -102,6 +102,12 @@ def test_the_holder_uses_only_its_locked_tables(db: tuple[str, Any, Any]) -> Non
     cur.execute("UNLOCK TABLES")
     assert rows(cur, "SELECT * FROM u") == []
     cur.execute("LOCK TABLES t WRITE, u AS x READ")
+    cur.execute("CREATE TABLE w (id INT PRIMARY KEY)")  # a new table needs no lock
+    assert fail(cur, "SELECT * FROM w") == (
+        1100,
+        "HY000",
+        "Table 'w' was not locked with LOCK TABLES",
+    )
     cur.execute("INSERT INTO t VALUES (2, 20)")
     assert rows(cur, "SELECT id FROM u AS x") == []
     assert fail(cur, "SELECT id FROM u") == not_locked

@@ -43,8 +43,15 @@ from rpl.core.sql import ast
 
 _DATA_WRITES = (ast.Insert, ast.Update, ast.Delete)
 """Statements that change rows (READ ONLY transactions refuse them)."""
-_UNCHECKED = (ast.Show, ast.LockTables, ast.UnlockTables, ast.FlushTablesWithReadLock)
-"""Statements LOCK TABLES does not restrict (SHOW reads the catalogue)."""
+_UNCHECKED = (
+    ast.Show,
+    ast.LockTables,
+    ast.UnlockTables,
+    ast.FlushTablesWithReadLock,
+    ast.CreateTable,
+)
+"""Statements LOCK TABLES does not restrict (SHOW reads the catalogue; a table being
+created cannot have been locked)."""
 _SYSTEM_SCHEMAS = frozenset(("information_schema", "performance_schema"))
 
 
