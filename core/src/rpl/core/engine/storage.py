@@ -25,7 +25,10 @@ when to take a read view):
   sequence number, the row it replaces)`` in :attr:`Table.history`; a view ``v`` reads a
   key as the first recorded version replaced after ``v``, else the latest row. Closing the
   oldest view drops what no remaining view needs, so memory is bounded by the writes made
-  while the oldest open view lives.
+  while the oldest open view lives. A commit publishes its sequence number once its rows
+  are in place, and a view is registered before it reads that number, so every commit is
+  either inside a view or sees it and keeps the rows it replaces (:meth:`Engine._open_view`).
+  DDL is not versioned (a view reads a truncated or altered table as it is now).
 * Every write first takes an exclusive lock on the primary key (:mod:`.locks`), held until
   commit or rollback; an INSERT of a key locked by another transaction therefore waits,
   then finds the key committed (ER_DUP_ENTRY) or free (the other rolled back).
