@@ -5,10 +5,12 @@ anomalies are in test_isolation.py).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rpl.core.engine import ColumnSchema, Engine, Table, TableSchema, Transaction
+from rpl.core.errors import MySQLError
 
 
 def _engine() -> tuple[Engine, Table]:
@@ -176,3 +178,27 @@ def test_the_view_starts_at_the_first_consistent_read_even_of_an_own_row() -> No
     _write(engine, table, {1: 12})
     assert reader.get(table, 1) == (1, 11)
     reader.rollback()
+
+
+def test_a_view_older_than_a_rebuild_of_the_table_cannot_read_it() -> None:
+    engine, table = _engine()
+    _write(engine, table, {1: 10})
+    old = _reader(engine)
+    old.open_view()
+    _write(engine, table, {1: 11})
+    engine.table_rebuilt(table)  # e.g. TRUNCATE or ALTER TABLE ... ADD COLUMN
+    assert len(table.history) == 0
+    for read in (lambda: old.get(table, 1), lambda: old.scan(table)):
+        with pytest.raises(MySQLError) as info:
+            read()
+        assert (info.value.errno, info.value.message) == (
+            1412,
+            "Table definition has changed, please retry transaction",
+        )
+    old.consistent_reads = False
+    assert old.get(table, 1) == (1, 11)  # a current read is fine
+    old.rollback()
+    new = _reader(engine)
+    assert new.scan(table) == [(1, (1, 11))]
+    new.rollback()
+    assert engine.versions_kept() == 0

@@ -426,3 +426,9 @@ ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: Final = _code(
     "25006",
     "Cannot execute statement in a READ ONLY transaction.",
 )
+ER_TABLE_DEF_CHANGED: Final = _code(
+    1412,
+    "ER_TABLE_DEF_CHANGED",
+    "HY000",
+    "Table definition has changed, please retry transaction",
+)

@@ -28,7 +28,9 @@ when to take a read view):
   while the oldest open view lives. A commit publishes its sequence number once its rows
   are in place, and a view is registered before it reads that number, so every commit is
   either inside a view or sees it and keeps the rows it replaces (:meth:`Engine._open_view`).
-  DDL is not versioned (a view reads a truncated or altered table as it is now).
+  DDL is not versioned: DDL that rewrites a table's rows calls :meth:`Engine.table_rebuilt`,
+  and a consistent read of that table through a view older than the rebuild fails with
+  ER_TABLE_DEF_CHANGED (1412), as InnoDB's does.
 * Every write first takes an exclusive lock on the primary key (:mod:`.locks`), held until
   commit or rollback; an INSERT of a key locked by another transaction therefore waits,
   then finds the key committed (ER_DUP_ENTRY) or free (the other rolled back).
@@ -78,6 +80,7 @@ from rpl.core.errors import (
     ER_LOCK_DEADLOCK,
     ER_NO_DEFAULT_FOR_FIELD,
     ER_NO_SUCH_TABLE,
+    ER_TABLE_DEF_CHANGED,
     ER_TABLE_EXISTS_ERROR,
     ER_WRONG_VALUE_COUNT_ON_ROW,
     MySQLError,
@@ -165,6 +168,9 @@ class Table:
         self.id = table_id
         self.schema = schema
         self.rows: Any = SortedDict(rows)
+        self.rebuilt_at = 0
+        """The commit sequence number of the last DDL that rewrote the rows (views older
+        than it cannot read the table)."""
         self.history: Any = SortedDict()
         """Key -> ``[(commit sequence number, row before that commit or None), ...]`` in
         commit order: the versions open read views may still need (see :class:`Engine`)."""
@@ -409,6 +415,8 @@ class Transaction(LockOwner):
         view = self._view
         if view is None:  # taken at the first consistent read, even of an own row
             view = self._view = self._engine._open_view(self)
+        if view < table.rebuilt_at:
+            raise MySQLError.of(ER_TABLE_DEF_CHANGED)
         overlay = self._writes.get(table)
         if overlay is not None:
             own = overlay.get(pk, _ABSENT)
@@ -462,6 +470,8 @@ class Transaction(LockOwner):
                 view = self._view
                 if view is None:
                     view = self._view = self._engine._open_view_locked(self)
+                if view < table.rebuilt_at:
+                    raise MySQLError.of(ER_TABLE_DEF_CHANGED)
                 committed = _scan_as_of(table, view, lo, hi, inclusive, reverse, fetch)
             else:
                 keys = rows.irange(lo, hi, inclusive, reverse)
@@ -945,6 +955,17 @@ class Engine:
                 table.history[pk] = kept
             else:
                 del table.history[pk]
+
+    def table_rebuilt(self, table: Table) -> None:
+        """DDL rewrote ``table``'s rows (TRUNCATE, a column added or dropped): its kept
+        versions no longer fit, so they go, and views taken before now cannot read it
+        (ER_TABLE_DEF_CHANGED). Counts as a commit.
+        """
+        with self._commit_lock:
+            seq = self.committing = self.commit_seq + 1
+            table.history.clear()
+            table.rebuilt_at = seq
+            self.commit_seq = seq
 
     def versions_kept(self) -> int:
         """How many old row versions the engine holds for open read views."""
