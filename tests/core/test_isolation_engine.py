@@ -202,3 +202,29 @@ def test_a_view_older_than_a_rebuild_of_the_table_cannot_read_it() -> None:
     assert new.scan(table) == [(1, (1, 11))]
     new.rollback()
     assert engine.versions_kept() == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.dictionaries(st.integers(0, 15), st.integers(0, 9), max_size=12),
+    st.dictionaries(st.integers(0, 15), st.one_of(st.none(), st.integers(0, 9)), max_size=8),
+    st.integers(0, 15),
+    st.booleans(),
+    st.integers(1, 6),
+)
+def test_limited_scans_through_a_view(
+    before: dict[int, int],
+    after: dict[int, int | None],
+    lo: int,
+    reverse: bool,
+    limit: int,
+) -> None:
+    """A scan with a limit (either direction) through a view equals the view's rows cut."""
+    engine, table = _engine()
+    _write(engine, table, dict(before))
+    reader = _reader(engine)
+    reader.open_view()
+    _write(engine, table, after)
+    expect = sorted(((k, (k, v)) for k, v in before.items() if k >= lo), reverse=reverse)
+    assert reader.scan(table, lo, None, reverse=reverse, limit=limit) == expect[:limit]
+    reader.rollback()

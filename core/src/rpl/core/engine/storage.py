@@ -303,6 +303,8 @@ def _scan_as_of(
         if fetch is not None:
             keys = itertools.islice(keys, fetch)
         return [(pk, rows[pk]) for pk in keys]
+    if fetch is not None:  # a row of the first ``fetch`` is changed or among these
+        keys = itertools.islice(keys, fetch + len(changed))
     merged = {pk: rows[pk] for pk in keys}
     merged.update(changed)
     result = [(pk, row) for pk, row in sorted(merged.items(), reverse=reverse) if row is not None]
