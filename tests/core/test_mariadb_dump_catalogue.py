@@ -100,11 +100,6 @@ def _without_key_checks(dump: str) -> str:
     return "\n".join(line for line in dump.split("\n") if not any(k in line for k in KEY_CHECKS))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="mariadb-dump's tablespace query uses a subquery, and it locks tables with LOCK "
-    "TABLES: both belong to other parts of issue 38 (the SELECT engine, LOCK TABLES)",
-)
 def test_default_no_data_dump(source: ServerProcess) -> None:
     dump = run("mariadb-dump", source, "--no-data", "shop")
     assert dump.returncode == 0, dump.stderr

@@ -558,7 +558,7 @@ def test_empty_query() -> None:
         ("ALTER VIEW v AS SELECT 1", "ALTER VIEW"),
         ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
         ("CREATE PROCEDURE p() BEGIN END", "CREATE PROCEDURE"),
-        ("LOCK TABLES t WRITE", "LOCK TABLES"),
+        ("LOCK INSTANCE FOR BACKUP", "LOCK INSTANCE"),
         ("LOAD DATA INFILE 'f' INTO TABLE t", "LOAD DATA"),
         ("HANDLER t OPEN", "HANDLER"),
         ("SELECT * FROM a NATURAL JOIN b", "NATURAL JOIN"),

@@ -530,6 +530,21 @@ ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_SQL_LOG_BIN: Final = _code(
     "HY000",
     "Cannot modify @@session.sql_log_bin inside a transaction",
 )
+ER_TABLE_NOT_LOCKED_FOR_WRITE: Final = _code(
+    1099,
+    "ER_TABLE_NOT_LOCKED_FOR_WRITE",
+    "HY000",
+    "Table '%s' was locked with a READ lock and can't be updated",
+)
+ER_TABLE_NOT_LOCKED: Final = _code(
+    1100, "ER_TABLE_NOT_LOCKED", "HY000", "Table '%s' was not locked with LOCK TABLES"
+)
+ER_CANT_UPDATE_WITH_READLOCK: Final = _code(
+    1223,
+    "ER_CANT_UPDATE_WITH_READLOCK",
+    "HY000",
+    "Can't execute the query because you have a conflicting read lock",
+)
 ER_CANT_CHANGE_TX_CHARACTERISTICS: Final = _code(
     1568,
     "ER_CANT_CHANGE_TX_CHARACTERISTICS",
@@ -603,3 +618,9 @@ ER_UPDATE_TABLE_USED: Final = _code(
     "You can't specify target table '%s' for update in FROM clause",
 )
 ER_NO_TABLES_USED: Final = _code(1096, "ER_NO_TABLES_USED", "HY000", "No tables used")
+ER_TABLE_DEF_CHANGED: Final = _code(
+    1412,
+    "ER_TABLE_DEF_CHANGED",
+    "HY000",
+    "Table definition has changed, please retry transaction",
+)

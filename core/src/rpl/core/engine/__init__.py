@@ -1,4 +1,4 @@
-"""The server's storage engine: in-memory tables with InnoDB's READ COMMITTED semantics.
+"""The server's storage engine: in-memory tables with InnoDB's multi-versioned reads.
 
 :mod:`.schema` defines tables; :mod:`.coercion` converts values as MySQL strict mode does;
 :mod:`.locks` is the row lock manager (FIFO waits, lock wait timeout, deadlock

@@ -4,15 +4,33 @@ The engine keeps the committed state in memory and nothing else: the server's bi
 is the write-ahead log, and at start the engine is rebuilt from a checkpoint
 (:meth:`Engine.snapshot` / :meth:`Engine.restore`) plus replay of the binlog.
 
-Semantics are InnoDB's at READ COMMITTED:
+Semantics are InnoDB's (REPEATABLE READ and READ COMMITTED are the session's choice of
+when to take a read view):
 
 * Committed rows of a table live in a ``SortedDict`` from primary key value to row. The key
   value is the column's value itself for a one-column PRIMARY KEY and the tuple of the key
   columns' values (in key order) for a composite one (:meth:`TableSchema.key_of`). Keys are
   compared as Python values (a binary collation).
 * A transaction's writes go to its own overlay (key -> row, ``None`` for deleted) until
-  commit. Reads see the committed rows with the overlay on top; other transactions'
+  commit. Reads see committed rows with the overlay on top; other transactions'
   uncommitted writes are invisible, and plain reads take no locks.
+* Every commit with writes gets the next commit sequence number (:attr:`Engine.commit_seq`).
+  A consistent read (:attr:`Transaction.consistent_reads`) sees the rows as of the
+  transaction's read view: the commit sequence number when the view was taken (at its
+  first consistent read, or :meth:`Transaction.open_view`). A current read (writes,
+  locking reads, and every read while ``consistent_reads`` is off) sees the latest
+  committed rows.
+* Multi-versioning keeps old rows only while a view needs them: with no view open a commit
+  records nothing; with views open it first records, per key it changes, ``(its commit
+  sequence number, the row it replaces)`` in :attr:`Table.history`; a view ``v`` reads a
+  key as the first recorded version replaced after ``v``, else the latest row. Closing the
+  oldest view drops what no remaining view needs, so memory is bounded by the writes made
+  while the oldest open view lives. A commit publishes its sequence number once its rows
+  are in place, and a view is registered before it reads that number, so every commit is
+  either inside a view or sees it and keeps the rows it replaces (:meth:`Engine._open_view`).
+  DDL is not versioned: DDL that rewrites a table's rows calls :meth:`Engine.table_rebuilt`,
+  and a consistent read of that table through a view older than the rebuild fails with
+  ER_TABLE_DEF_CHANGED (1412), as InnoDB's does.
 * Every write first takes an exclusive lock on the primary key (:mod:`.locks`), held until
   commit or rollback; an INSERT of a key locked by another transaction therefore waits,
   then finds the key committed (ER_DUP_ENTRY) or free (the other rolled back).
@@ -34,6 +52,7 @@ written leaves that transaction writing to the detached table at commit, harmles
 
 from __future__ import annotations
 
+import collections
 import enum
 import itertools
 import pickle
@@ -50,6 +69,7 @@ from sortedcontainers import SortedDict  # type: ignore[import-untyped]
 from rpl.core.engine.coercion import Value, coerce
 from rpl.core.engine.locks import LockKey, LockManager, LockOwner
 from rpl.core.engine.schema import NO_DEFAULT, ColumnSchema, ForeignKey, Row, TableSchema
+from rpl.core.engine.table_locks import TableLocks
 from rpl.core.errors import (
     ER_BAD_DB_ERROR,
     ER_BAD_FIELD_ERROR,
@@ -63,6 +83,7 @@ from rpl.core.errors import (
     ER_NO_REFERENCED_ROW_2,
     ER_NO_SUCH_TABLE,
     ER_ROW_IS_REFERENCED_2,
+    ER_TABLE_DEF_CHANGED,
     ER_TABLE_EXISTS_ERROR,
     ER_WRONG_VALUE_COUNT_ON_ROW,
     MySQLError,
@@ -219,6 +240,12 @@ class Table:
         self.id = table_id
         self.schema = schema
         self.rows: Any = _rows_for(schema, rows)
+        self.rebuilt_at = 0
+        """The commit sequence number of the last DDL that rewrote the rows (views older
+        than it cannot read the table)."""
+        self.history: Any = SortedDict()
+        """Key -> ``[(commit sequence number, row before that commit or None), ...]`` in
+        commit order: the versions open read views may still need (see :class:`Engine`)."""
         self.auto_increment = auto_increment
         self._commit_lock = commit_lock
         self._ai_lock = threading.Lock()
@@ -360,8 +387,46 @@ def _fk_text(schema: TableSchema, fk: ForeignKey) -> str:
     return f"{child}, {fk.clause(schema.db)}"
 
 
+def _scan_as_of(
+    table: Table,
+    view: int,
+    lo: Key,
+    hi: Key,
+    inclusive: tuple[bool, bool],
+    reverse: bool,
+    fetch: int | None,
+) -> list[tuple[Key, Row]]:
+    """The committed ``(pk, row)`` pairs in the range as read view ``view`` sees them, in
+    key order (commit lock held): the latest rows, each key with versions newer than the
+    view replaced by the oldest such version (a deleted row comes back, a row inserted
+    since goes away).
+    """
+    rows, history = table.rows, table.history
+    keys = rows.irange(lo, hi, inclusive, reverse)
+    if not history:
+        if fetch is not None:
+            keys = itertools.islice(keys, fetch)
+        return [(pk, rows[pk]) for pk in keys]
+    changed: dict[Key, Row | None] = {}
+    for pk in history.irange(lo, hi, inclusive):
+        for seq, before in history[pk]:
+            if seq > view:
+                changed[pk] = before
+                break
+    if not changed:
+        if fetch is not None:
+            keys = itertools.islice(keys, fetch)
+        return [(pk, rows[pk]) for pk in keys]
+    if fetch is not None:  # a row of the first ``fetch`` is changed or among these
+        keys = itertools.islice(keys, fetch + len(changed))
+    merged = {pk: rows[pk] for pk in keys}
+    merged.update(changed)
+    result = [(pk, row) for pk, row in sorted(merged.items(), reverse=reverse) if row is not None]
+    return result if fetch is None else result[:fetch]
+
+
 class Transaction(LockOwner):
-    """One transaction (READ COMMITTED), used by one thread at a time.
+    """One transaction, used by one thread at a time (its read view, if any, is its own).
 
     Operations raise :class:`TransactionStateError` once the transaction has committed or
     rolled back, except :meth:`rollback`, which is then a no-op (so a session may always
@@ -382,6 +447,8 @@ class Transaction(LockOwner):
         "_state",
         "_index_writes",
         "foreign_key_checks",
+        "consistent_reads",
+        "_view",
     )
 
     def __init__(self, engine: Engine, trx_id: int, thread_id: int) -> None:
@@ -401,6 +468,11 @@ class Transaction(LockOwner):
         """(table id, index, values) -> keys this transaction wrote rows with them under."""
         self.foreign_key_checks = True
         """@@foreign_key_checks for the statements to come (the session sets it)."""
+        self.consistent_reads = False
+        """Whether :meth:`get` and :meth:`scan` read through the read view (a consistent
+        read) rather than the latest committed rows (a current read); the session sets it
+        per statement."""
+        self._view: int | None = None
 
     def __repr__(self) -> str:
         return f"<Transaction {self.trx_id} thread={self.thread_id} {self._state.value}>"
@@ -426,11 +498,63 @@ class Transaction(LockOwner):
 
     # --- reads -------------------------------------------------------------------------------
 
+    @property
+    def read_view(self) -> int | None:
+        """The commit sequence number the read view sees up to; ``None`` before the first
+        consistent read (or after :meth:`release_view`).
+        """
+        return self._view
+
+    def open_view(self) -> int:
+        """Take the read view now if there is none (START TRANSACTION WITH CONSISTENT
+        SNAPSHOT); returns it. A view sees every transaction committed before it was taken.
+        """
+        self._check_active()
+        view = self._view
+        if view is None:
+            view = self._view = self._engine._open_view(self)
+        return view
+
+    def release_view(self) -> None:
+        """Drop the read view (READ COMMITTED does after each statement); the next
+        consistent read takes a new one.
+        """
+        view, self._view = self._view, None
+        if view is not None:
+            self._engine._close_view(self, view)
+
     def get(self, table: Table, pk: Key) -> Row | None:
-        """The row with primary key ``pk`` as this transaction sees it, or ``None``."""
+        """The row with primary key ``pk`` as this transaction sees it, or ``None``.
+
+        A consistent read (:attr:`consistent_reads`) sees the read view, taken now if there
+        is none, with the transaction's own writes on top; a current read sees the latest
+        committed row under the own writes.
+        """
         if self._state is not _State.ACTIVE:
             self._check_active()
-        return self._current(table, pk)
+        if not self.consistent_reads:
+            return self._current(table, pk)
+        view = self._view
+        if view is None:  # taken at the first consistent read, even of an own row
+            view = self._view = self._engine._open_view(self)
+        if view < table.rebuilt_at:
+            raise MySQLError.of(ER_TABLE_DEF_CHANGED)
+        overlay = self._writes.get(table)
+        if overlay is not None:
+            own = overlay.get(pk, _ABSENT)
+            if own is not _ABSENT:
+                return own  # type: ignore[return-value]
+        # the latest row first, its older versions second: a commit records the version
+        # it replaces before it changes the row, so whichever of the two this thread
+        # sees of a racing commit, the answer is the row as of the view
+        row: Row | None = table.rows.get(pk)
+        versions = table.history.get(pk)
+        if versions is not None:
+            for seq, before in versions:
+                if seq > view:
+                    older: Row | None = before
+                    return older
+        return row
 
     def scan(
         self,
@@ -447,7 +571,8 @@ class Transaction(LockOwner):
 
         ``None`` leaves a bound open; ``inclusive`` makes either bound strict; ``reverse``
         gives descending order; ``limit`` keeps the first rows in that order. The committed
-        rows are copied under the commit lock, so one call never sees part of a commit.
+        rows are copied under the commit lock, so one call never sees part of a commit; a
+        consistent read (:attr:`consistent_reads`) copies them as of the read view.
         """
         self._check_active()
         overlay = self._writes.get(table)
@@ -463,10 +588,18 @@ class Transaction(LockOwner):
         fetch = None if limit is None else limit + len(own)
         rows = table.rows
         with self._engine._commit_lock:
-            keys = rows.irange(lo, hi, inclusive, reverse)
-            if fetch is not None:
-                keys = itertools.islice(keys, fetch)
-            committed = [(pk, rows[pk]) for pk in keys]
+            if self.consistent_reads:
+                view = self._view
+                if view is None:
+                    view = self._view = self._engine._open_view_locked(self)
+                if view < table.rebuilt_at:
+                    raise MySQLError.of(ER_TABLE_DEF_CHANGED)
+                committed = _scan_as_of(table, view, lo, hi, inclusive, reverse, fetch)
+            else:
+                keys = rows.irange(lo, hi, inclusive, reverse)
+                if fetch is not None:
+                    keys = itertools.islice(keys, fetch)
+                committed = [(pk, rows[pk]) for pk in keys]
         if not own:
             return committed
         merged: dict[Key, Row | None] = dict(committed)
@@ -912,7 +1045,11 @@ class Transaction(LockOwner):
         """
         self._check_active()
         if self._writes:
-            with self._engine._commit_lock:
+            engine = self._engine
+            with engine._commit_lock:
+                seq = engine.committing = engine.commit_seq + 1
+                if engine._views:
+                    engine._keep_versions(self._writes, seq)
                 for table, overlay in self._writes.items():
                     rows = table.rows
                     for pk, row in overlay.items():
@@ -920,6 +1057,7 @@ class Transaction(LockOwner):
                             rows.pop(pk, None)
                         else:
                             rows[pk] = row
+                engine.commit_seq = seq
         self._finish(_State.COMMITTED)
 
     def rollback(self) -> None:
@@ -930,6 +1068,10 @@ class Transaction(LockOwner):
     def _finish(self, state: _State) -> None:
         if state is _State.ROLLED_BACK:
             self._changes.clear()
+        view = self._view
+        if view is not None:
+            self._view = None
+            self._engine._close_view(self, view)
         self._state = state
         self._writes = {}
         self._index_writes = {}
@@ -966,6 +1108,7 @@ class Engine:
 
     def __init__(self, lock_wait_timeout: Callable[[], float] = lambda: 50.0) -> None:
         self.locks = LockManager(lock_wait_timeout)
+        self.table_locks = TableLocks()
         self._lock_wait_timeout = lock_wait_timeout
         self._ddl_lock = threading.RLock()
         self._commit_lock = threading.Lock()
@@ -975,6 +1118,17 @@ class Engine:
         self._children: dict[tuple[str, str], list[tuple[Table, ForeignKey]]] | None = None
         """(db, table) -> the (child table, constraint) pairs referencing it; rebuilt after
         DDL (None until then)."""
+        self.commit_seq = 0
+        """How many transactions with writes have committed: the commit sequence number
+        of the latest, set once its rows are all in place (under the commit lock)."""
+        self.committing = 0
+        """The commit sequence number of the commit in progress (or of the latest): set
+        before that commit looks for open views."""
+        self._views: dict[Transaction, int | None] = {}
+        """Open read views: transaction -> its view (``None`` for an instant while
+        registering, see :meth:`_open_view`)."""
+        self._versions: collections.deque[tuple[int, Table, Key]] = collections.deque()
+        """Every kept version as (commit that replaced it, table, key), oldest first."""
 
     # --- databases ---------------------------------------------------------------------------
 
@@ -1073,7 +1227,8 @@ class Engine:
         its rows rewritten to ``rows`` when given, and its name ``schema.name`` (RENAME:
         ER_TABLE_EXISTS_ERROR when taken). The table keeps its id, rows and
         AUTO_INCREMENT counter; the new definition is a new schema object, so the binlog
-        maps it under a new table_id.
+        maps it under a new table_id. Rewritten rows end the old versions read views keep
+        (:meth:`table_rebuilt`).
         """
         with self._ddl_lock:
             tables = self._tables_of(db)
@@ -1082,6 +1237,8 @@ class Engine:
             if (schema.db, schema.name) != (db, name) and schema.name in target:
                 raise MySQLError.of(ER_TABLE_EXISTS_ERROR, schema.name)
             table.redefine(schema, rows)
+            if rows is not None:  # rows of a new shape: older read views cannot read them
+                self.table_rebuilt(table)
             if (schema.db, schema.name) != (db, name):
                 del tables[name]
                 target[schema.name] = table
@@ -1130,6 +1287,94 @@ class Engine:
     def begin(self, thread_id: int) -> Transaction:
         """Start a transaction for the connection ``thread_id``."""
         return Transaction(self, next(self._trx_ids), thread_id)
+
+    # --- multi-versioning -------------------------------------------------------------------
+
+    def _open_view(self, trx: Transaction) -> int:
+        """Register ``trx``'s read view at the latest commit and return it.
+
+        Without the commit lock when no commit is in flight: the view is registered
+        first, then ``committing`` and ``commit_seq`` are read. If they are equal (X),
+        commits up to X are complete and any later commit set ``committing`` after the
+        registration, so it sees the view and keeps the versions it replaces. Otherwise
+        a commit is in flight and the view is taken under the commit lock.
+        """
+        views = self._views
+        views[trx] = None
+        committing = self.committing
+        view = self.commit_seq
+        if committing != view:
+            with self._commit_lock:
+                view = self.commit_seq
+        views[trx] = view
+        return view
+
+    def _open_view_locked(self, trx: Transaction) -> int:
+        """:meth:`_open_view` with the commit lock held."""
+        view = self._views[trx] = self.commit_seq
+        return view
+
+    def _close_view(self, trx: Transaction, view: int) -> None:
+        """Unregister ``trx``'s read view; versions no open view needs are dropped."""
+        views = self._views
+        views.pop(trx, None)
+        if not self._versions:
+            return
+        with self._commit_lock:
+            others = list(views.values())
+            if None in others:
+                return  # a view being registered: prune at a later close
+            oldest = min((v for v in others if v is not None), default=self.commit_seq)
+            if view <= oldest:
+                self._prune(oldest)
+
+    def _keep_versions(self, writes: dict[Table, dict[Key, Row | None]], seq: int) -> None:
+        """Before commit ``seq`` applies ``writes`` (commit lock held, views open): record
+        each row it replaces, so older views still find it.
+        """
+        log = self._versions
+        for table, overlay in writes.items():
+            rows, history = table.rows, table.history
+            for pk in overlay:
+                entry = (seq, rows.get(pk))
+                versions = history.get(pk)
+                if versions is None:
+                    history[pk] = [entry]
+                else:
+                    versions.append(entry)
+                log.append((seq, table, pk))
+
+    def _prune(self, oldest_view: int) -> None:
+        """Drop the versions replaced at or before ``oldest_view`` (commit lock held): every
+        open view sees their successors. A key's list is replaced, never shortened in
+        place, so a reader walking it without the lock walks a consistent list.
+        """
+        log = self._versions
+        while log and log[0][0] <= oldest_view:
+            _, table, pk = log.popleft()
+            versions = table.history.get(pk)
+            if versions is None:
+                continue
+            kept = [entry for entry in versions if entry[0] > oldest_view]
+            if kept:
+                table.history[pk] = kept
+            else:
+                del table.history[pk]
+
+    def table_rebuilt(self, table: Table) -> None:
+        """DDL rewrote ``table``'s rows (TRUNCATE, a column added or dropped): its kept
+        versions no longer fit, so they go, and views taken before now cannot read it
+        (ER_TABLE_DEF_CHANGED). Counts as a commit.
+        """
+        with self._commit_lock:
+            seq = self.committing = self.commit_seq + 1
+            table.history.clear()
+            table.rebuilt_at = seq
+            self.commit_seq = seq
+
+    def versions_kept(self) -> int:
+        """How many old row versions the engine holds for open read views."""
+        return len(self._versions)
 
     def status(self) -> dict[str, int]:
         """The engine's SHOW GLOBAL STATUS variables."""

@@ -18,7 +18,6 @@ from rpl.core.engine import NO_DEFAULT, Table, TableSchema
 from rpl.core.engine.storage import encode_row
 from rpl.core.errors import (
     ER_BAD_DB_ERROR,
-    ER_CANT_CHANGE_TX_CHARACTERISTICS,
     ER_DBACCESS_DENIED_ERROR,
     ER_ERROR_WHEN_EXECUTING_COMMAND,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -106,8 +105,6 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
     session.warnings.extend(warnings)
     if name == "autocommit" and value and not session.autocommit:
         session.commit()
-    if name in _CHARACTERISTICS:
-        session.keep_characteristic(name)
     session.session_vars[name] = value
     sysvars.apply_session_value(session, name, value)
 
@@ -126,40 +123,6 @@ def _check_logging_pair(session: Session, name: str, value: object, scope: str |
     extraction, binlog_format = values[_LOGGING_PAIR[1]], values[_LOGGING_PAIR[0]]
     if extraction == "OFF" and binlog_format != "STATEMENT":
         raise MySQLError.of(ER_WRONG_VALUE_FOR_VAR, name, value)
-
-
-_CHARACTERISTICS = ("transaction_isolation", "transaction_read_only")
-"""The variables SET TRANSACTION sets (a transaction keeps the values it started with)."""
-
-
-def set_transaction(session: Session, stmt: ast.SetTransaction) -> Result:
-    """SET [GLOBAL | SESSION] TRANSACTION ISOLATION LEVEL ... / READ ONLY | READ WRITE:
-    transaction_isolation and transaction_read_only of the scope named, or of the next
-    transaction only without one (ER_CANT_CHANGE_TX_CHARACTERISTICS inside a
-    transaction then, as MySQL).
-    """
-    values: dict[str, object] = {}
-    if stmt.isolation_level is not None:
-        values["transaction_isolation"] = stmt.isolation_level.replace(" ", "-")
-    if stmt.read_only is not None:
-        values["transaction_read_only"] = stmt.read_only
-    if stmt.scope == "GLOBAL":
-        session.require("SUPER", "SYSTEM_VARIABLES_ADMIN")
-        for name, value in values.items():
-            session.server.variables.set_global(name, value)
-        return Ok()
-    checked = {
-        n: coerce(session.server.variables.lookup(n).definition, v)[0] for n, v in values.items()
-    }
-    if stmt.scope == "SESSION":
-        for name in checked:
-            session.keep_characteristic(name)
-        session.session_vars.update(checked)
-        return Ok()
-    if session.in_transaction:
-        raise MySQLError.of(ER_CANT_CHANGE_TX_CHARACTERISTICS)
-    session.next_transaction.update(checked)
-    return Ok()
 
 
 # -------------------------------------------------------------------- SHOW

@@ -14,7 +14,6 @@ import sys
 from collections.abc import Iterator
 
 from rpl.core.errors import (
-    ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_NOT_SUPPORTED_YET,
     ER_OPTION_PREVENTS_STATEMENT,
@@ -26,6 +25,7 @@ from rpl.core.execution.expressions import Context
 from rpl.core.execution.results import Result
 from rpl.core.execution.session import Session
 from rpl.core.execution.sysvars import SERVER_VERSION
+from rpl.core.execution.transactions import after_statement, before_statement
 from rpl.core.sql import ast
 from rpl.core.sql.parser import parse
 from rpl.observers import Scope
@@ -169,15 +169,13 @@ def execute_parsed(
     if question:
         session.server.questions += 1
     session.statement_text = sql
-    if isinstance(statement, WRITE_STATEMENTS):
+    writes = isinstance(statement, WRITE_STATEMENTS)
+    if writes:
         check_read_only(session)
         virtual_tables.refuse_statement(session, statement)
-        if isinstance(statement, ROW_WRITES) and session.read_only_transaction():
-            if session.trx is None:  # the refused statement was that next transaction
-                session.next_transaction = {}
-            raise MySQLError.of(ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION)
     if isinstance(statement, ast.Update | ast.Delete):
         sysvars.check_safe_update(session, statement)
+    statement = before_statement(session, statement, writes)
     try:
         with stack_guard():
             if isinstance(statement, CATALOG_STATEMENTS):
@@ -187,5 +185,6 @@ def execute_parsed(
                 return sysvars.limit_rows(session, statement, handler(session, statement, sql))
             return handler(session, statement, sql)
     finally:
+        after_statement(session)
         if not keep_warnings:
             session.previous_warnings = session.warnings

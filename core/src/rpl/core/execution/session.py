@@ -182,6 +182,10 @@ class ServerContext(Protocol):
 
 R = TypeVar("R")
 
+STATEMENT_VIEW_LEVELS: Final = frozenset(("READ-COMMITTED", "READ-UNCOMMITTED"))
+"""Isolation levels whose consistent reads take a fresh read view per statement; the
+others (REPEATABLE-READ, SERIALIZABLE) keep the transaction's first one."""
+
 MAX_TABLE_INFO_SETS: Final = 64
 """Sets of tables a session keeps TableInfos for (Session._table_info)."""
 
@@ -253,17 +257,24 @@ class Session:
         """The running statement's text (ROWS_QUERY events carry it)."""
         self.lock_wait_override: float | None = None
         """Seconds a lock wait may last, instead of innodb_lock_wait_timeout."""
-        self.next_transaction: dict[str, object] = {}
-        """SET TRANSACTION without GLOBAL or SESSION: the characteristics
-        (transaction_isolation, transaction_read_only) of the next transaction only."""
-        self.trx_characteristics: dict[str, object] = {}
-        """The open transaction's characteristics that differ from the session's
-        variables: SET TRANSACTION's one-shot ones, and the values it started with of
-        those SET SESSION changed since (see :meth:`keep_characteristic`)."""
         self.replayed_statement: str | None = None
         """Set by a statement whose text replays to the same rows on a replica: in
         STATEMENT format its changes are logged as this text, not as one statement per
         row (INSERT/REPLACE ... SELECT, which pt-table-checksum relies on); used once."""
+        self.consistent_statement = False
+        """The running statement reads consistently (a plain SELECT): set per statement
+        by :func:`rpl.core.execution.transactions.before_statement`."""
+        self.trx_isolation = "REPEATABLE-READ"
+        self.trx_read_only = False
+        """The open transaction's isolation level and access mode, fixed when it starts."""
+        self.next_isolation: str | None = None
+        self.next_read_only: bool | None = None
+        """SET TRANSACTION without GLOBAL/SESSION: the next transaction's characteristics."""
+        self.savepoints: dict[str, tuple[int, int]] = {}
+        """The open transaction's savepoints in the order set: lower-cased name ->
+        (engine savepoint, how many binlog events the transaction had)."""
+        self.locked_tables: dict[tuple[str, str, str | None], bool] = {}
+        """LOCK TABLES held: (database, table, alias or None) -> WRITE (True) or READ."""
 
     # ------------------------------------------------------------ variables
     @property
@@ -314,32 +325,27 @@ class Session:
         return float(cast(float, self.setting("innodb_lock_wait_timeout")))
 
     def isolation_level(self) -> str:
-        """The isolation level of the open transaction (as it started), else of the next
-        one: SET TRANSACTION's one-shot level, else the session's transaction_isolation
-        (REPEATABLE-READ by default). One of
-        :data:`rpl.core.execution.sysvars.ISOLATION_LEVELS`.
+        """The isolation level in force: the open transaction's, else the one the next
+        transaction gets (SET TRANSACTION's one-shot level, else @@transaction_isolation),
+        spelled as the variable is (``REPEATABLE-READ``...).
         """
-        return str(self._characteristic("transaction_isolation"))
-
-    def read_only_transaction(self) -> bool:
-        """Whether the open (else the next) transaction is READ ONLY
-        (transaction_read_only, as :meth:`isolation_level`).
-        """
-        return bool(self._characteristic("transaction_read_only"))
-
-    def _characteristic(self, name: str) -> object:
         if self.trx is not None:
-            kept = self.trx_characteristics
-        else:
-            kept = self.next_transaction
-        return kept[name] if name in kept else self.setting(name)
+            return self.trx_isolation
+        if self.next_isolation is not None:
+            return self.next_isolation
+        return str(self.setting("transaction_isolation"))
 
-    def keep_characteristic(self, name: str) -> None:
-        """Before SET SESSION changes characteristic ``name`` (transaction_isolation,
-        transaction_read_only): the open transaction keeps the value it started with.
-        """
-        if self.trx is not None and name not in self.trx_characteristics:
-            self.trx_characteristics[name] = self.setting(name)
+    def read_only(self) -> bool:
+        """Whether the open (or next) transaction is READ ONLY."""
+        if self.trx is not None:
+            return self.trx_read_only
+        if self.next_read_only is not None:
+            return self.next_read_only
+        return bool(self.setting("transaction_read_only"))
+
+    def table_lock_timeout(self) -> float:
+        """The session's ``lock_wait_timeout`` in seconds (table locks wait this long)."""
+        return float(cast(float, self.setting("lock_wait_timeout")))
 
     def variable(self, name: str, scope: str | None) -> object:
         """@@[scope.]name as this session reads it."""
@@ -377,8 +383,10 @@ class Session:
     def transaction(self) -> Transaction:
         """The open transaction, started now if there is none."""
         if self.trx is None:
-            if self.next_transaction or self.trx_characteristics:
-                self.trx_characteristics, self.next_transaction = self.next_transaction, {}
+            self.trx_isolation = self.isolation_level()
+            self.trx_read_only = self.read_only()
+            self.next_isolation = self.next_read_only = None
+            self.savepoints = {}
             self.trx = self.server.engine.begin(self.thread_id)
             self.events = []
             self.tables = {}
@@ -428,6 +436,7 @@ class Session:
         trx.foreign_key_checks = self.foreign_key_checks()
         savepoint = trx.savepoint()
         before = len(trx.changes())
+        consistent = trx.consistent_reads = self.consistent_statement
         try:
             result = body(trx)
         except MySQLError as exc:
@@ -441,6 +450,9 @@ class Session:
             trx.rollback_to(savepoint)
             self._end_if_autocommit()
             raise
+        finally:
+            if consistent and self.trx_isolation in STATEMENT_VIEW_LEVELS:
+                trx.release_view()
         self._binlog_changes(trx, before)
         if not self.explicit and self.autocommit:
             self.commit(reply_with=result)
@@ -533,6 +545,7 @@ class Session:
             if error is not None and trx.active:
                 trx.rollback()
             self.state = ""
+            self.server.engine.table_locks.end_write(self.thread_id)
             send(error, batch)
 
         return reply
@@ -635,9 +648,19 @@ class Session:
         self._commit_events(None, [event])
 
     def close(self) -> None:
-        """The client went away: an open transaction rolls back."""
-        if self.trx is not None:
-            self.rollback()
+        """The client went away: an open transaction rolls back, its table locks and
+        global read lock are released.
+        """
+        try:
+            if self.trx is not None:
+                self.rollback()
+        finally:
+            self.release_table_locks()
+
+    def release_table_locks(self) -> bool:
+        """Release LOCK TABLES and the global read lock; whether tables were locked."""
+        self.locked_tables = {}
+        return self.server.engine.table_locks.release(self.thread_id)
 
 
 def _nothing() -> None:

@@ -6,16 +6,11 @@ and protocol commands); :func:`register` is the whole list of the rest, one line
 
 from __future__ import annotations
 
-from rpl.core.execution import admin, character_sets, ddl, explain, prepared, query
+from rpl.core.execution import admin, character_sets, ddl, explain, prepared, query, transactions
 from rpl.core.execution.dispatch import Dispatch, plain
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import Session
 from rpl.core.sql import ast
-
-
-def _begin(session: Session, stmt: ast.Begin) -> Result:
-    session.begin()
-    return Ok()
 
 
 def _commit(session: Session, stmt: ast.Commit) -> Result:
@@ -35,7 +30,7 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.Insert, plain(query.run_insert))
     dispatch.statement(ast.Update, plain(query.run_update))
     dispatch.statement(ast.Delete, plain(query.run_delete))
-    dispatch.statement(ast.Begin, plain(_begin))
+    dispatch.statement(ast.Begin, plain(transactions.begin))
     dispatch.statement(ast.Commit, plain(_commit))
     dispatch.statement(ast.Rollback, plain(_rollback))
     dispatch.statement(ast.CreateTable, ddl.create_table)
@@ -53,7 +48,7 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.Grant, ddl.grant)
     dispatch.statement(ast.Revoke, ddl.revoke)
     dispatch.statement(ast.Set, plain(admin.run_set))
-    dispatch.statement(ast.SetTransaction, plain(admin.set_transaction))
+    dispatch.statement(ast.SetTransaction, plain(transactions.set_transaction))
     dispatch.statement(ast.Flush, plain(admin.run_flush))
     dispatch.statement(ast.Purge, plain(admin.run_purge))
     dispatch.statement(ast.ResetMaster, plain(admin.run_reset_master))
@@ -67,6 +62,12 @@ def register(dispatch: Dispatch) -> None:
     dispatch.statement(ast.DeallocatePrepare, plain(prepared.run_deallocate))
     dispatch.statement(ast.Union, plain(query.run_union))
     dispatch.statement(ast.Explain, plain(explain.run_explain))
+    dispatch.statement(ast.Savepoint, plain(transactions.savepoint))
+    dispatch.statement(ast.RollbackToSavepoint, plain(transactions.rollback_to_savepoint))
+    dispatch.statement(ast.ReleaseSavepoint, plain(transactions.release_savepoint))
+    dispatch.statement(ast.LockTables, plain(transactions.lock_tables))
+    dispatch.statement(ast.UnlockTables, plain(transactions.unlock_tables))
+    dispatch.statement(ast.FlushTablesWithReadLock, plain(transactions.flush_tables_with_read_lock))
     for kind, handler in admin.SHOW_KINDS.items():
         dispatch.show(kind, handler)
     for kind, handler in character_sets.SHOW_KINDS.items():

@@ -250,7 +250,9 @@ def server_variables(
             VarType.ENUM,
             "REPEATABLE-READ",
             "the isolation level of the session's transactions (SET TRANSACTION "
-            "ISOLATION LEVEL sets it; read through execution.sysvars.isolation_level)",
+            "ISOLATION LEVEL sets it): consistent reads see the transaction's first read "
+            "view (REPEATABLE-READ, SERIALIZABLE) or one per statement (READ-COMMITTED, "
+            "READ-UNCOMMITTED)",
             scope=both,
             enum_values=ISOLATION_LEVELS,
         ),

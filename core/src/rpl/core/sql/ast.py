@@ -754,6 +754,58 @@ class SetTransaction(Statement):
     read_only: bool | None = None
 
 
+@attrs.frozen
+class TableLock:
+    """One table of LOCK TABLES: ``table`` (its alias, if any, is the name statements must
+    use) and the lock: ``write`` for WRITE, else READ (READ LOCAL is READ).
+    """
+
+    table: TableName
+    write: bool
+
+
+@attrs.frozen
+class LockTables(Statement):
+    """LOCK TABLES t [[AS] a] READ [LOCAL] | [LOW_PRIORITY] WRITE[, ...]."""
+
+    locks: tuple[TableLock, ...]
+
+
+@attrs.frozen
+class UnlockTables(Statement):
+    """UNLOCK TABLES."""
+
+
+@attrs.frozen
+class FlushTablesWithReadLock(Statement):
+    """FLUSH TABLES [t[, ...]] WITH READ LOCK: the global read lock when ``tables`` is
+    empty, else READ locks on those tables.
+    """
+
+    tables: tuple[TableName, ...] = ()
+
+
+@attrs.frozen
+class Savepoint(Statement):
+    """SAVEPOINT name."""
+
+    name: str
+
+
+@attrs.frozen
+class RollbackToSavepoint(Statement):
+    """ROLLBACK [WORK] TO [SAVEPOINT] name."""
+
+    name: str
+
+
+@attrs.frozen
+class ReleaseSavepoint(Statement):
+    """RELEASE SAVEPOINT name."""
+
+    name: str
+
+
 ShowKind: TypeAlias = typing.Literal[
     "VARIABLES",
     "STATUS",

@@ -265,7 +265,7 @@ def describe(p: Parser) -> ast.Statement:
     return ast.Show("COLUMNS", table=table)
 
 
-def flush(p: Parser) -> ast.Flush:
+def flush(p: Parser) -> ast.Flush | ast.FlushTablesWithReadLock:
     p.i += 1
     local = p.accept("LOCAL") or p.accept("NO_WRITE_TO_BINLOG")
     targets = []
@@ -280,8 +280,17 @@ def flush(p: Parser) -> ast.Flush:
                 raise not_supported("FLUSH RELAY LOGS FOR CHANNEL")
             targets.append(f"{key} LOGS")
         elif key in ("TABLE", "TABLES"):
+            if p.accept_seq("WITH", "READ", "LOCK"):
+                return ast.FlushTablesWithReadLock()
             if not (p.at_end() or p.key == ","):
-                raise not_supported("FLUSH TABLES with options")
+                tables = [p.table_name()]
+                while p.accept(","):
+                    tables.append(p.table_name())
+                if p.accept_seq("WITH", "READ", "LOCK"):
+                    return ast.FlushTablesWithReadLock(tuple(tables))
+                if not p.at_end():
+                    raise not_supported("FLUSH TABLES with options")
+                return ast.Flush(("TABLES",), local)
             targets.append("TABLES")
         elif key in ("LOGS", "STATUS", "PRIVILEGES", "HOSTS", "USER_RESOURCES", "OPTIMIZER_COSTS"):
             targets.append(key)

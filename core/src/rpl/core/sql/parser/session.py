@@ -1,9 +1,11 @@
-"""Transactions and session state: BEGIN, START TRANSACTION, COMMIT, ROLLBACK, USE, SET.
+"""Transactions and session state: BEGIN, START TRANSACTION, COMMIT, ROLLBACK, savepoints,
+USE, SET, LOCK TABLES and UNLOCK TABLES.
 
 SET covers user variables, system variables in every scope spelling (``GLOBAL x``,
 ``@@global.x``, ``@@x``, ``PERSIST``...), SET NAMES / CHARACTER SET and SET TRANSACTION;
 a system variable's value may be a bare word (``SET autocommit = ON``), kept as its text.
-Savepoints, chains, RELEASE and SET PASSWORD / ROLE / RESOURCE GROUP are refused with 1235.
+SAVEPOINT, ROLLBACK TO SAVEPOINT and RELEASE SAVEPOINT are parsed; chains, COMMIT/ROLLBACK
+RELEASE and SET PASSWORD / ROLE / RESOURCE GROUP are refused with 1235.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ def commit(p: Parser) -> ast.Statement:
     rollback = p.key == "ROLLBACK"
     p.i += 1
     p.accept("WORK")
-    if rollback and p.key == "TO":
-        raise not_supported("ROLLBACK TO SAVEPOINT")
+    if rollback and p.accept("TO"):
+        p.accept("SAVEPOINT")
+        return ast.RollbackToSavepoint(p.ident())
     if p.accept("AND"):
         if not p.accept("NO"):
             raise not_supported(f"{'ROLLBACK' if rollback else 'COMMIT'} AND CHAIN")
@@ -152,6 +155,43 @@ def set_transaction(p: Parser) -> ast.SetTransaction:
             return ast.SetTransaction(scope, level, read_only)
 
 
+def savepoint(p: Parser) -> ast.Statement:
+    p.i += 1
+    return ast.Savepoint(p.ident())
+
+
+def release_savepoint(p: Parser) -> ast.Statement:
+    p.i += 1
+    p.expect("SAVEPOINT")
+    return ast.ReleaseSavepoint(p.ident())
+
+
+def lock_tables(p: Parser) -> ast.Statement:
+    p.i += 1
+    if not (p.accept("TABLES") or p.accept("TABLE")):
+        raise not_supported(p.verb_name() if p.at_end() else f"LOCK {p.key}")
+    locks = []
+    while True:
+        table = p.table_name(alias=True)
+        if p.accept("READ"):
+            p.accept("LOCAL")
+            write = False
+        else:
+            p.accept("LOW_PRIORITY")
+            p.expect("WRITE")
+            write = True
+        locks.append(ast.TableLock(table, write))
+        if not p.accept(","):
+            return ast.LockTables(tuple(locks))
+
+
+def unlock_tables(p: Parser) -> ast.Statement:
+    p.i += 1
+    if not (p.accept("TABLES") or p.accept("TABLE")):
+        raise not_supported(p.verb_name() if p.at_end() else f"UNLOCK {p.key}")
+    return ast.UnlockTables()
+
+
 STATEMENTS: Final[dict[str, Rule]] = {
     "BEGIN": begin,
     "START TRANSACTION": start_transaction,
@@ -159,5 +199,9 @@ STATEMENTS: Final[dict[str, Rule]] = {
     "ROLLBACK": commit,
     "USE": use,
     "SET": set_,
+    "SAVEPOINT": savepoint,
+    "RELEASE": release_savepoint,
+    "LOCK": lock_tables,
+    "UNLOCK": unlock_tables,
 }
 """This family's statements by their first word, or first two words."""
