@@ -286,8 +286,17 @@ ER_BINLOG_EVENT_CORRUPT: Final = _code(
 )
 
 ER_DUP_FIELDNAME: Final = _code(1060, "ER_DUP_FIELDNAME", "42S21", "Duplicate column name '%s'")
+ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT: Final = _code(
+    1582,
+    "ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT",
+    "42000",
+    "Incorrect parameter count in the call to native function '%s'",
+)
 ER_INVALID_DEFAULT: Final = _code(
     1067, "ER_INVALID_DEFAULT", "42000", "Invalid default value for '%s'"
+)
+ER_INVALID_ON_UPDATE: Final = _code(
+    1294, "ER_INVALID_ON_UPDATE", "HY000", "Invalid ON UPDATE clause for '%s' column"
 )
 ER_KEY_COLUMN_DOES_NOT_EXITS: Final = _code(
     1072, "ER_KEY_COLUMN_DOES_NOT_EXITS", "42000", "Key column '%s' doesn't exist in table"

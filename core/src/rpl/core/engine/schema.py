@@ -174,8 +174,10 @@ class ColumnSchema:
     spaces removed, as CREATE TABLE does); ``()`` for every other type, and for an ENUM or
     SET column of an engine snapshot written before members were kept, which stores its
     values as unchecked text and is logged as statements. ``default`` is a Python value
-    (``None`` for DEFAULT NULL) or :data:`NO_DEFAULT`; expression defaults such as
-    CURRENT_TIMESTAMP are the SQL layer's to evaluate and pass as explicit values.
+    (``None`` for DEFAULT NULL) or :data:`NO_DEFAULT`. ``default_now`` is DEFAULT
+    CURRENT_TIMESTAMP and ``on_update_now`` ON UPDATE CURRENT_TIMESTAMP (TIMESTAMP and
+    DATETIME): the SQL layer evaluates them and passes explicit values, so the engine, a
+    replica and recovery only ever see the values a statement wrote.
     """
 
     name: str
@@ -187,6 +189,8 @@ class ColumnSchema:
     auto_increment: bool = False
     scale: int | None = None
     members: tuple[str, ...] = ()
+    default_now: bool = False
+    on_update_now: bool = False
 
     def __getstate__(self) -> dict[str, object]:
         return {f.name: getattr(self, f.name) for f in attrs.fields(ColumnSchema)}

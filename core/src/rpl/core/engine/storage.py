@@ -741,9 +741,17 @@ class Transaction(LockOwner):
         return pk
 
     def update(
-        self, table: Table, pk: Key, changes: Mapping[str, object], *, row_number: int = 1
+        self,
+        table: Table,
+        pk: Key,
+        changes: Mapping[str, object],
+        *,
+        row_number: int = 1,
+        touch: Mapping[str, object] | None = None,
     ) -> RowChange | None:
         """Set the columns in ``changes`` on the row ``pk``; ``None`` if there is no row.
+        ``touch``: values set too, but only when the row changes and ``changes`` does not
+        name their column (ON UPDATE CURRENT_TIMESTAMP, evaluated by the caller).
 
         The row is locked first and the change applied to its latest committed (or own)
         version. The returned change has ``before == after`` when nothing changed; such an
@@ -752,7 +760,7 @@ class Transaction(LockOwner):
         value into the AUTO_INCREMENT column moves the counter, as InnoDB does since 8.0.
         """
         self._check_active()
-        return self._update_row(table, pk, changes, row_number, cascaded=False)
+        return self._update_row(table, pk, changes, row_number, cascaded=False, touch=touch)
 
     def _update_row(
         self,
@@ -762,6 +770,7 @@ class Transaction(LockOwner):
         row_number: int,
         *,
         cascaded: bool,
+        touch: Mapping[str, object] | None = None,
     ) -> RowChange | None:
         """:meth:`update`; ``cascaded`` for a child row changed by ON UPDATE CASCADE / SET
         NULL, which is not logged (the replica's engine cascades too, as InnoDB's does)
@@ -780,6 +789,12 @@ class Transaction(LockOwner):
                 raise MySQLError.of(ER_BAD_FIELD_ERROR, name, "field list")
             row[i] = coerce(columns[i], value, row_number)
         after = tuple(row)
+        if touch and after != before:
+            for name, value in touch.items():
+                if name not in changes:
+                    i = positions[name]
+                    row[i] = coerce(columns[i], value, row_number)
+            after = tuple(row)
         change = RowChange("update", schema, before, after)
         if after == before:
             return change

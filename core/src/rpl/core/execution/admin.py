@@ -324,6 +324,8 @@ def _default_text(schema: TableSchema, i: int) -> str | None:
     column = schema.columns[i]
     if column.auto_increment:
         return None
+    if column.default_now:
+        return virtual_tables.now_text(column)
     if column.default is NO_DEFAULT or column.default is None:
         if column.nullable and column.type_name not in _NO_DEFAULT_NULL:
             return "NULL"
@@ -351,6 +353,7 @@ def create_table_text(table: Table, q: Callable[[str], str] = ast.quote_identifi
         default = _default_text(schema, i)
         text += f" DEFAULT {default}" if default is not None else ""
         text += " AUTO_INCREMENT" if column.auto_increment else ""
+        text += f" ON UPDATE {virtual_tables.now_text(column)}" if column.on_update_now else ""
         lines.append(text)
     lines.append(f"  PRIMARY KEY ({','.join(map(q, schema.primary_key))})")
     for name, columns in schema.indexes.items():

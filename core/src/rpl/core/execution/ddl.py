@@ -25,6 +25,8 @@ from rpl.core.errors import (
     ER_FK_CANNOT_DROP_PARENT,
     ER_ILLEGAL_HA,
     ER_ILLEGAL_VALUE_FOR_TYPE,
+    ER_INVALID_DEFAULT,
+    ER_INVALID_ON_UPDATE,
     ER_MULTIPLE_PRI_KEY,
     ER_NO_DB_ERROR,
     ER_NO_SUCH_TABLE,
@@ -57,6 +59,14 @@ def _table_exists(session: Session, db: str, name: str) -> bool:
     return True
 
 
+_NOW_FUNCTIONS = frozenset(("CURRENT_TIMESTAMP", "NOW", "LOCALTIMESTAMP", "LOCALTIME"))
+"""The spellings of CURRENT_TIMESTAMP a DEFAULT or ON UPDATE clause takes."""
+
+
+def _is_now(expr: ast.Expression | None) -> bool:
+    return isinstance(expr, ast.FuncCall) and expr.name in _NOW_FUNCTIONS
+
+
 def _column(definition: ast.ColumnDef, session: Session) -> ColumnSchema:
     default: object = NO_DEFAULT
     if isinstance(definition.default, ast.Literal):
@@ -69,6 +79,11 @@ def _column(definition: ast.ColumnDef, session: Session) -> ColumnSchema:
     type_name, length, scale = normalize_type(
         definition.type_name, definition.length, definition.scale
     )
+    default_now, on_update_now = _is_now(definition.default), _is_now(definition.on_update)
+    if (default_now or on_update_now) and type_name not in ("TIMESTAMP", "DATETIME"):
+        raise MySQLError.of(ER_INVALID_DEFAULT, definition.name)
+    if definition.on_update is not None and not on_update_now:
+        raise MySQLError.of(ER_INVALID_ON_UPDATE, definition.name)
     return ColumnSchema(
         definition.name,
         type_name,
@@ -79,6 +94,8 @@ def _column(definition: ast.ColumnDef, session: Session) -> ColumnSchema:
         definition.auto_increment,
         scale,
         _members(definition),
+        default_now,
+        on_update_now,
     )
 
 

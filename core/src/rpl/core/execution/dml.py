@@ -13,6 +13,7 @@ it did not see.
 
 from __future__ import annotations
 
+import datetime
 import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
@@ -591,7 +592,13 @@ def _update_duplicate(
     existing = trx.lock_for_update(table, key)
     if existing is None:
         return 0
-    change = trx.update(table, key, on_duplicate(existing, row), row_number=number)
+    change = trx.update(
+        table,
+        key,
+        on_duplicate(existing, row),
+        row_number=number,
+        touch=update_timestamps(table.schema),
+    )
     if change is not None and change.before != change.after:
         return 2
     return 1 if found_rows else 0
@@ -631,7 +638,27 @@ _plans: SchemaMemo[tuple[str, ...], _InsertPlan] = SchemaMemo(_InsertPlan)
 
 def _needs_value(column: ColumnSchema) -> bool:
     """A column an INSERT must give: NOT NULL, no DEFAULT, not AUTO_INCREMENT."""
-    return column.default is NO_DEFAULT and not column.nullable and not column.auto_increment
+    return (
+        column.default is NO_DEFAULT
+        and not column.nullable
+        and not column.auto_increment
+        and not column.default_now
+    )
+
+
+def _now(column: ColumnSchema) -> datetime.datetime:
+    """CURRENT_TIMESTAMP for ``column``: now, to its fractional-second digits."""
+    moment = datetime.datetime.now()
+    digits = column.length or 0
+    return moment.replace(microsecond=moment.microsecond // 10 ** (6 - digits) * 10 ** (6 - digits))
+
+
+def update_timestamps(schema: TableSchema) -> dict[str, object] | None:
+    """The ON UPDATE CURRENT_TIMESTAMP columns of ``schema`` with the time to set, for
+    :meth:`Transaction.update`'s ``touch`` (None when there is none).
+    """
+    touched: dict[str, object] = {c.name: _now(c) for c in schema.columns if c.on_update_now}
+    return touched or None
 
 
 def _insert_positions(schema: TableSchema, columns: Sequence[str]) -> list[int]:
@@ -688,8 +715,12 @@ def _insert_row(
             row[position] = value
             given.add(position)
     for i, column in enumerate(schema.columns):
-        if i not in given and _needs_value(column):
+        if i in given:
+            continue
+        if _needs_value(column):
             raise MySQLError.of(ER_NO_DEFAULT_FOR_FIELD, column.name)
+        if column.default_now:
+            row[i] = _now(column)
     return tuple(row)
 
 
@@ -742,6 +773,8 @@ def run_update(
         compiler.clause = None
         setters.append((position, value))
 
+    touch = update_timestamps(schema)
+
     def body(trx: Transaction) -> Result:
         matched = changed = 0
         targets = list(
@@ -753,7 +786,7 @@ def run_update(
             for position, value in setters:
                 new[position] = schema.default_row[position] if value is None else value(new)
             changes = {schema.columns[i].name: new[i] for i, _ in setters}
-            change = trx.update(table, key, changes, row_number=number)
+            change = trx.update(table, key, changes, row_number=number, touch=touch)
             if change is not None and change.before != change.after:
                 changed += 1
         info = f"Rows matched: {matched}  Changed: {changed}  Warnings: 0"

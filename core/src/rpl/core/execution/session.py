@@ -129,6 +129,8 @@ class ServerContext(Protocol):
     thread_pool: ThreadPool | None
     ddl_lock: threading.RLock
     computed_variables: dict[str, Callable[[Session], object]]
+    functions: dict[str, Callable[[Session, list[object]], object]]
+    """SQL functions features provide (replication: MASTER_POS_WAIT), by upper-case name."""
     questions: int
     prepared_statements: PreparedStatements
 

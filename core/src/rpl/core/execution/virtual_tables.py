@@ -273,7 +273,19 @@ def column_facts(schema: TableSchema, column: ColumnSchema) -> tuple[str, str, o
     else:
         key = ""
     default = None if column.default is NO_DEFAULT else column.default
-    return kind, key, default, "auto_increment" if column.auto_increment else ""
+    extra = "auto_increment" if column.auto_increment else ""
+    if column.default_now:
+        default, extra = now_text(column), "DEFAULT_GENERATED"
+    if column.on_update_now:
+        extra = f"{extra} on update {now_text(column)}".strip()
+    return kind, key, default, extra
+
+
+def now_text(column: ColumnSchema) -> str:
+    """CURRENT_TIMESTAMP as MySQL prints a column's DEFAULT / ON UPDATE: with the
+    column's fractional-second digits (``CURRENT_TIMESTAMP(3)``).
+    """
+    return f"CURRENT_TIMESTAMP({column.length})" if column.length else "CURRENT_TIMESTAMP"
 
 
 _TEXT_LENGTHS = {

@@ -121,6 +121,8 @@ class Server:
         self.commands: dict[int, CommandHandler] = {}
         """The protocol commands features add to the client ones (COM_BINLOG_DUMP...)."""
         statements.register(self.dispatch)
+        self.functions: dict[str, Callable[[Session, list[object]], object]] = {}
+        """SQL functions the features provide (see ServerContext.functions)."""
         self.computed_variables: dict[str, Callable[[Session], object]] = {
             "gtid_executed": lambda s: str(self.binlog.gtid_executed),
             "gtid_purged": lambda s: str(self.gtid_purged()),
@@ -193,6 +195,7 @@ class Server:
         self.replica = ReplicaChannel(self, config.datadir.resolve())  # relay log recovery
         source.register(self.commands, self.replica_hosts)
         replica_statements.register(self.dispatch, self.replica, self.replica_hosts)
+        self.functions.update(replica_statements.functions(self.replica))
         self.thread_pool = self._make_thread_pool()
         self._listen()
         errorlog.log(_log, logging.INFO, self.ready_line(), code=10931)

@@ -5,9 +5,11 @@ spellings of 8.0.22+ give the new column names).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 
+from rpl.core.binlog.logfile import file_number
 from rpl.core.errors import (
     ER_BAD_SLAVE,
     ER_BAD_SLAVE_AUTO_POSITION,
@@ -21,6 +23,7 @@ from rpl.core.errors import (
     ER_SLAVE_MUST_STOP,
     ER_SLAVE_SQL_THREAD_MUST_STOP,
     ER_WRONG_ARGUMENTS,
+    ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
     MySQLError,
 )
 from rpl.core.execution.dispatch import Dispatch, plain
@@ -66,6 +69,52 @@ def register(dispatch: Dispatch, channel: ReplicaChannel, hosts: ReplicaHosts) -
     dispatch.show("SLAVE STATUS", lambda s, st: show_slave_status(channel, s, st))
     dispatch.show("SLAVE HOSTS", lambda s, st: show_slave_hosts(hosts, s, st))
     performance_tables.register(dispatch.virtual_tables, channel)
+
+
+def functions(channel: ReplicaChannel) -> dict[str, Callable[[Session, list[object]], object]]:
+    """The SQL functions the replica provides: MASTER_POS_WAIT and SOURCE_POS_WAIT."""
+
+    def pos_wait(session: Session, args: list[object]) -> object:
+        return master_pos_wait(channel, args)
+
+    return {"MASTER_POS_WAIT": pos_wait, "SOURCE_POS_WAIT": pos_wait}
+
+
+def master_pos_wait(channel: ReplicaChannel, args: list[object]) -> int | None:
+    """MASTER_POS_WAIT(file, pos [, timeout [, channel]]): wait until the applier has
+    executed the source's events up to ``file``:``pos``. 0 once it has (the function
+    does not count the events it waited for), -1 after ``timeout`` seconds (a timeout of
+    0 or less waits forever, as MySQL's), NULL when an argument is NULL or the replica is
+    not configured or its SQL thread is not running. 1582 for a wrong argument count.
+    """
+    if not 2 <= len(args) <= 4:
+        raise MySQLError.of(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, "MASTER_POS_WAIT")
+    if args[0] is None or args[1] is None:
+        return None
+    if len(args) == 4 and args[3] is not None:
+        _channel(channel, str(args[3]))
+    try:
+        target = (file_number(str(args[0])), int(str(args[1])))
+    except ValueError:  # no binlog file name, or no position
+        return None
+    timeout = float(str(args[2])) if len(args) > 2 and args[2] is not None else 0.0
+    deadline = time.monotonic() + timeout if timeout > 0 else None
+    while True:
+        if not channel.master_info.configured or not channel.sql_running:
+            return None
+        relay = channel.relay_info
+        if (
+            relay.master_log_file
+            and (
+                file_number(relay.master_log_file),
+                relay.master_log_pos,
+            )
+            >= target
+        ):
+            return 0
+        if deadline is not None and time.monotonic() >= deadline:
+            return -1
+        time.sleep(0.01)
 
 
 def _channel(channel: ReplicaChannel, name: str | None) -> ReplicaChannel:
