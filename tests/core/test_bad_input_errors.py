@@ -30,6 +30,10 @@ CASES = [
     ("INSERT INTO e.n VALUES (13, '" + "9" * 5000 + "', 1)", 1264),
     ("SHOW BINLOG EVENTS FROM 18446744073709551615", 1220),
     ("SHOW BINLOG EVENTS FROM 5", 1220),
+    ("SELECT GTID_SUBSET('a')", 1582),
+    ("SELECT CONCAT_WS('-')", 1582),
+    ("SELECT LEFT('abc')", 1582),
+    ("SELECT id FROM e.n WHERE IF(id, 1)", 1582),
 ]
 
 
@@ -66,6 +70,9 @@ def test_the_messages_are_mysqls(prepared: ServerProcess) -> None:
         "Error when executing command SHOW BINLOG EVENTS: Wrong offset or I/O error"
     )
     assert error_of(prepared, DEEP).args[1].startswith("Thread stack overrun:")
+    assert error_of(prepared, "SELECT LEFT('abc')").args[1] == (
+        "Incorrect parameter count in the call to native function 'LEFT'"
+    )
 
 
 def test_no_traceback_reaches_the_error_log(prepared: ServerProcess) -> None:

@@ -34,6 +34,7 @@ from rpl.core.errors import (
     ER_NOT_SUPPORTED_YET,
     ER_OPERAND_COLUMNS,
     ER_SUBQUERY_NO_1_ROW,
+    ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
     MySQLError,
 )
 from rpl.core.sql import ast
@@ -457,6 +458,9 @@ class Compiler:
     def _funccall(self, expr: ast.FuncCall) -> Compiled:
         if expr.name in AGGREGATES:
             return self._aggregate(expr)
+        arity = ARITY.get(expr.name)
+        if arity is not None and not arity[0] <= len(expr.args) <= (arity[1] or len(expr.args)):
+            raise MySQLError.of(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, expr.name)
         args = [self.compile(a) for a in expr.args]
         scalar = SCALAR_FUNCTIONS.get(expr.name)
         if scalar is not None:
@@ -946,6 +950,20 @@ SCALAR_FUNCTIONS: Mapping[str, Callable[[list[object]], object]] = {
     "CHAR_LENGTH": lambda a: None if a[0] is None else len(str(a[0])),
     "ABS": lambda a: None if a[0] is None else abs(to_number(a[0])),
 }
+_ONE = (
+    "TRIM LTRIM RTRIM REVERSE UNHEX FLOOR CEIL CEILING CRC32 ISNULL HEX MD5 SHA1 SHA UPPER "
+    "UCASE LOWER LCASE LENGTH CHAR_LENGTH ABS"
+).split()
+ARITY: Mapping[str, tuple[int, int | None]] = {
+    **dict.fromkeys(_ONE, (1, 1)),
+    **dict.fromkeys(("LEFT", "RIGHT", "NULLIF", "IFNULL", "GTID_SUBSET", "GTID_SUBTRACT"), (2, 2)),
+    **dict.fromkeys(("LPAD", "RPAD", "REPLACE", "CONV", "IF", "MID"), (3, 3)),
+    **dict.fromkeys(("SUBSTRING", "SUBSTR"), (2, 3)),
+    **dict.fromkeys(("GREATEST", "LEAST", "CONCAT_WS"), (2, None)),
+    **dict.fromkeys(("CONCAT", "COALESCE"), (1, None)),
+}
+"""(least, most or None for any) arguments of each function of :data:`SCALAR_FUNCTIONS`:
+another count is 1582 when the statement is compiled, before any row is read."""
 AGGREGATES = frozenset(
     ("COUNT", "SUM", "MIN", "MAX", "AVG", "BIT_XOR", "BIT_OR", "BIT_AND", "GROUP_CONCAT")
 )
