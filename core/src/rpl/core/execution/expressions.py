@@ -957,8 +957,8 @@ _ONE = (
 ARITY: Mapping[str, tuple[int, int | None]] = {
     **dict.fromkeys(_ONE, (1, 1)),
     **dict.fromkeys(("LEFT", "RIGHT", "NULLIF", "IFNULL", "GTID_SUBSET", "GTID_SUBTRACT"), (2, 2)),
-    **dict.fromkeys(("LPAD", "RPAD", "REPLACE", "CONV", "IF", "MID"), (3, 3)),
-    **dict.fromkeys(("SUBSTRING", "SUBSTR"), (2, 3)),
+    **dict.fromkeys(("LPAD", "RPAD", "REPLACE", "CONV", "IF"), (3, 3)),
+    **dict.fromkeys(("SUBSTRING", "SUBSTR", "MID"), (2, 3)),
     **dict.fromkeys(("GREATEST", "LEAST", "CONCAT_WS"), (2, None)),
     **dict.fromkeys(("CONCAT", "COALESCE"), (1, None)),
 }
