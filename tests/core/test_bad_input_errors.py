@@ -15,7 +15,7 @@ import pytest
 from rpl.core.testing.process import ServerProcess
 
 DEEP = "SELECT " + "(" * 2000 + "1" + ")" * 2000
-LONG_SUM = "SELECT " + "+".join(["1"] * 5000)
+LONG_SUM = "SELECT " + "+".join(["1"] * 50000)  # a native recursion this deep crashed
 HUGE_INTEGER = "SELECT " + "1" * 5000
 
 CASES = [
@@ -73,6 +73,11 @@ def test_the_messages_are_mysqls(prepared: ServerProcess) -> None:
     assert error_of(prepared, "SELECT LEFT('abc')").args[1] == (
         "Incorrect parameter count in the call to native function 'LEFT'"
     )
+
+
+def test_nesting_within_the_bounds_runs(prepared: ServerProcess) -> None:
+    assert prepared.query("SELECT " + "(" * 90 + "7" + ")" * 90) == [(7,)]
+    assert prepared.query("SELECT " + "+".join(["1"] * 300)) == [(300,)]
 
 
 def test_no_traceback_reaches_the_error_log(prepared: ServerProcess) -> None:

@@ -133,6 +133,10 @@ def parse_error(sql: str, pos: int) -> MySQLError:
     return MySQLError.of(ER_PARSE_ERROR, sql[pos : pos + 80], sql.count("\n", 0, pos) + 1)
 
 
+MAX_NESTING: Final = 100
+"""The deepest nesting of parentheses tokenized: the parser recurses once per level, and
+deeper text gets 1436 before it does (the pure build's recursion limit stops it at about
+this depth; the compiled build's native recursion would overflow the C stack)."""
 MAX_INTEGER_DIGITS: Final = 4300
 """The longest integer literal read (Python's int-from-text bound): longer ones get 1367."""
 
@@ -163,6 +167,7 @@ def tokenize(sql: str) -> list[Token]:
     pos = 0
     end = len(sql.rstrip())
     in_versioned = False
+    depth = 0
     while pos < end:
         m = match(sql, pos)
         if m is None:
@@ -173,6 +178,12 @@ def tokenize(sql: str) -> list[Token]:
         if group == "name" or group == "word":
             append((K_WORD, text.upper(), text, pos, stop))
         elif group == "punct" or group == "op":
+            if text == "(":
+                depth += 1
+                if depth > MAX_NESTING:  # parsing would recurse this deep: 1436
+                    raise RecursionError(f"parentheses nested deeper than {MAX_NESTING}")
+            elif text == ")":
+                depth -= 1
             append((K_OP, text, text, pos, stop))
         elif group == "int":
             append((K_NUMBER, "", _integer(text), pos, stop))

@@ -113,7 +113,10 @@ def shape_of(sql: str) -> tuple[str, Values] | None:
     ``rpl.core.sql._shapes``, the same rules in one pass), else by :func:`split`.
     """
     if _split_in_c is not None:
-        return _split_in_c(sql, unescape_string)
+        try:
+            return _split_in_c(sql, unescape_string)
+        except ValueError:  # an integer literal too long for int(): the full parse says 1367
+            return None
     return split(sql)
 
 

@@ -70,7 +70,33 @@ def parse_text(sql: str) -> ast.Statement:
     result = statement(parser)
     parser.accept(";")
     parser.expect_end()
+    check_depth(result)
     return result
+
+
+MAX_DEPTH: Final = 400
+"""The deepest statement tree the server runs (an operator chain of 400 terms, a
+nesting of 400 levels); deeper ones get 1436 in every build. The pure build's recursion
+limit would stop them a little further on; the compiled build's native recursion would
+not, and would overflow the thread's C stack instead."""
+
+
+def check_depth(tree: ast.Statement) -> None:
+    """RecursionError (1436 for the client, see ``execution.execute.stack_guard``) when
+    ``tree`` is deeper than :data:`MAX_DEPTH`; measured without recursion.
+    """
+    stack: list[tuple[object, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, tuple | list):
+            stack.extend((item, depth) for item in node)
+            continue
+        fields = getattr(type(node), "__attrs_attrs__", None)
+        if fields is None:
+            continue
+        if depth > MAX_DEPTH:
+            raise RecursionError(f"statement deeper than {MAX_DEPTH}")
+        stack.extend((getattr(node, f.name), depth + 1) for f in fields)
 
 
 _SHAPES: Final = ShapeCache(parse_text)
