@@ -299,6 +299,7 @@ class Connection:
             return
         finally:
             session.info, session.reply_later = None, None
+            session.command = "Sleep"  # idle until its next command (the pool reads it later)
         if not session.replied:
             self.send_result(session, result, binary_rows)
 

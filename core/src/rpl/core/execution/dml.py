@@ -47,6 +47,7 @@ from rpl.core.execution.expressions import (
 )
 from rpl.core.execution.results import Ok, Result, Rows
 from rpl.core.execution.session import Session
+from rpl.core.execution.upsert import NEW_ROW, values_function
 from rpl.core.execution.values import column_type
 from rpl.core.net.responses import Column, column_for_value
 from rpl.core.sql import ast
@@ -516,10 +517,6 @@ def insert_rows(
     return Ok(affected, first_id, info)
 
 
-_NEW_ROW = "\0new"
-"""The qualifier ``VALUES(col)`` of ON DUPLICATE KEY UPDATE reads the proposed row by."""
-
-
 def on_duplicate_update(
     session: Session, schema: TableSchema, assignments: Sequence[ast.Assignment]
 ) -> Callable[[Row, Row], dict[str, object]] | None:
@@ -535,7 +532,7 @@ def on_duplicate_update(
     scope = Scope(
         [
             ScopeTable(schema.name, schema.db, names, 0),
-            ScopeTable(_NEW_ROW, None, names, width, frozenset(n.lower() for n in names)),
+            ScopeTable(NEW_ROW, None, names, width, frozenset(n.lower() for n in names)),
         ],
         2 * width,
     )
@@ -544,7 +541,7 @@ def on_duplicate_update(
     for assignment in assignments:
         compiler.clause = FIELDS
         position = compiler.column_position(ast.Column(assignment.column.name))
-        value = compiler.compile(_values_function(assignment.value))
+        value = compiler.compile(values_function(assignment.value))
         setters.append((position, schema.columns[position].name, value))
 
     def changes(existing: Row, proposed: Row) -> dict[str, object]:
@@ -555,25 +552,6 @@ def on_duplicate_update(
         return out
 
     return changes
-
-
-def _values_function(expr: ast.Expression) -> ast.Expression:
-    """``expr`` with each ``VALUES(col)`` read from the proposed row."""
-    if isinstance(expr, ast.FuncCall) and expr.name == "VALUES":
-        if len(expr.args) == 1 and isinstance(expr.args[0], ast.Column):
-            return ast.Column(expr.args[0].name, _NEW_ROW)
-    if not isinstance(expr, ast.Expression):
-        return expr
-    changed: dict[str, object] = {}
-    for field in attrs.fields(type(expr)):
-        value = getattr(expr, field.name)
-        if isinstance(value, ast.Expression):
-            changed[field.name] = _values_function(value)
-        elif isinstance(value, tuple):
-            changed[field.name] = tuple(
-                _values_function(v) if isinstance(v, ast.Expression) else v for v in value
-            )
-    return attrs.evolve(expr, **changed)
 
 
 def _update_duplicate(
