@@ -78,7 +78,8 @@ def test_applier_stops_on_a_missing_row_then_idempotent_goes_on(
     replica = servers("replica")
     replicate(replica, source)
     source.query("INSERT INTO d.t VALUES (1, 'a', 1), (2, 'b', 2)")
-    wait_for(lambda: replica.query("SELECT COUNT(*) FROM d.t") == [(2,)], what="the rows arrive")
+    wait_caught_up(source, replica)  # the CREATE TABLE and the rows, in order
+    assert replica.query("SELECT COUNT(*) FROM d.t") == [(2,)]
     replica.query("DELETE FROM d.t WHERE id = 2")
     source.query("UPDATE d.t SET n = n + 10")
     wait_for(lambda: slave_status(replica)["Last_SQL_Errno"] != 0, what="the applier stops")
