@@ -224,6 +224,34 @@ ER_LOG_IN_USE: Final = _code(
 ER_TOO_BIG_SET: Final = _code(
     1097, "ER_TOO_BIG_SET", "HY000", "Too many strings for column %s and SET"
 )
+ER_TOO_LONG_IDENT: Final = _code(
+    1059, "ER_TOO_LONG_IDENT", "42000", "Identifier name '%s' is too long"
+)
+ER_TOO_BIG_FIELDLENGTH: Final = _code(
+    1074,
+    "ER_TOO_BIG_FIELDLENGTH",
+    "42000",
+    "Column length too big for column '%s' (max = %d); use BLOB or TEXT instead",
+)
+ER_TOO_MANY_FIELDS: Final = _code(1117, "ER_TOO_MANY_FIELDS", "HY000", "Too many columns")
+ER_TOO_BIG_SCALE: Final = _code(
+    1425,
+    "ER_TOO_BIG_SCALE",
+    "42000",
+    "Too big scale %d specified for column '%s'. Maximum is %d.",
+)
+ER_TOO_BIG_PRECISION: Final = _code(
+    1426,
+    "ER_TOO_BIG_PRECISION",
+    "42000",
+    "Too-big precision %d specified for '%s'. Maximum is %d.",
+)
+ER_M_BIGGER_THAN_D: Final = _code(
+    1427,
+    "ER_M_BIGGER_THAN_D",
+    "42000",
+    "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%s').",
+)
 ER_DUPLICATED_VALUE_IN_TYPE: Final = _code(
     1291, "ER_DUPLICATED_VALUE_IN_TYPE", "HY000", "Column '%s' has duplicated value '%s' in %s"
 )

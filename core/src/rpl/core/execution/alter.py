@@ -56,6 +56,7 @@ from rpl.core.errors import (
     ER_WRONG_NAME_FOR_INDEX,
     MySQLError,
 )
+from rpl.core.execution import limits
 from rpl.core.sql import ast
 
 _INTEGERS = frozenset(("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT"))
@@ -328,6 +329,9 @@ class Draft:
             return 1 if nullable.intersection(cols) else 0
 
         ordered = dict(sorted(self.indexes.items(), key=rank))
+        limits.check_table(
+            self.name, self.columns, [*ordered, *(fk.name for fk in self.foreign_keys)]
+        )
         return TableSchema(
             self.db,
             self.name,

@@ -35,7 +35,7 @@ from rpl.core.errors import (
     ER_TOO_BIG_SET,
     MySQLError,
 )
-from rpl.core.execution import virtual_tables
+from rpl.core.execution import limits, virtual_tables
 from rpl.core.execution.alter import Draft, check_child_rows, foreign_key
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import Session
@@ -84,7 +84,7 @@ def _column(definition: ast.ColumnDef, session: Session) -> ColumnSchema:
         raise MySQLError.of(ER_INVALID_DEFAULT, definition.name)
     if definition.on_update is not None and not on_update_now:
         raise MySQLError.of(ER_INVALID_ON_UPDATE, definition.name)
-    return ColumnSchema(
+    column = ColumnSchema(
         definition.name,
         type_name,
         length,
@@ -97,6 +97,8 @@ def _column(definition: ast.ColumnDef, session: Session) -> ColumnSchema:
         default_now,
         on_update_now,
     )
+    limits.check_type(column)
+    return column
 
 
 def _members(definition: ast.ColumnDef) -> tuple[str, ...]:
@@ -218,6 +220,7 @@ def _check_not_referenced(
 def create_database(session: Session, stmt: ast.CreateDatabase, text: str) -> Result:
     """CREATE DATABASE."""
     session.commit()
+    limits.check_names(stmt.name)
     if session.server.engine.create_database(stmt.name, stmt.if_not_exists):
         session.log_ddl(text)
     else:
@@ -271,6 +274,7 @@ def alter_table(session: Session, stmt: ast.AlterTable, text: str) -> Result:
         elif isinstance(action, ast.Keys):
             session.warn(MySQLError.of(ER_ILLEGAL_HA, old.name), "Note")
         elif isinstance(action, ast.RenameTo):
+            limits.check_names(action.table.name)
             new_name = action.table
         else:
             _apply(session, draft, action)
@@ -391,6 +395,7 @@ def rename_table(session: Session, stmt: ast.RenameTable, text: str) -> Result:
             raise MySQLError.of(ER_TABLE_EXISTS_ERROR, new.name)
         if not engine.has_database(target[0]):
             raise MySQLError.of(ER_BAD_DB_ERROR, target[0])
+        limits.check_names(new.name)
         names.remove(source)
         names.add(target)
         moves.append((source, target))
