@@ -5,11 +5,14 @@ At login the most specific matching account wins, as in MySQL: literal hosts bef
 patterns, longer literal prefixes before shorter, named users before the anonymous
 user. A TCP connection from the loopback address also matches host ``localhost``.
 
-Privileges are kept per account at two levels, global (``*.*``) and per database
-(``db.*``); ``ALL [PRIVILEGES]`` expands to every static privilege. The account
-table is part of the server's durable state: account statements are written to the
-binlog (the stored password hash, never the password) and replayed at recovery,
-and checkpoints carry a copy.
+Privileges are kept per account at three levels, global (``*.*``), per database
+(``db.*``) and per table (``db.tbl``); ``ALL [PRIVILEGES]`` expands to every privilege
+the level takes, and a privilege the level does not take is MySQL's error (1221 for a
+database, 1144 for a table). A privilege held at a level holds for everything below it.
+Database and table names are compared exactly, as the engine compares them
+(``lower_case_table_names=0``). The account table is part of the server's durable
+state: account statements are written to the binlog (the stored password hash, never
+the password) and replayed at recovery, and checkpoints carry a copy.
 """
 
 from __future__ import annotations
@@ -20,7 +23,13 @@ from collections.abc import Iterable
 
 import attrs
 
-from rpl.core.errors import ER_CANNOT_USER, ER_NONEXISTING_GRANT, MySQLError
+from rpl.core.errors import (
+    ER_CANNOT_USER,
+    ER_ILLEGAL_GRANT_FOR_TABLE,
+    ER_NONEXISTING_GRANT,
+    ER_WRONG_USAGE,
+    MySQLError,
+)
 
 STATIC_PRIVILEGES = (
     "SELECT",
@@ -76,6 +85,26 @@ DATABASE_PRIVILEGES = frozenset(
         "TRIGGER",
     )
 )
+TABLE_PRIVILEGES = frozenset(
+    (
+        "SELECT",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "CREATE",
+        "DROP",
+        "REFERENCES",
+        "INDEX",
+        "ALTER",
+        "CREATE VIEW",
+        "SHOW VIEW",
+        "TRIGGER",
+    )
+)
+"""The privileges a table-level grant (``ON db.tbl``) takes."""
+ANY = "ANY"
+"""Not a privilege: :meth:`Accounts.allowed` with it asks whether the account holds any
+privilege on the object (what SHOW and USE need)."""
 _ALIASES = {"REPLICATION REPLICA": "REPLICATION SLAVE", "ALL PRIVILEGES": "ALL"}
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -90,6 +119,8 @@ class Account:
     global_privileges: set[str] = attrs.field(factory=set)
     database_privileges: dict[str, set[str]] = attrs.field(factory=dict)
     grant_option: bool = False
+    table_privileges: dict[str, dict[str, set[str]]] = attrs.field(factory=dict)
+    """database -> table -> privileges (ON db.tbl)."""
 
     @property
     def name(self) -> str:
@@ -174,47 +205,84 @@ class Accounts:
         privileges: Iterable[str],
         database: str | None,
         grant_option: bool = False,
+        table: str | None = None,
     ) -> None:
-        """GRANT privileges ON *.* (database None) or ON database.*."""
+        """GRANT privileges ON *.* (database None), ON database.* (table None) or ON
+        database.table.
+        """
         names = {normalise_privilege(p) for p in privileges}
         with self._lock:
-            account = self._accounts.get((user, host.lower()))
-            if account is None:
-                raise MySQLError.of(ER_NONEXISTING_GRANT, user, host)
-            if database is None:
-                expanded = set(STATIC_PRIVILEGES) if "ALL" in names else names
-                account.global_privileges |= expanded
-            else:
-                expanded = set(DATABASE_PRIVILEGES) if "ALL" in names else names
-                account.database_privileges.setdefault(database, set()).update(expanded)
-            account.grant_option |= grant_option
+            target = self._level(user, host, names, database, table)
+            target |= _expanded(names, database, table)
+            self._accounts[(user, host.lower())].grant_option |= grant_option
 
-    def revoke(self, user: str, host: str, privileges: Iterable[str], database: str | None) -> None:
-        """REVOKE privileges ON *.* or database.*."""
+    def revoke(
+        self,
+        user: str,
+        host: str,
+        privileges: Iterable[str],
+        database: str | None,
+        table: str | None = None,
+    ) -> None:
+        """REVOKE privileges ON *.*, database.* or database.table."""
         names = {normalise_privilege(p) for p in privileges}
         with self._lock:
-            account = self._accounts.get((user, host.lower()))
-            if account is None:
-                raise MySQLError.of(ER_NONEXISTING_GRANT, user, host)
-            target = (
-                account.global_privileges
-                if database is None
-                else account.database_privileges.setdefault(database, set())
-            )
+            target = self._level(user, host, names, database, table)
             if "ALL" in names:
                 target.clear()
-                account.grant_option = False
+                self._accounts[(user, host.lower())].grant_option = False
             else:
                 target -= names
 
-    def allowed(self, account: Account, privilege: str, database: str | None = None) -> bool:
-        """Whether ``account`` holds ``privilege`` globally or on ``database``."""
+    def _level(
+        self, user: str, host: str, names: set[str], database: str | None, table: str | None
+    ) -> set[str]:
+        """The privilege set GRANT or REVOKE of ``names`` changes (lock held): 1141 for
+        an unknown account, 1221 or 1144 for a privilege the level does not take.
+        """
+        account = self._accounts.get((user, host.lower()))
+        if account is None:
+            raise MySQLError.of(ER_NONEXISTING_GRANT, user, host)
+        if database is None:
+            return account.global_privileges
+        if table is None:
+            if names - {"ALL", "USAGE"} - DATABASE_PRIVILEGES:
+                raise MySQLError.of(ER_WRONG_USAGE, "DB GRANT", "GLOBAL PRIVILEGES")
+            return account.database_privileges.setdefault(database, set())
+        if names - {"ALL", "USAGE"} - TABLE_PRIVILEGES:
+            raise MySQLError.of(ER_ILLEGAL_GRANT_FOR_TABLE)
+        return account.table_privileges.setdefault(database, {}).setdefault(table, set())
+
+    def allowed(
+        self,
+        account: Account,
+        privilege: str,
+        database: str | None = None,
+        table: str | None = None,
+    ) -> bool:
+        """Whether ``account`` holds ``privilege`` globally, on ``database`` or on
+        ``database.table``. With :data:`ANY`: whether it holds any privilege there; on a
+        database (``table`` None) that includes a privilege on any of its tables, as
+        MySQL's SHOW DATABASES and USE count them.
+        """
         with self._lock:
+            if privilege == ANY:
+                return _holds_any(account, database, table)
             if privilege in account.global_privileges:
                 return True
-            return database is not None and privilege in account.database_privileges.get(
-                database, ()
-            )
+            if database is None:
+                return False
+            if privilege in account.database_privileges.get(database, ()):
+                return True
+            return table is not None and privilege in account.table_privileges.get(
+                database, {}
+            ).get(table, ())
+
+    def holds_everywhere(self, account: Account) -> bool:
+        """Whether ``account`` holds every table privilege globally (root does): no
+        database or table check can refuse it.
+        """
+        return TABLE_PRIVILEGES <= account.global_privileges
 
     def grants_of(self, account: Account) -> list[str]:
         """SHOW GRANTS lines for ``account``."""
@@ -226,9 +294,13 @@ class Accounts:
             ]
             for database, privs in sorted(account.database_privileges.items()):
                 if privs:
-                    lines.append(
-                        f"GRANT {', '.join(sorted(privs))} ON `{database}`.* TO {account.name}"
-                    )
+                    lines.append(f"GRANT {_listed(privs)} ON `{database}`.* TO {account.name}")
+            for database, tables in sorted(account.table_privileges.items()):
+                for table, privs in sorted(tables.items()):
+                    if privs:
+                        lines.append(
+                            f"GRANT {_listed(privs)} ON `{database}`.`{table}` TO {account.name}"
+                        )
             return lines
 
     def export(self) -> list[dict[str, object]]:
@@ -245,6 +317,44 @@ class Accounts:
             account.database_privileges = {
                 k: set(v) for k, v in account.database_privileges.items()
             }
+            account.table_privileges = {
+                db: {t: set(v) for t, v in tables.items()}
+                for db, tables in account.table_privileges.items()
+            }
             accounts[(account.user, account.host)] = account
         with self._lock:
             self._accounts = accounts
+
+
+def _expanded(names: set[str], database: str | None, table: str | None) -> set[str]:
+    """``names`` with ALL replaced by every privilege of the level, USAGE dropped."""
+    if "ALL" in names:
+        return set(
+            STATIC_PRIVILEGES
+            if database is None
+            else DATABASE_PRIVILEGES
+            if table is None
+            else TABLE_PRIVILEGES
+        )
+    return names - {"USAGE"}
+
+
+def _holds_any(account: Account, database: str | None, table: str | None) -> bool:
+    """Whether ``account`` holds a privilege on ``database`` (or ``database.table``)
+    at any level, a table's counting for its database when ``table`` is None.
+    """
+    if account.global_privileges & DATABASE_PRIVILEGES:
+        return True
+    if database is None:
+        return False
+    if account.database_privileges.get(database):
+        return True
+    tables = account.table_privileges.get(database, {})
+    if table is None:
+        return any(tables.values())
+    return bool(tables.get(table))
+
+
+def _listed(privileges: Iterable[str]) -> str:
+    """Privileges in MySQL's order, as SHOW GRANTS lists them."""
+    return ", ".join(sorted(privileges, key=STATIC_PRIVILEGES.index))

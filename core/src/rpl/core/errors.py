@@ -561,6 +561,13 @@ ER_TABLEACCESS_DENIED_ERROR: Final = _code(
     "42000",
     "%s command denied to user '%s'@'%s' for table '%s'",
 )
+ER_ILLEGAL_GRANT_FOR_TABLE: Final = _code(
+    1144,
+    "ER_ILLEGAL_GRANT_FOR_TABLE",
+    "42000",
+    "Illegal GRANT/REVOKE command; please consult the manual to see which privileges can be used",
+)
+ER_WRONG_USAGE: Final = _code(1221, "ER_WRONG_USAGE", "HY000", "Incorrect usage of %s and %s")
 ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_SQL_LOG_BIN: Final = _code(
     1694,
     "ER_INSIDE_TRANSACTION_PREVENTS_SWITCH_SQL_LOG_BIN",

@@ -29,7 +29,7 @@ from rpl.core.errors import (
     ER_WRONG_VALUE_FOR_VAR,
     MySQLError,
 )
-from rpl.core.execution import sysvars, virtual_tables
+from rpl.core.execution import privileges, sysvars, virtual_tables
 from rpl.core.execution.dml import resolve_table
 from rpl.core.execution.expressions import Compiler
 from rpl.core.execution.results import Ok, Result, Rows
@@ -150,6 +150,8 @@ def _show_status(session: Session, stmt: ast.Show) -> Result:
 def _show_databases(session: Session, stmt: ast.Show) -> Result:
     name = "Database" + (f" ({stmt.like})" if stmt.like else "")
     names = _filter(virtual_tables.databases(session.server.engine), stmt.like)
+    if not privileges.may_list_databases(session):
+        names = [n for n in names if privileges.visible(session, n)]
     return Rows(_texts(name), [[n] for n in names])
 
 
@@ -160,6 +162,7 @@ def _show_tables(session: Session, stmt: ast.Show) -> Result:
     system = db.lower() in virtual_tables.SCHEMAS
     tables = session.server.dispatch.virtual_tables.names(db) if system else None
     names = _filter(tables or sorted(session.server.engine.tables(db)), stmt.like)
+    names = [n for n in names if system or privileges.visible(session, db, n)]
     columns = _texts(f"Tables_in_{db}" + (f" ({stmt.like})" if stmt.like else ""))
     if stmt.full:
         columns.append(text_column("Table_type"))
@@ -507,7 +510,7 @@ def _show_table_status(session: Session, stmt: ast.Show) -> Result:
     if db is None:
         raise MySQLError.of(ER_NO_DB_ERROR)
     engine = session.server.engine
-    names = _filter(engine.tables(db), stmt.like)
+    names = [n for n in _filter(engine.tables(db), stmt.like) if privileges.visible(session, db, n)]
     columns = [_nullable_int(n) if n in _STATUS_INTS else text_column(n) for n in _STATUS_COLUMNS]
     return Rows(columns, [_table_status_row(engine.table(db, n)) for n in names])
 

@@ -13,6 +13,7 @@ import socket
 from collections.abc import Callable, Mapping
 
 from rpl.core import errorlog
+from rpl.core.accounts import ANY
 from rpl.core.binlog.writer import Reply
 from rpl.core.errors import (
     ER_ACCESS_DENIED_ERROR,
@@ -22,7 +23,7 @@ from rpl.core.errors import (
     ER_UNKNOWN_ERROR,
     MySQLError,
 )
-from rpl.core.execution import prepared, virtual_tables
+from rpl.core.execution import prepared, privileges, virtual_tables
 from rpl.core.execution.execute import execute, execute_parsed
 from rpl.core.execution.results import Ok, Result
 from rpl.core.execution.session import ServerContext, Session
@@ -114,6 +115,9 @@ class Connection:
         if response.database:
             if not virtual_tables.database_exists(self.server.engine, response.database):
                 self._error(MySQLError.of(ER_BAD_DB_ERROR, response.database))
+                return None
+            if not privileges.visible(session, response.database):
+                self._error(privileges.denied(session, ANY, response.database, None))
                 return None
             session.db = response.database
         self.server.add_session(session, self)  # ER_CON_COUNT_ERROR past max_connections

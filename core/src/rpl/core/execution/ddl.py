@@ -481,31 +481,49 @@ def drop_user(session: Session, stmt: ast.DropUser, text: str) -> Result:
     return Ok()
 
 
-def _grant_database(level: ast.GrantLevel) -> str | None:
-    if level.table != "*":
-        raise MySQLError.of(ER_NOT_SUPPORTED_YET, "table-level privileges")
-    return None if level.database in (None, "*") else level.database
+def _grant_target(
+    session: Session, level: ast.GrantLevel, granting: bool
+) -> tuple[str | None, str | None]:
+    """(database, table) of a GRANT or REVOKE level: (None, None) for ``*.*``, (db,
+    None) for ``db.*`` and a bare ``*`` (the current database: 1046 without one), (db,
+    table) for ``db.tbl`` and a bare ``tbl``. A table granted on must exist (1146); one
+    revoked from need not (its grants outlive it, as in MySQL).
+    """
+    if level.database == "*":
+        return None, None
+    database = level.database or session.db
+    if database is None:
+        raise MySQLError.of(ER_NO_DB_ERROR)
+    if level.table == "*":
+        return database, None
+    if (
+        granting
+        and not virtual_tables.database_exists(session.server.engine, database)
+        or (not _table_exists(session, database, level.table))
+    ):
+        raise MySQLError.of(ER_NO_SUCH_TABLE, database, level.table)
+    return database, level.table
 
 
 def grant(session: Session, stmt: ast.Grant, text: str) -> Result:
-    """GRANT privileges ON *.* | db.* TO users."""
+    """GRANT privileges ON *.* | db.* | db.tbl TO users."""
     session.require("CREATE USER")
     session.commit()
-    database = _grant_database(stmt.level)
+    database, table = _grant_target(session, stmt.level, True)
     for user in stmt.users:
         session.server.accounts.grant(
-            user.user, user.host, stmt.privileges, database, stmt.grant_option
+            user.user, user.host, stmt.privileges, database, stmt.grant_option, table
         )
     session.log_ddl(text)
     return Ok()
 
 
 def revoke(session: Session, stmt: ast.Revoke, text: str) -> Result:
-    """REVOKE privileges ON *.* | db.* FROM users."""
+    """REVOKE privileges ON *.* | db.* | db.tbl FROM users."""
     session.require("CREATE USER")
     session.commit()
-    database = _grant_database(stmt.level)
+    database, table = _grant_target(session, stmt.level, False)
     for user in stmt.users:
-        session.server.accounts.revoke(user.user, user.host, stmt.privileges, database)
+        session.server.accounts.revoke(user.user, user.host, stmt.privileges, database, table)
     session.log_ddl(text)
     return Ok()

@@ -20,7 +20,7 @@ from rpl.core.errors import (
     ER_STACK_OVERRUN_NEED_MORE,
     MySQLError,
 )
-from rpl.core.execution import sysvars, virtual_tables
+from rpl.core.execution import privileges, sysvars, virtual_tables
 from rpl.core.execution.expressions import Context
 from rpl.core.execution.results import Result
 from rpl.core.execution.session import Session
@@ -172,6 +172,7 @@ def execute_parsed(
     if question:
         session.server.questions += 1
     session.statement_text = sql
+    privileges.check(session, statement)
     writes = isinstance(statement, WRITE_STATEMENTS)
     if writes:
         check_read_only(session)

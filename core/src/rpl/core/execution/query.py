@@ -63,6 +63,7 @@ from rpl.core.execution.values import column_type
 from rpl.core.net.responses import Column, column_for_value
 from rpl.core.sql import ast
 from rpl.core.sql.parser import parse
+from rpl.core.sql.walk import table_names
 
 Row = Sequence[object]
 Query = ast.Select | ast.Union
@@ -226,7 +227,7 @@ def _planner(session: Session, target: ast.TableName) -> dml.SubqueryPlanner:
     db = (target.schema or session.db or "").lower()
 
     def plan(select: Query, outer: Compiler) -> SubqueryRunner:
-        for name in _tables_read(select):
+        for name in table_names(select):
             if name.name.lower() == target.name.lower() and (
                 (name.schema or session.db or "").lower() == db
             ):
@@ -234,21 +235,6 @@ def _planner(session: Session, target: ast.TableName) -> dml.SubqueryPlanner:
         return build_plan(session, select, shared, outer)
 
     return plan
-
-
-def _tables_read(node: object) -> Iterator[ast.TableName]:
-    """Every table a query names, its subqueries' included."""
-    if isinstance(node, ast.TableName):
-        yield node
-    elif isinstance(node, tuple):
-        for item in node:
-            yield from _tables_read(item)
-    elif isinstance(node, ast.Expression | ast.Statement | ast.SelectItem | ast.OrderItem):
-        for field in attrs.fields(type(node)):
-            yield from _tables_read(getattr(node, field.name))
-    elif isinstance(node, ast.When | ast.JoinStep | ast.DerivedTable):
-        for field in attrs.fields(type(node)):
-            yield from _tables_read(getattr(node, field.name))
 
 
 def build_plan(

@@ -31,6 +31,7 @@ from rpl.core.errors import (
     ER_UNKNOWN_TABLE,
     MySQLError,
 )
+from rpl.core.execution import privileges
 from rpl.core.sql import ast
 from rpl.core.sql.redact import redacted
 
@@ -852,7 +853,10 @@ SCHEMA_PRIVILEGES = definition(
 
 
 def _schemata(session: Session) -> Iterable[Computed]:
+    listed = privileges.may_list_databases(session)
     for db in databases(session.server.engine):
+        if not (listed or privileges.visible(session, db)):
+            continue
         charset, collation = (
             ("utf8mb3", "utf8mb3_general_ci") if db == INFORMATION_SCHEMA else (CHARSET, COLLATION)
         )
@@ -860,11 +864,14 @@ def _schemata(session: Session) -> Iterable[Computed]:
 
 
 def _user_tables(session: Session) -> Iterable[tuple[str, Table]]:
-    """(database, table) for every table of the engine's databases."""
+    """(database, table) for every table of the engine's databases the session holds a
+    privilege on (MySQL's information_schema shows no other).
+    """
     engine = session.server.engine
     for db in engine.databases():
         for name in engine.tables(db):
-            yield db, engine.table(db, name)
+            if privileges.visible(session, db, name):
+                yield db, engine.table(db, name)
 
 
 PAGE_SIZE: Final = 16384
@@ -1094,8 +1101,8 @@ def _schema_privileges(session: Session) -> Iterable[Computed]:
     for account in _accounts(session):
         who = grantee(str(account["user"]), str(account["host"]))
         per_db: Mapping[str, Iterable[str]] = account["database_privileges"]  # type: ignore[assignment]
-        for db, privileges in sorted(per_db.items()):
-            for privilege in sorted(privileges):
+        for db, held in sorted(per_db.items()):
+            for privilege in sorted(held):
                 yield (who, "def", db, privilege, "NO")
 
 
