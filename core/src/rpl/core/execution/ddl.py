@@ -482,12 +482,13 @@ def drop_user(session: Session, stmt: ast.DropUser, text: str) -> Result:
 
 
 def _grant_target(
-    session: Session, level: ast.GrantLevel, granting: bool
+    session: Session, level: ast.GrantLevel, granted: Sequence[str]
 ) -> tuple[str | None, str | None]:
-    """(database, table) of a GRANT or REVOKE level: (None, None) for ``*.*``, (db,
-    None) for ``db.*`` and a bare ``*`` (the current database: 1046 without one), (db,
-    table) for ``db.tbl`` and a bare ``tbl``. A table granted on must exist (1146); one
-    revoked from need not (its grants outlive it, as in MySQL).
+    """(database, table) of a GRANT of ``granted`` or a REVOKE (``granted`` empty):
+    (None, None) for ``*.*``, (db, None) for ``db.*`` and a bare ``*`` (the current
+    database: 1046 without one), (db, table) for ``db.tbl`` and a bare ``tbl``. A table
+    granted on must exist (1146) unless CREATE is granted (to create it), as in MySQL; one
+    revoked from need not (its grants outlive it).
     """
     if level.database == "*":
         return None, None
@@ -496,11 +497,8 @@ def _grant_target(
         raise MySQLError.of(ER_NO_DB_ERROR)
     if level.table == "*":
         return database, None
-    if (
-        granting
-        and not virtual_tables.database_exists(session.server.engine, database)
-        or (not _table_exists(session, database, level.table))
-    ):
+    must_exist = bool(granted) and not {"CREATE", "ALL"} & set(granted)
+    if must_exist and not _table_exists(session, database, level.table):
         raise MySQLError.of(ER_NO_SUCH_TABLE, database, level.table)
     return database, level.table
 
@@ -509,7 +507,7 @@ def grant(session: Session, stmt: ast.Grant, text: str) -> Result:
     """GRANT privileges ON *.* | db.* | db.tbl TO users."""
     session.require("CREATE USER")
     session.commit()
-    database, table = _grant_target(session, stmt.level, True)
+    database, table = _grant_target(session, stmt.level, stmt.privileges)
     for user in stmt.users:
         session.server.accounts.grant(
             user.user, user.host, stmt.privileges, database, stmt.grant_option, table
@@ -522,7 +520,7 @@ def revoke(session: Session, stmt: ast.Revoke, text: str) -> Result:
     """REVOKE privileges ON *.* | db.* | db.tbl FROM users."""
     session.require("CREATE USER")
     session.commit()
-    database, table = _grant_target(session, stmt.level, False)
+    database, table = _grant_target(session, stmt.level, ())
     for user in stmt.users:
         session.server.accounts.revoke(user.user, user.host, stmt.privileges, database, table)
     session.log_ddl(text)

@@ -99,10 +99,14 @@ def denied(session: Session, privilege: str, db: str, table: str | None) -> MySQ
 
 def visible(session: Session, db: str, table: str | None = None) -> bool:
     """Whether the session may see ``db`` (or ``db.table``) listed: in information_schema,
-    SHOW DATABASES, SHOW TABLES. Always for information_schema itself.
+    SHOW DATABASES, SHOW TABLES. Always for information_schema, performance_schema and
+    the performance_schema tables every account may read.
     """
     account = session.account
-    if account is None or db.lower() == INFORMATION_SCHEMA:
+    schema = db.lower()
+    if account is None or schema == INFORMATION_SCHEMA:
+        return True
+    if schema == PERFORMANCE_SCHEMA and (table is None or table in OPEN_PERFORMANCE_TABLES):
         return True
     accounts = session.server.accounts
     return accounts.holds_everywhere(account) or accounts.allowed(account, ANY, db, table)
@@ -166,7 +170,9 @@ def _database_needs(session: Session, statement: ast.Statement) -> Iterator[Need
 
 
 def _any_database(db: str) -> Iterator[Need]:
-    if db.lower() != INFORMATION_SCHEMA:
+    """Any privilege on ``db`` or one of its tables; none for the schemas every account
+    may use."""
+    if db.lower() not in (INFORMATION_SCHEMA, PERFORMANCE_SCHEMA):
         yield (ANY, db, None)
 
 
