@@ -172,6 +172,13 @@ ER_NO_SUCH_TABLE: Final = _code(1146, "ER_NO_SUCH_TABLE", "42S02", "Table '%s.%s
 ER_NET_PACKET_TOO_LARGE: Final = _code(
     1153, "ER_NET_PACKET_TOO_LARGE", "08S01", "Got a packet bigger than 'max_allowed_packet' bytes"
 )
+ER_CLIENT_INTERACTION_TIMEOUT: Final = _code(
+    4031,
+    "ER_CLIENT_INTERACTION_TIMEOUT",
+    "HY000",
+    "The client was disconnected by the server because of inactivity. See wait_timeout and "
+    "interactive_timeout for configuring this behavior.",
+)
 ER_NET_READ_ERROR: Final = _code(
     1158, "ER_NET_READ_ERROR", "08S01", "Got an error reading communication packets"
 )

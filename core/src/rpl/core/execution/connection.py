@@ -4,13 +4,23 @@ A thread per connection, as mysqld's default. Whatever a client sends (a malform
 or truncated packet, a huge length, invalid SQL) ends at worst in an ERR packet and,
 for a broken packet stream, in this connection closing: never in an exception that
 reaches another session or the server.
+
+Until the login ends a connection waits at most ``connect_timeout`` seconds for each
+packet and reads none larger than :data:`PRE_LOGIN_PAYLOAD`, so a client that never
+logs in holds neither a thread nor memory for long. A logged-in session idle for longer
+than its ``wait_timeout`` (``interactive_timeout`` for a client that says it is
+interactive) gets MySQL 8.0.24's ER_CLIENT_INTERACTION_TIMEOUT (4031) and is closed: in
+a thread of its own the kernel ends the wait (``SO_RCVTIMEO``, set when the value
+changes), in the pool the pool's timer does (:mod:`rpl.core.execution.threadpool`).
 """
 
 from __future__ import annotations
 
 import logging
 import socket
+import struct
 from collections.abc import Callable, Mapping
+from typing import cast
 
 from rpl.core import errorlog
 from rpl.core.accounts import ANY
@@ -18,6 +28,7 @@ from rpl.core.binlog.writer import Reply
 from rpl.core.errors import (
     ER_ACCESS_DENIED_ERROR,
     ER_BAD_DB_ERROR,
+    ER_CLIENT_INTERACTION_TIMEOUT,
     ER_NET_READ_ERROR,
     ER_UNKNOWN_COM_ERROR,
     ER_UNKNOWN_ERROR,
@@ -51,6 +62,10 @@ COM_STMT_CLOSE = 0x19
 COM_STMT_RESET = 0x1A
 COM_STMT_FETCH = 0x1C
 
+PRE_LOGIN_PAYLOAD = (64 + 4) << 10
+"""The largest payload read before the login ends: a handshake response is a few hundred
+bytes, and clients bound their connection attributes at 64 KiB."""
+
 CommandHandler = Callable[["Connection", bytes], bool]
 """Handles one command payload; returns False when the connection must close."""
 
@@ -78,10 +93,17 @@ class Connection:
         self.capabilities = 0
         self.on_close: list[Callable[[], None]] = []
         """Called when the connection ends (a registered replica is forgotten)."""
+        self.idle_since: float | None = None
+        """When the pool armed the connection for its next command (None while queued
+        or served): the pool's timer ends it past its wait_timeout."""
+        self._receive_timeout = 0
+        """The SO_RCVTIMEO seconds set on the socket (0: none)."""
 
     # ------------------------------------------------------------ handshake
     def authenticate(self) -> Session | None:
         """Handshake and login; the session, or None after an ERR was sent."""
+        self.sock.settimeout(self.server.variables.global_int("connect_timeout"))
+        self.channel.max_payload = PRE_LOGIN_PAYLOAD
         scramble = hs.new_scramble()
         self.channel.write(
             hs.handshake_v10(
@@ -90,7 +112,6 @@ class Connection:
         )
         response = hs.parse_handshake_response(self.channel.read())
         self.capabilities = response.capabilities & hs.SERVER_CAPABILITIES
-        self.channel.max_payload = self.server.max_allowed_packet()
         token = response.auth_response
         if response.auth_plugin != hs.NATIVE_PASSWORD or (len(token) not in (0, 20)):
             self.channel.write(hs.auth_switch_request(scramble))
@@ -112,6 +133,10 @@ class Connection:
             return None
         session = Session(self.server, account, self.host, self.thread_id)
         session.found_rows = bool(self.capabilities & hs.CLIENT_FOUND_ROWS)
+        if response.capabilities & hs.CLIENT_INTERACTIVE:
+            session.session_vars["wait_timeout"] = self.server.variables.global_int(
+                "interactive_timeout"
+            )
         if response.database:
             if not virtual_tables.database_exists(self.server.engine, response.database):
                 self._error(MySQLError.of(ER_BAD_DB_ERROR, response.database))
@@ -122,6 +147,8 @@ class Connection:
             session.db = response.database
         self.server.add_session(session, self)  # ER_CON_COUNT_ERROR past max_connections
         self.session = session
+        self.channel.max_payload = self.server.max_allowed_packet()
+        self.sock.settimeout(None)
         self.channel.write(rsp.ok_packet(status=self.status(session)))
         return session
 
@@ -137,8 +164,50 @@ class Connection:
         if pool is not None:
             pool.add(self)
             return
-        while self.run(self.command):
-            pass
+        while True:
+            self._arm_receive_timeout()
+            if not self.run(self.command):
+                return
+
+    def wait_timeout(self) -> float:
+        """The session's wait_timeout in seconds (how long it may sit idle)."""
+        session = self.session
+        return float(cast(int, session.setting("wait_timeout"))) if session else 0.0
+
+    def _arm_receive_timeout(self, seconds: int | None = None) -> None:
+        """Bound the wait for the next command by the session's wait_timeout (or by
+        ``seconds``, 0 for no bound), through the kernel (no call unless the value
+        changed since the last command).
+        """
+        if seconds is None:
+            seconds = int(self.wait_timeout())
+        if seconds != self._receive_timeout:
+            self.sock.setsockopt(
+                socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", seconds, 0)
+            )
+            self._receive_timeout = seconds
+
+    def close_idle(self) -> None:
+        """End the connection, idle past its wait_timeout (the pool's timer)."""
+        self._report_idle()
+        self.end()
+
+    def _report_idle(self) -> None:
+        """The session sat idle past its wait_timeout: MySQL's note in the error log,
+        ER_CLIENT_INTERACTION_TIMEOUT to the client (as the answer to whatever it sends
+        next); the caller ends the connection.
+        """
+        session = self.session
+        errorlog.log(
+            _log,
+            logging.INFO,
+            f"Aborted connection {self.thread_id} to db: '{session.db if session else None}' "
+            f"user: '{session.user if session else ''}' host: '{self.host}' "
+            "(Got timeout reading communication packets)",
+            code=10354,
+        )
+        self.channel.sequence = 1  # the reply to the client's next command
+        self._error(MySQLError.of(ER_CLIENT_INTERACTION_TIMEOUT), quiet=True)
 
     def login(self) -> bool:
         """Handshake and authentication; False (the connection ended) when refused."""
@@ -157,6 +226,15 @@ class Connection:
         try:
             if step():
                 return True
+        except TimeoutError:  # only the login waits with a timeout: connect_timeout
+            errorlog.log(
+                _log,
+                logging.INFO,
+                f"Aborted connection {self.thread_id} to db: 'unconnected' user: "
+                f"'unauthenticated' host: '{self.host}' (Got timeout reading communication "
+                "packets)",
+                code=10354,
+            )
         except (ConnectionClosed, OSError):
             pass
         except ProtocolError as protocol_error:
@@ -198,6 +276,9 @@ class Connection:
         except MySQLError as exc:
             self._error(exc)
             return False
+        except BlockingIOError:  # SO_RCVTIMEO: no command within wait_timeout
+            self._report_idle()
+            return False
         if not payload:
             raise ProtocolError("empty command packet")
         command = payload[0]
@@ -228,6 +309,7 @@ class Connection:
         elif command == COM_PROCESS_KILL and len(payload) >= 5:
             self._query(session, f"KILL {int.from_bytes(payload[1:5], 'little')}")
         elif command in self.commands:
+            self._arm_receive_timeout(0)  # a binlog dump reads ACKs with no idle bound
             return self.commands[command](self, payload)
         else:
             self._error(MySQLError.of(ER_UNKNOWN_COM_ERROR))

@@ -171,7 +171,8 @@ def _database_needs(session: Session, statement: ast.Statement) -> Iterator[Need
 
 def _any_database(db: str) -> Iterator[Need]:
     """Any privilege on ``db`` or one of its tables; none for the schemas every account
-    may use."""
+    may use.
+    """
     if db.lower() not in (INFORMATION_SCHEMA, PERFORMANCE_SCHEMA):
         yield (ANY, db, None)
 

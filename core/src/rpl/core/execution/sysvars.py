@@ -214,6 +214,7 @@ def server_variables(
         _int("net_buffer_length", 16384, 1024, 1048576, both),
         _int("net_read_timeout", 30, 1, 31536000, both),
         _int("net_write_timeout", 60, 1, 31536000, both),
+        _int("connect_timeout", 10, 2, 31536000),
         _int("wait_timeout", 28800, 1, 31536000, both),
         _int("interactive_timeout", 28800, 1, 31536000, both),
         _int("auto_increment_increment", 1, 1, 65535, both),

@@ -23,6 +23,10 @@ The pool is MariaDB's pool-of-threads with one thread group:
   nobody announced), so the pool never stalls behind one.
 - A worker parked for ``thread_pool_idle_timeout`` seconds ends while another listens; so
   one always stays, ready to listen.
+- A connection armed for longer than its session's ``wait_timeout`` is taken out of the
+  epoll set by the pool's timer (about once a second) and closed with MySQL's 4031. The
+  connection is idle only while armed: queueing or serving it clears ``idle_since``
+  under the pool's lock, so the timer never closes a connection a worker holds.
 
 Status: ``Threadpool_threads`` and ``Threadpool_idle_threads``, as MariaDB's.
 """
@@ -55,9 +59,17 @@ class Pooled(Protocol):
     sock: socket.socket
     channel: PacketChannel
     thread_id: int
+    idle_since: float | None
+    """When the pool armed it for its next command; None while queued or served."""
 
     def command(self) -> bool:
         """Read and answer one command; False when the connection must close."""
+
+    def wait_timeout(self) -> float:
+        """How long, in seconds, the connection may sit idle."""
+
+    def close_idle(self) -> None:
+        """Tell the client it sat idle too long and end the connection."""
 
     def run(self, step: Callable[[], bool]) -> bool:
         """Run ``step``; False when the connection is over (and already ended)."""
@@ -74,6 +86,8 @@ _ARMED = select.EPOLLIN | select.EPOLLONESHOT
 _POLL_SECONDS = 1.0
 """How long the listener waits in epoll before it looks whether the pool is stopping."""
 _READY_PER_POLL = 64
+_SWEEP_SECONDS = 1.0
+"""How often the pool's timer looks for connections idle past their wait_timeout."""
 
 
 class _Worker:
@@ -152,8 +166,10 @@ class ThreadPool:
         with self._lock:
             self._connections[fd] = connection
             if connection.channel.buffered():
+                connection.idle_since = None
                 self._ready.append((fd, connection))
             else:
+                connection.idle_since = time.monotonic()
                 self._epoll.register(fd, _ARMED)
             self._dispatch()
 
@@ -230,6 +246,7 @@ class ThreadPool:
         for fd, _ in events:
             connection = self._connections.get(fd)
             if connection is not None:
+                connection.idle_since = None
                 self._ready.append((fd, connection))
         if len(self._ready) > 1 and self._active + 1 < self._size():
             self._dispatch()  # room for another worker besides this one
@@ -246,6 +263,7 @@ class ThreadPool:
             with self._lock:
                 self._ready.append((fd, connection))
             return
+        connection.idle_since = time.monotonic()  # before arming: a listener clears it
         try:
             nogil.epoll_modify(self._epoll, fd, _ARMED)
         except OSError as lost:  # the socket went away under us (a KILL): forget it
@@ -302,10 +320,14 @@ class ThreadPool:
                 self._count(worker)
 
     def _stall_check(self) -> None:
-        """Every thread_pool_stall_limit ms: a command running that long stops counting."""
+        """Every thread_pool_stall_limit ms: a command running that long stops counting;
+        about once a second, connections idle past their wait_timeout are closed.
+        """
+        next_sweep = time.monotonic() + _SWEEP_SECONDS
         while True:
             limit = max(self._stall_limit_ms(), 1) / 1000
-            time.sleep(limit)
+            time.sleep(min(limit, _SWEEP_SECONDS))
+            idle: list[Pooled] = []
             with self._lock:
                 if self._stopping:
                     return
@@ -314,3 +336,24 @@ class ThreadPool:
                     if now - worker.started >= limit:
                         self._uncount(worker)
                 self._dispatch()
+                if now >= next_sweep:
+                    next_sweep = now + _SWEEP_SECONDS
+                    idle = self._take_idle(now)
+            for connection in idle:
+                connection.close_idle()
+
+    def _take_idle(self, now: float) -> list[Pooled]:
+        """The armed connections idle past their wait_timeout, out of the pool (lock held)."""
+        idle = [
+            (fd, c)
+            for fd, c in self._connections.items()
+            if c.idle_since is not None and now - c.idle_since >= c.wait_timeout()
+        ]
+        for fd, connection in idle:
+            del self._connections[fd]
+            connection.idle_since = None
+            try:
+                self._epoll.unregister(fd)
+            except OSError:  # already closed: nothing to unregister
+                pass
+        return [connection for _, connection in idle]
