@@ -32,14 +32,29 @@ class PairConnection:
     """The server end of a socket pair, with what ThreadPool uses of a Connection: each
     command is handed to ``handler``, whose reply (if any) goes back."""
 
-    def __init__(self, sock: socket.socket, handler: Callable[[bytes], bytes]) -> None:
+    def __init__(
+        self, sock: socket.socket, handler: Callable[[bytes], bytes], idle_limit: float = 3600.0
+    ) -> None:
         self.sock = sock
         self.channel = PacketChannel(sock)
         self.thread_id = next(_ids)
         self.handler = handler
         self.ended = threading.Event()
+        self.idle_since: float | None = None
+        self.idle_limit = idle_limit
+        self.closed_idle = threading.Event()
+        self.served_after_closing = False
+
+    def wait_timeout(self) -> float:
+        return self.idle_limit
+
+    def close_idle(self) -> None:
+        self.closed_idle.set()
+        self.end()
 
     def command(self) -> bool:
+        if self.closed_idle.is_set():
+            self.served_after_closing = True
         self.channel.reset_sequence()
         self.channel.write(self.handler(self.channel.read()))
         return True
@@ -99,9 +114,11 @@ def make_pool() -> Iterator[Callable[..., ThreadPool]]:
         pool.stop()
 
 
-def connect(pool: ThreadPool, handler: Callable[[bytes], bytes]) -> tuple[Client, PairConnection]:
+def connect(
+    pool: ThreadPool, handler: Callable[[bytes], bytes], idle_limit: float = 3600.0
+) -> tuple[Client, PairConnection]:
     server_end, client_end = socket.socketpair()
-    connection = PairConnection(server_end, handler)
+    connection = PairConnection(server_end, handler, idle_limit)
     pool.add(connection)
     return Client(client_end), connection
 
@@ -190,6 +207,30 @@ def test_idle_workers_end_and_one_stays(make_pool: Callable[..., ThreadPool]) ->
     assert pool.threads == 1
     other.send(b"b")
     assert other.reply(5) == b"echo:b"
+
+
+def test_an_idle_connection_is_closed_a_working_one_is_not(
+    make_pool: Callable[..., ThreadPool],
+) -> None:
+    pool = make_pool(size=1, stall_limit_ms=100)
+    idle_client, idle = connect(pool, echo, idle_limit=1.0)
+    busy_client, busy = connect(pool, echo, idle_limit=1.0)
+    release, entered = threading.Event(), threading.Event()
+    slow_client, slow = connect(pool, blocking_handler(release, True, entered), idle_limit=1.0)
+    slow_client.send(b"held")  # its command runs (blocked) far past the idle limit
+    assert entered.wait(5)
+    deadline = time.monotonic() + 4
+    while time.monotonic() < deadline:
+        busy_client.send(b"ping")
+        assert busy_client.reply(5) == b"echo:ping"
+        time.sleep(0.3)
+    assert idle.closed_idle.wait(5), "the idle connection was not closed"
+    assert not busy.closed_idle.is_set(), "a connection sending every 0.3 s was closed"
+    assert not slow.closed_idle.is_set(), "a connection whose command runs is not idle"
+    assert not idle.served_after_closing
+    assert idle_client.sock.recv(16) == b""  # its socket is closed
+    release.set()
+    assert slow_client.reply(5) == b"released"
 
 
 def test_pipelined_commands_are_all_served(make_pool: Callable[..., ThreadPool]) -> None:
