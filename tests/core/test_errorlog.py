@@ -40,3 +40,38 @@ def test_lines_are_mysql_formatted(tmp_path: Path) -> None:
         "Timeout waiting for reply",
     )
     assert second and second.group(2, 4, 5) == ("Note", "Repl", "Semi-sync replication switched ON")
+
+
+def deep(n: int) -> None:
+    """Raise from ``n`` frames down (a bug deep in a recursion)."""
+    if n:
+        deep(n - 1)
+    raise ValueError("a server bug")
+
+
+def test_a_repeated_failure_logs_its_traceback_once_and_cut(tmp_path: Path) -> None:
+    path = tmp_path / "error.log"
+    handler = errorlog.open_error_log(path)
+    try:
+        for _ in range(200):  # a client repeating a statement that hits the same bug
+            try:
+                deep(500)
+            except ValueError as bug:
+                errorlog.log(
+                    errorlog.logger("test"), logging.ERROR, "Statement failed", exc_info=bug
+                )
+    finally:
+        logging.getLogger(errorlog.ROOT_LOGGER).removeHandler(handler)
+        handler.close()
+    text = path.read_text()
+    assert text.count("Traceback (most recent call last)") == 1
+    lines = text.splitlines()
+    entries = [line for line in lines if LINE.match(line)]
+    assert len(entries) == 200, "one line a failure"
+    assert entries[-1].endswith(
+        "Statement failed (the same failure, 200 times: its traceback is logged at the first)"
+    )
+    frames = [line for line in lines if line.lstrip().startswith('File "')]
+    assert 0 < len(frames) <= errorlog.TRACEBACK_FRAMES
+    first = text[: text.index(entries[1])]
+    assert len(first) < 8_000, f"the traceback took {len(first)} bytes"

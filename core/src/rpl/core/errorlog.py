@@ -4,6 +4,11 @@ Every line reads ``<UTC timestamp> <thread id> [<Label>] [MY-<code>] [<Subsystem
 e.g. ``2026-11-22T10:00:00.123456Z 12 [Warning] [MY-011153] [Repl] Timeout ...``.
 Server code logs through :func:`logger` with an optional MySQL error-log code;
 plugins get an :class:`ErrorLog` (the ``rpl.observers.ErrorLog`` service).
+
+A failure logged with its exception (a server bug: the client got 1105) carries its
+traceback the first time its kind is seen (exception type and the line that raised it),
+cut to the last :data:`TRACEBACK_FRAMES` frames; the same failure again is one line with
+its count. So a client repeating a statement that hits a bug cannot flood the log.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import datetime
 import logging
 import threading
+import traceback
 from pathlib import Path
 from typing import Final
 
@@ -27,6 +33,12 @@ _LABELS: Final = {
     logging.DEBUG: "Note",
 }
 _thread_ids = threading.local()
+TRACEBACK_FRAMES: Final = 40
+"""The most frames of a traceback the error log shows (the innermost ones)."""
+KINDS_REMEMBERED: Final = 1024
+"""How many kinds of failure are remembered; past that, every traceback is one line."""
+_seen: dict[tuple[str, str, int], int] = {}
+_seen_lock = threading.Lock()
 
 
 def set_thread_id(thread_id: int) -> None:
@@ -79,10 +91,36 @@ def log(
     subsystem: str = "Server",
     exc_info: BaseException | None = None,
 ) -> None:
-    """Log ``message`` with a MySQL error-log ``code`` and ``subsystem``."""
-    log.log(
-        level, "%s", message, exc_info=exc_info, extra={"mysql_code": code, "subsystem": subsystem}
+    """Log ``message`` with a MySQL error-log ``code`` and ``subsystem``; with
+    ``exc_info``, its traceback the first time that kind of failure is seen.
+    """
+    if exc_info is not None:
+        message += _traceback_once(exc_info)
+    log.log(level, "%s", message, extra={"mysql_code": code, "subsystem": subsystem})
+
+
+def _traceback_once(bug: BaseException) -> str:
+    """The text after a failure's message: its (innermost) traceback for a kind not seen
+    before, else how many times it has been seen.
+    """
+    frames = traceback.extract_tb(bug.__traceback__)
+    where = frames[-1] if frames else None
+    kind = (
+        type(bug).__qualname__,
+        where.filename if where else "",
+        where.lineno or 0 if where else 0,
     )
+    with _seen_lock:
+        count = _seen.get(kind, 0) + 1
+        remembered = count > 1 or len(_seen) < KINDS_REMEMBERED
+        if remembered:
+            _seen[kind] = count
+    if count > 1:
+        return f" (the same failure, {count} times: its traceback is logged at the first)"
+    if not remembered:
+        return " (no traceback: too many kinds of failure were logged before)"
+    lines = traceback.format_exception(bug, limit=-TRACEBACK_FRAMES)
+    return "\n" + "".join(lines).rstrip("\n")
 
 
 def open_error_log(path: Path | None) -> logging.Handler:
