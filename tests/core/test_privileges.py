@@ -226,13 +226,7 @@ def test_the_messages_are_mysqls(prepared: Admin) -> None:
 
 
 def listed(server: ServerProcess, user: str, sql: str) -> list[tuple[Any, ...]]:
-    connection = login(server, user)
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(sql)
-            return list(cursor.fetchall())
-    finally:
-        connection.close()
+    return server.query(sql, user=user, password=PASSWORD)
 
 
 def test_listings_show_only_what_the_account_holds(prepared: Admin) -> None:

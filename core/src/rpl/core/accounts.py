@@ -85,22 +85,14 @@ DATABASE_PRIVILEGES = frozenset(
         "TRIGGER",
     )
 )
-TABLE_PRIVILEGES = frozenset(
-    (
-        "SELECT",
-        "INSERT",
-        "UPDATE",
-        "DELETE",
-        "CREATE",
-        "DROP",
-        "REFERENCES",
-        "INDEX",
-        "ALTER",
-        "CREATE VIEW",
-        "SHOW VIEW",
-        "TRIGGER",
-    )
-)
+TABLE_PRIVILEGES = DATABASE_PRIVILEGES - {
+    "CREATE TEMPORARY TABLES",
+    "LOCK TABLES",
+    "EXECUTE",
+    "CREATE ROUTINE",
+    "ALTER ROUTINE",
+    "EVENT",
+}
 """The privileges a table-level grant (``ON db.tbl``) takes."""
 ANY = "ANY"
 """Not a privilege: :meth:`Accounts.allowed` with it asks whether the account holds any

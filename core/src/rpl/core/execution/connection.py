@@ -198,10 +198,11 @@ class Connection:
         next); the caller ends the connection.
         """
         session = self.session
+        db = (session.db if session else None) or "unconnected"
         errorlog.log(
             _log,
             logging.INFO,
-            f"Aborted connection {self.thread_id} to db: '{session.db if session else None}' "
+            f"Aborted connection {self.thread_id} to db: '{db}' "
             f"user: '{session.user if session else ''}' host: '{self.host}' "
             "(Got timeout reading communication packets)",
             code=10354,

@@ -98,9 +98,11 @@ class ServerProcess:
         kwargs.setdefault("autocommit", True)
         return pymysql.connect(host="127.0.0.1", port=self.port, **kwargs)
 
-    def query(self, sql: str) -> list[tuple[Any, ...]]:
-        """Run one statement on a new connection; its rows."""
-        connection = self.connect()
+    def query(self, sql: str, **login: Any) -> list[tuple[Any, ...]]:
+        """Run one statement on a new connection (root's unless ``login`` names another
+        account, as :meth:`connect` takes it); its rows.
+        """
+        connection = self.connect(**login)
         try:
             with connection.cursor() as cursor:
                 cursor.execute(sql)
