@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from rpl.core.testing.process import ServerProcess
 
-EXAMPLES = int(os.environ.get("RPL_FUZZ_EXAMPLES", "400"))
+EXAMPLES = int(os.environ.get("RPL_FUZZ_EXAMPLES", "1500"))
 SCHEMA = [
     "CREATE DATABASE IF NOT EXISTS f",
     "CREATE TABLE IF NOT EXISTS f.t (id INT PRIMARY KEY, v VARCHAR(20), n DECIMAL(8,2), "
@@ -94,15 +94,17 @@ def tokens(sql: str) -> list[str]:
 
 @st.composite
 def mutated(draw: st.DrawFn) -> str:
-    """A statement of the corpus, mutated one to four times."""
-    parts = tokens(draw(st.sampled_from(CORPUS)))
-    for _ in range(draw(st.integers(1, 4))):
-        where = draw(st.integers(0, len(parts)))
-        kind = draw(st.sampled_from(("drop", "repeat", "swap", "insert", "replace")))
+    """A statement of the corpus, mutated one to four times. The choices come from a
+    seeded :class:`random.Random` that Hypothesis draws, so every token of the pool is
+    as likely as any other (Hypothesis's own choices favour the first ones)."""
+    rnd = draw(st.randoms(use_true_random=False))
+    parts = tokens(rnd.choice(CORPUS))
+    for _ in range(rnd.randint(1, 4)):
+        kind = rnd.choice(("drop", "repeat", "swap", "insert", "replace"))
         if kind == "insert" or not parts:
-            parts.insert(where, draw(st.sampled_from(POOL)))
+            parts.insert(rnd.randint(0, len(parts)), rnd.choice(POOL))
             continue
-        at = min(where, len(parts) - 1)
+        at = rnd.randrange(len(parts))
         if kind == "drop":
             del parts[at]
         elif kind == "repeat":
@@ -110,7 +112,7 @@ def mutated(draw: st.DrawFn) -> str:
         elif kind == "swap" and at + 1 < len(parts):
             parts[at], parts[at + 1] = parts[at + 1], parts[at]
         else:
-            parts[at] = draw(st.sampled_from(POOL))
+            parts[at] = rnd.choice(POOL)
     return " ".join(parts)
 
 
