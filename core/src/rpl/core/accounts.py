@@ -113,6 +113,13 @@ class Account:
     grant_option: bool = False
     table_privileges: dict[str, dict[str, set[str]]] = attrs.field(factory=dict)
     """database -> table -> privileges (ON db.tbl)."""
+    holds_everywhere: bool = attrs.field(default=False, init=False)
+    """Whether it holds every table privilege globally (root does): no database or table
+    check can refuse it. Kept by :class:`Accounts` as grants change; not exported."""
+
+    def refresh(self) -> None:
+        """Recompute what is derived from the grants (after a change)."""
+        self.holds_everywhere = TABLE_PRIVILEGES <= self.global_privileges
 
     @property
     def name(self) -> str:
@@ -206,7 +213,9 @@ class Accounts:
         with self._lock:
             target = self._level(user, host, names, database, table)
             target |= _expanded(names, database, table)
-            self._accounts[(user, host.lower())].grant_option |= grant_option
+            account = self._accounts[(user, host.lower())]
+            account.grant_option |= grant_option
+            account.refresh()
 
     def revoke(
         self,
@@ -220,11 +229,13 @@ class Accounts:
         names = {normalise_privilege(p) for p in privileges}
         with self._lock:
             target = self._level(user, host, names, database, table)
+            account = self._accounts[(user, host.lower())]
             if "ALL" in names:
                 target.clear()
-                self._accounts[(user, host.lower())].grant_option = False
+                account.grant_option = False
             else:
                 target -= names
+            account.refresh()
 
     def _level(
         self, user: str, host: str, names: set[str], database: str | None, table: str | None
@@ -270,12 +281,6 @@ class Accounts:
                 database, {}
             ).get(table, ())
 
-    def holds_everywhere(self, account: Account) -> bool:
-        """Whether ``account`` holds every table privilege globally (root does): no
-        database or table check can refuse it.
-        """
-        return TABLE_PRIVILEGES <= account.global_privileges
-
     def grants_of(self, account: Account) -> list[str]:
         """SHOW GRANTS lines for ``account``."""
         with self._lock:
@@ -298,7 +303,9 @@ class Accounts:
     def export(self) -> list[dict[str, object]]:
         """The whole table as plain data (for checkpoints)."""
         with self._lock:
-            return [attrs.asdict(a) for a in self._accounts.values()]
+            return [
+                attrs.asdict(a, filter=lambda field, _: field.init) for a in self._accounts.values()
+            ]
 
     def load(self, rows: Iterable[dict[str, object]]) -> None:
         """Replace the table with ``rows`` from :meth:`export`."""
@@ -313,6 +320,7 @@ class Accounts:
                 db: {t: set(v) for t, v in tables.items()}
                 for db, tables in account.table_privileges.items()
             }
+            account.refresh()
             accounts[(account.user, account.host)] = account
         with self._lock:
             self._accounts = accounts

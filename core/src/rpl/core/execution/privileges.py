@@ -79,11 +79,9 @@ def check(session: Session, statement: ast.Statement) -> None:
     table privilege globally.
     """
     account = session.account
-    if account is None:
+    if account is None or account.holds_everywhere:
         return
     accounts = session.server.accounts
-    if accounts.holds_everywhere(account):
-        return
     for privilege, db, table in needs(session, statement):
         if not accounts.allowed(account, privilege, db, table):
             raise denied(session, privilege, db, table)
@@ -109,7 +107,7 @@ def visible(session: Session, db: str, table: str | None = None) -> bool:
     if schema == PERFORMANCE_SCHEMA and (table is None or table in OPEN_PERFORMANCE_TABLES):
         return True
     accounts = session.server.accounts
-    return accounts.holds_everywhere(account) or accounts.allowed(account, ANY, db, table)
+    return account.holds_everywhere or accounts.allowed(account, ANY, db, table)
 
 
 def may_list_databases(session: Session) -> bool:
