@@ -4,9 +4,10 @@ traceback; the server serves on.
 
 Each example takes a statement of :data:`CORPUS`, splits it into tokens and applies one
 to four mutations (drop, repeat or swap tokens, put in a token of :data:`POOL`: extreme
-numbers, deep nesting, keywords, odd punctuation and strings). Hypothesis draws them from
-a fixed seed (``derandomize``), so a run is the same each time and a failure replays;
-``RPL_FUZZ_EXAMPLES`` sets how many (``tox -e faults`` runs many more than the suite).
+numbers, deep nesting, keywords, odd punctuation and strings, bytes that are not UTF-8).
+Hypothesis draws them from a fixed seed (``derandomize``), so a run is the same each
+time and a failure replays; ``RPL_FUZZ_EXAMPLES`` sets how many (``tox -e faults`` runs
+many more than the suite).
 The pool leaves out what would end the test rather than the statement (SHUTDOWN, KILL,
 SLEEP, GLOBAL settings).
 """
@@ -83,6 +84,7 @@ POOL = [
     "(" * 120, ")" * 120, "+".join(["1"] * 600), "@@session.", "\t", "\n", "/*", "*/", "--",
     "#", "\\", "\u00e9", "\U0001f600", "\x00", "DUAL", "ALL", "DISTINCT", "ANY", "EXISTS",
     "INTERVAL", "WITH", "OVER", "PARTITION", "COLLATE", "utf8mb4_bin",
+    "\udce9", "'caf\udce9'", "\udcff\udcfe", "_binary'\udc80'",  # bytes that are not UTF-8
 ]  # fmt: skip
 FORBIDDEN = re.compile(r"SHUTDOWN|KILL|SLEEP|GLOBAL|BENCHMARK|GET_LOCK", re.IGNORECASE)
 TOKEN = re.compile(r"'(?:[^'\\]|\\.)*'|\w+|\S")
@@ -129,10 +131,11 @@ def run(connection: Any, sql: str) -> None:
     """Run ``sql``; a MySQL error is an answer, 1105 with Python's text is a failure."""
     try:
         with connection.cursor() as cursor:
-            cursor.execute(sql)
+            cursor.execute(sql.encode("utf-8", "surrogateescape"))  # its bytes, as written
             cursor.fetchall()
-    except pymysql.err.InterfaceError:
-        raise
+    except UnicodeDecodeError:  # a result with those bytes, as MySQL sends: PyMySQL fails
+        connection.close()
+        connection.connect()
     except pymysql.MySQLError as error:
         code, message = error.args[0], str(error.args[-1])
         assert code != 1105 or "internal error" not in message, (sql, message)

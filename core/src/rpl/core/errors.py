@@ -231,6 +231,9 @@ ER_LOG_IN_USE: Final = _code(
 ER_TOO_BIG_SET: Final = _code(
     1097, "ER_TOO_BIG_SET", "HY000", "Too many strings for column %s and SET"
 )
+ER_INVALID_CHARACTER_STRING: Final = _code(
+    1300, "ER_INVALID_CHARACTER_STRING", "HY000", "Invalid %s character string: '%s'"
+)
 ER_TOO_LONG_IDENT: Final = _code(
     1059, "ER_TOO_LONG_IDENT", "42000", "Identifier name '%s' is too long"
 )

@@ -158,17 +158,43 @@ def _coerce_int(column: ColumnDefinition, value: object, row: int) -> Value:
 
 def _as_text(column: ColumnDefinition, value: object, row: int) -> str:
     if type(value) is str:
-        return value
+        if is_utf8(value):
+            return value
+        raise _wrong_value(
+            "string", invalid_bytes(value.encode("utf-8", "surrogateescape")), column, row
+        )
     if isinstance(value, bytes):
         try:
             return value.decode("utf-8")
         except UnicodeDecodeError:
-            raise _wrong_value("string", value.hex(), column, row) from None
+            raise _wrong_value("string", invalid_bytes(value), column, row) from None
     if isinstance(value, int | float | decimal.Decimal | str):
         return str(value)
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat(" ") if isinstance(value, datetime.datetime) else value.isoformat()
     raise _wrong_value("string", value, column, row)
+
+
+_INVALID_UTF8: Final = re.compile(f"[{chr(0xDC80)}-{chr(0xDCFF)}]")
+"""What a statement's bytes that are not UTF-8 became (the connection decodes its text
+with ``surrogateescape``, so a binary column gets them back whole)."""
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` holds no byte of its statement that was not UTF-8."""
+    return text.isascii() or not _INVALID_UTF8.search(text)
+
+
+def invalid_bytes(data: bytes) -> str:
+    """MySQL's rendering of a value that is not UTF-8 in ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
+    from the first byte that is not, at most six bytes, each as ``\\xHH`` (``\\xE9``).
+    """
+    try:
+        data.decode("utf-8")
+        start = 0
+    except UnicodeDecodeError as bad:
+        start = bad.start
+    return "".join(f"\\x{b:02X}" for b in data[start : start + 6])
 
 
 def _fit_chars(column: ColumnDefinition, text: str, limit: int, row: int) -> str:
@@ -300,6 +326,8 @@ def _as_bytes(column: ColumnDefinition, value: object, row: int) -> bytes:
         return value
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape")  # the statement's bytes, whole
     return _as_text(column, value, row).encode("utf-8")
 
 
@@ -534,6 +562,8 @@ def _lenient_value(column: ColumnDefinition, value: object, error: MySQLError) -
         return 0 if numeric or kind in _FLOAT_MAX else "null" if kind == "JSON" else ""
     if error.errno == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD.errno and numeric:
         return 0
+    if error.errno == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD.errno and isinstance(value, str):
+        return _INVALID_UTF8.sub("?", value)  # each byte that is not UTF-8, as MySQL does
     if error.errno == ER_WARN_DATA_OUT_OF_RANGE.errno and numeric:
         return _nearest_bound(column, value)
     if error.errno == ER_DATA_TOO_LONG.errno and isinstance(value, str | bytes):

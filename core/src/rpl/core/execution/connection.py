@@ -286,12 +286,13 @@ class Connection:
         if command == COM_QUIT:
             return False
         if command == COM_QUERY:
-            self._query(session, payload[1:].decode("utf-8", "replace"))
+            self._query(session, payload[1:].decode("utf-8", "surrogateescape"))
         elif command == COM_PING:
             self.channel.write(rsp.ok_packet(status=self.status(session)))
         elif command == COM_INIT_DB:
             self._query(
-                session, "USE `" + payload[1:].decode("utf-8", "replace").replace("`", "``") + "`"
+                session,
+                "USE `" + payload[1:].decode("utf-8", "surrogateescape").replace("`", "``") + "`",
             )
         elif command == COM_FIELD_LIST:
             self.channel.write(rsp.eof_packet(status=self.status(session)))

@@ -67,8 +67,8 @@ def _comparable(left: object, right: object) -> tuple[object, object]:
     if isinstance(left, str) and isinstance(right, str):
         return left, right
     if isinstance(left, bytes) or isinstance(right, bytes):
-        lb = left if isinstance(left, bytes) else str(left).encode()
-        rb = right if isinstance(right, bytes) else str(right).encode()
+        lb = left if isinstance(left, bytes) else str(left).encode("utf-8", "surrogateescape")
+        rb = right if isinstance(right, bytes) else str(right).encode("utf-8", "surrogateescape")
         return lb, rb
     return to_number(left), to_number(right)
 
@@ -946,7 +946,7 @@ SCALAR_FUNCTIONS: Mapping[str, Callable[[list[object]], object]] = {
     "UCASE": lambda a: None if a[0] is None else str(a[0]).upper(),
     "LOWER": lambda a: None if a[0] is None else str(a[0]).lower(),
     "LCASE": lambda a: None if a[0] is None else str(a[0]).lower(),
-    "LENGTH": lambda a: None if a[0] is None else len(str(a[0]).encode()),
+    "LENGTH": lambda a: None if a[0] is None else len(_as_bytes(a[0])),
     "CHAR_LENGTH": lambda a: None if a[0] is None else len(str(a[0])),
     "ABS": lambda a: None if a[0] is None else abs(to_number(a[0])),
 }

@@ -2,7 +2,8 @@
 definition reaches the catalogue, with MySQL's errors.
 
 - Database, table, column, index and constraint names are at most 64 characters
-  (1059 ``Identifier name '...' is too long``).
+  (1059 ``Identifier name '...' is too long``) of UTF-8 (1300 ``Invalid utf8mb4
+  character string`` for bytes that are not).
 - A table has at most 1017 columns, InnoDB's limit (1117 ``Too many columns``).
 - CHAR and BINARY hold at most 255 characters or bytes, VARCHAR 16383 characters (65535
   bytes of utf8mb4, four bytes a character: every text column is utf8mb4), VARBINARY
@@ -21,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from rpl.core.engine import ColumnSchema
+from rpl.core.engine.coercion import invalid_bytes, is_utf8
 from rpl.core.errors import (
+    ER_INVALID_CHARACTER_STRING,
     ER_M_BIGGER_THAN_D,
     ER_TOO_BIG_FIELDLENGTH,
     ER_TOO_BIG_PRECISION,
@@ -44,10 +47,17 @@ _FRACTIONAL_TYPES = frozenset(("TIME", "DATETIME", "TIMESTAMP"))
 
 
 def check_names(*names: str | None) -> None:
-    """1059 for the first of ``names`` longer than 64 characters (None is no name)."""
+    """1059 for the first of ``names`` longer than 64 characters, 1300 for one that is
+    not UTF-8 (None is no name).
+    """
     for name in names:
-        if name is not None and len(name) > NAME_CHAR_LEN:
+        if name is None:
+            continue
+        if len(name) > NAME_CHAR_LEN:
             raise MySQLError.of(ER_TOO_LONG_IDENT, name)
+        if not is_utf8(name):
+            raw = invalid_bytes(name.encode("utf-8", "surrogateescape"))
+            raise MySQLError.of(ER_INVALID_CHARACTER_STRING, "utf8mb4", raw)
 
 
 def check_type(column: ColumnSchema) -> None:

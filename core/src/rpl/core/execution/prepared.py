@@ -345,7 +345,7 @@ def _named(session: Session, name: str, command: str) -> PreparedStatement:
 # ----------------------------------------------------------- binary protocol
 def com_stmt_prepare(session: Session, payload: bytes) -> list[bytes]:
     """COM_STMT_PREPARE: the PREPARE_OK payloads."""
-    text = payload[1:].decode("utf-8", "replace")
+    text = payload[1:].decode("utf-8", "surrogateescape")
     session.warnings = []
     statement = prepare(session, text)
     session.previous_warnings = session.warnings
@@ -459,7 +459,7 @@ def run_prepare(session: Session, stmt: ast.Prepare) -> Result:
     text = stmt.text
     if stmt.variable is not None:
         value = session.user_vars.get(stmt.variable.lower())
-        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        text = value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
         if value is None:
             text = "NULL"
     assert text is not None

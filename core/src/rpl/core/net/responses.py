@@ -93,7 +93,7 @@ class Column:
 
     def definition(self) -> bytes:
         """The ColumnDefinition41 payload."""
-        name = self.name.encode()
+        name = self.name.encode("utf-8", "surrogateescape")
         return b"".join(
             (
                 lenenc_str(b"def"),
@@ -151,7 +151,7 @@ def text_value(value: object) -> bytes:
         return lenenc_str(repr(value).encode())
     if isinstance(value, datetime.datetime):
         return lenenc_str(value.isoformat(sep=" ").encode())
-    return lenenc_str(str(value).encode())
+    return lenenc_str(str(value).encode("utf-8", "surrogateescape"))
 
 
 def result_set(
