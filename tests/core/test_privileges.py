@@ -260,6 +260,12 @@ def test_listings_show_only_what_the_account_holds(prepared: Admin) -> None:
     assert listed(process, table_user, schemata) == [("seen",)]
     assert sorted(listed(process, viewer, schemata)) == [("hidden",), ("seen",)]
     assert listed(process, table_user, "SELECT COUNT(*) FROM performance_schema.global_variables")
+    grantees = "SELECT DISTINCT GRANTEE FROM information_schema.USER_PRIVILEGES"
+    assert listed(process, table_user, grantees) == [(f"'{table_user}'@'%'",)]
+    assert (
+        len(listed(process, table_user, "SELECT * FROM information_schema.SCHEMA_PRIVILEGES")) == 0
+    )
+    assert len(server.query(grantees)) > 3  # root sees every account's
 
 
 def test_logging_in_with_a_database_needs_a_privilege_on_it(prepared: Admin) -> None:

@@ -1085,7 +1085,15 @@ def grantee(user: str, host: str) -> str:
 
 
 def _accounts(session: Session) -> list[dict[str, object]]:
-    return session.server.accounts.export()
+    """The accounts whose privileges information_schema shows the session: its own, or
+    every one with SELECT on the mysql schema (as MySQL's USER_PRIVILEGES and
+    SCHEMA_PRIVILEGES).
+    """
+    rows = session.server.accounts.export()
+    mine = session.account
+    if mine is None or session.server.accounts.allowed(mine, "SELECT", MYSQL_SCHEMA):
+        return rows
+    return [row for row in rows if (row["user"], row["host"]) == (mine.user, mine.host)]
 
 
 def _user_privileges(session: Session) -> Iterable[Computed]:
