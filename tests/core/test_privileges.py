@@ -319,6 +319,13 @@ def test_grant_and_revoke_at_each_level(prepared: Admin) -> None:
     assert run_as(process, user, "SELECT * FROM g.t") == 0
     server.query("DROP TABLE g.t")
     server.query(f"REVOKE SELECT ON g.t FROM {name}")  # the grant outlives its table
+    server.query(f"GRANT SYSTEM_VARIABLES_ADMIN, CONNECTION_ADMIN, PROCESS ON *.* TO {name}")
+    server.query(f"GRANT SELECT ON g.* TO {name} WITH GRANT OPTION")
+    server.query(f"REVOKE GRANT OPTION ON g.* FROM {name}")
+    assert [row[0] for row in server.query(f"SHOW GRANTS FOR {name}")][:2] == [
+        f"GRANT PROCESS ON *.* TO `{user}`@`%`",
+        f"GRANT CONNECTION_ADMIN,SYSTEM_VARIABLES_ADMIN ON *.* TO `{user}`@`%`",
+    ]
 
 
 def test_grants_survive_a_restart(tmp_path: Any) -> None:

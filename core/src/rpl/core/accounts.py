@@ -97,6 +97,9 @@ TABLE_PRIVILEGES = DATABASE_PRIVILEGES - {
 ANY = "ANY"
 """Not a privilege: :meth:`Accounts.allowed` with it asks whether the account holds any
 privilege on the object (what SHOW and USE need)."""
+_NOT_PRIVILEGES = frozenset(("ALL", "USAGE", "GRANT OPTION"))
+"""Words of a privilege list that name no privilege held at a level (ALL expands; GRANT
+OPTION is the account's flag)."""
 _ALIASES = {"REPLICATION REPLICA": "REPLICATION SLAVE", "ALL PRIVILEGES": "ALL"}
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -232,9 +235,10 @@ class Accounts:
             account = self._accounts[(user, host.lower())]
             if "ALL" in names:
                 target.clear()
-                account.grant_option = False
             else:
                 target -= names
+            if names & {"ALL", "GRANT OPTION"}:
+                account.grant_option = False
             account.refresh()
 
     def _level(
@@ -249,10 +253,10 @@ class Accounts:
         if database is None:
             return account.global_privileges
         if table is None:
-            if names - {"ALL", "USAGE"} - DATABASE_PRIVILEGES:
+            if names - _NOT_PRIVILEGES - DATABASE_PRIVILEGES:
                 raise MySQLError.of(ER_WRONG_USAGE, "DB GRANT", "GLOBAL PRIVILEGES")
             return account.database_privileges.setdefault(database, set())
-        if names - {"ALL", "USAGE"} - TABLE_PRIVILEGES:
+        if names - _NOT_PRIVILEGES - TABLE_PRIVILEGES:
             raise MySQLError.of(ER_ILLEGAL_GRANT_FOR_TABLE)
         return account.table_privileges.setdefault(database, {}).setdefault(table, set())
 
@@ -282,13 +286,19 @@ class Accounts:
             ).get(table, ())
 
     def grants_of(self, account: Account) -> list[str]:
-        """SHOW GRANTS lines for ``account``."""
+        """SHOW GRANTS lines for ``account``: the static global privileges (USAGE for
+        none), the dynamic ones (CONNECTION_ADMIN...) on a line of their own as MySQL 8.0
+        prints them, then each database's and each table's.
+        """
         with self._lock:
-            global_privs = sorted(account.global_privileges, key=STATIC_PRIVILEGES.index)
+            static = [p for p in STATIC_PRIVILEGES if p in account.global_privileges]
+            dynamic = sorted(account.global_privileges.difference(STATIC_PRIVILEGES))
             lines = [
-                f"GRANT {', '.join(global_privs) or 'USAGE'} ON *.* TO {account.name}"
+                f"GRANT {', '.join(static) or 'USAGE'} ON *.* TO {account.name}"
                 + (" WITH GRANT OPTION" if account.grant_option else "")
             ]
+            if dynamic:
+                lines.append(f"GRANT {','.join(dynamic)} ON *.* TO {account.name}")
             for database, privs in sorted(account.database_privileges.items()):
                 if privs:
                     lines.append(f"GRANT {_listed(privs)} ON `{database}`.* TO {account.name}")
@@ -336,7 +346,7 @@ def _expanded(names: set[str], database: str | None, table: str | None) -> set[s
             if table is None
             else TABLE_PRIVILEGES
         )
-    return names - {"USAGE"}
+    return names - _NOT_PRIVILEGES
 
 
 def _holds_any(account: Account, database: str | None, table: str | None) -> bool:
