@@ -78,6 +78,9 @@ CASES = [
          other="DROP"),
     Case("drop_database", "DROP DATABASE {db}", ("DROP",), 1044, ("global", "database")),
     Case("use", "USE {db}", ("SELECT",), 1044, other=""),
+    Case("prepare", "PREPARE s FROM 'SELECT * FROM {db}.{t} WHERE id = ?'", ("SELECT",), 1142),
+    Case("prepare_insert", "PREPARE s FROM 'INSERT INTO {db}.{t} VALUES (?, 1)'", ("INSERT",),
+         1142),
     Case("show_tables", "SHOW TABLES FROM {db}", ("SELECT",), 1044, other=""),
 ]  # fmt: skip
 

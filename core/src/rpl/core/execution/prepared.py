@@ -53,6 +53,7 @@ from rpl.core.errors import (
     ER_WRONG_ARGUMENTS,
     MySQLError,
 )
+from rpl.core.execution import privileges
 from rpl.core.execution.execute import execute_parsed, stack_guard
 from rpl.core.execution.results import Ok, Result, Rows
 from rpl.core.execution.session import Session
@@ -268,6 +269,7 @@ def prepare(session: Session, text: str, name: str | None = None) -> PreparedSta
         raise MySQLError.of(ER_UNSUPPORTED_PS)
     if session.server.dispatch.handler_for(template) is None:
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, type(template).__name__)
+    privileges.check(session, template)  # as MySQL, at PREPARE too: no columns of others
     markers = tuple(tok[3] for tok in tokenize(text) if tok[0] is K_OP and tok[1] == "?")
     if len(markers) > MAX_PARAMETERS:
         raise MySQLError.of(ER_PS_MANY_PARAM)
