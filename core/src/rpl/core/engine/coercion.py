@@ -48,6 +48,7 @@ from rpl.core.errors import (
     WARN_DATA_TRUNCATED,
     MySQLError,
 )
+from rpl.core.hex_literal import HexBytes
 
 Value: TypeAlias = int | str | float | decimal.Decimal | bytes | None
 """A stored column value."""
@@ -493,6 +494,10 @@ def _coerce_any(column: ColumnDefinition, value: object, row: int) -> Value:
 
 
 _Coercer: TypeAlias = Callable[[ColumnDefinition, object, int], Value]
+_NUMERIC: Final = frozenset(
+    (*_INT_BITS, *_FLOAT_MAX, "DECIMAL", "NUMERIC", "DEC", "FIXED", "YEAR", "BIT")
+)
+"""The column types a hexadecimal literal is stored into as its number."""
 _COERCERS: Final[dict[str, _Coercer]] = {
     **dict.fromkeys(_INT_BITS, _coerce_int),
     "CHAR": _coerce_char,
@@ -528,6 +533,8 @@ def coerce(column: ColumnDefinition, value: object, row_number: int = 1) -> Valu
         if not column.nullable:
             raise MySQLError.of(ER_BAD_NULL_ERROR, column.name)
         return None
+    if type(value) is HexBytes:
+        value = value.number() if column.type_name in _NUMERIC else bytes(value)
     return _COERCERS.get(column.type_name, _coerce_any)(column, value, row_number)
 
 

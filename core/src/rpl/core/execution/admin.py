@@ -74,7 +74,7 @@ def _value(session: Session, item: ast.SetVariable) -> object:
 def _assign(session: Session, item: ast.SetVariable) -> None:
     server = session.server
     if item.scope == "USER":
-        session.user_vars[item.name.lower()] = _value(session, item)
+        session.context.set_user_variable(item.name, _value(session, item))
         return
     if item.scope in ("PERSIST", "PERSIST_ONLY"):
         raise MySQLError.of(ER_NOT_SUPPORTED_YET, "SET PERSIST")

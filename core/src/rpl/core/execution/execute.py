@@ -26,6 +26,7 @@ from rpl.core.execution.results import Result
 from rpl.core.execution.session import Session
 from rpl.core.execution.sysvars import SERVER_VERSION
 from rpl.core.execution.transactions import after_statement, before_statement
+from rpl.core.hex_literal import HexBytes
 from rpl.core.sql import ast
 from rpl.core.sql.parser import parse
 from rpl.observers import Scope
@@ -59,8 +60,12 @@ class SessionContext(Context):
         return self.session.user_vars.get(name.lower())
 
     def set_user_variable(self, name: str, value: object) -> None:
-        """``@name := value`` (SET @name = value does the same, execution.admin)."""
-        self.session.user_vars[name.lower()] = value
+        """``@name := value`` and SET @name = value. A hexadecimal literal is kept as the
+        binary string it is (MySQL's ``SET @v = X'41'`` holds ``'A'``, which ``@v + 0``
+        reads as 0).
+        """
+        kept = bytes(value) if isinstance(value, HexBytes) else value
+        self.session.user_vars[name.lower()] = kept
 
     def function(self, name: str, args: list[object]) -> object:
         """Functions that need the session or the server."""

@@ -37,6 +37,7 @@ from rpl.core.errors import (
     ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
     MySQLError,
 )
+from rpl.core.hex_literal import HexBytes
 from rpl.core.sql import ast
 from rpl.core.variables import like_pattern
 
@@ -45,12 +46,17 @@ Compiled = Callable[[Row], object]
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)")
 
 
+_NUMBERS = (int, float, decimal.Decimal)
+
+
 def to_number(value: object) -> int | float | decimal.Decimal:
     """MySQL's string-to-number conversion (leading numeric prefix, else 0)."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int | float | decimal.Decimal):
         return value
+    if isinstance(value, HexBytes):
+        return value.number()
     if isinstance(value, bytes):
         value = value.decode("utf-8", "replace")
     match = _NUMBER.match(str(value))
@@ -66,6 +72,10 @@ def to_number(value: object) -> int | float | decimal.Decimal:
 def _comparable(left: object, right: object) -> tuple[object, object]:
     if isinstance(left, str) and isinstance(right, str):
         return left, right
+    if (isinstance(left, HexBytes) and isinstance(right, _NUMBERS)) or (
+        isinstance(right, HexBytes) and isinstance(left, _NUMBERS)
+    ):
+        return to_number(left), to_number(right)  # a hex literal against a number: numbers
     if isinstance(left, bytes) or isinstance(right, bytes):
         lb = left if isinstance(left, bytes) else str(left).encode("utf-8", "surrogateescape")
         rb = right if isinstance(right, bytes) else str(right).encode("utf-8", "surrogateescape")
@@ -683,8 +693,10 @@ _U64 = (1 << 64) - 1
 
 def _to_integer(value: object) -> int:
     """CAST(value AS SIGNED/UNSIGNED) before wrapping: numbers round half away from zero,
-    strings take their integer prefix as MySQL does.
+    strings take their integer prefix as MySQL does, a hexadecimal literal its number.
     """
+    if isinstance(value, HexBytes):
+        return value.number()
     if isinstance(value, str | bytes):
         text = as_text(value).strip()
         match = re.match(r"[-+]?\d+", text)

@@ -27,6 +27,7 @@ from decimal import Decimal
 from typing import Any, Final, TypeAlias
 
 from rpl.core.errors import ER_ILLEGAL_VALUE_FOR_TYPE, ER_PARSE_ERROR, MySQLError
+from rpl.core.hex_literal import HexBytes
 
 Token: TypeAlias = tuple[str, str, Any, int, int]
 
@@ -203,13 +204,13 @@ def tokenize(sql: str) -> list[Token]:
                 name = _quoted_value(name)
             append((K_USERVAR, "", name, pos, stop))
         elif group == "hexstr":
-            append((K_BYTES, "", bytes.fromhex(_even(text[2:-1])), pos, stop))
+            append((K_BYTES, "", HexBytes(bytes.fromhex(_even(text[2:-1]))), pos, stop))
         elif group == "hexnum":
-            append((K_BYTES, "", bytes.fromhex(_even(text[2:])), pos, stop))
+            append((K_BYTES, "", HexBytes(bytes.fromhex(_even(text[2:]))), pos, stop))
         elif group == "bitstr":
-            append((K_BYTES, "", _bits(text[2:-1]), pos, stop))
+            append((K_BYTES, "", HexBytes(_bits(text[2:-1])), pos, stop))
         elif group == "bitnum":
-            append((K_BYTES, "", _bits(text[2:]), pos, stop))
+            append((K_BYTES, "", HexBytes(_bits(text[2:])), pos, stop))
         elif group == "vopen":
             version = m.group("ver")
             if version is None or int(version) <= SERVER_VERSION_ID:
