@@ -494,9 +494,7 @@ def _coerce_any(column: ColumnDefinition, value: object, row: int) -> Value:
 
 
 _Coercer: TypeAlias = Callable[[ColumnDefinition, object, int], Value]
-_NUMERIC: Final = frozenset(
-    (*_INT_BITS, *_FLOAT_MAX, "DECIMAL", "NUMERIC", "DEC", "FIXED", "YEAR", "BIT")
-)
+_NUMERIC: Final = frozenset((*_INT_BITS, *_FLOAT_MAX, "DECIMAL", "NUMERIC", "DEC", "FIXED", "YEAR"))
 """The column types a hexadecimal literal is stored into as its number."""
 _COERCERS: Final[dict[str, _Coercer]] = {
     **dict.fromkeys(_INT_BITS, _coerce_int),
