@@ -161,9 +161,7 @@ def _as_text(column: ColumnDefinition, value: object, row: int) -> str:
     if type(value) is str:
         if is_utf8(value):
             return value
-        raise _wrong_value(
-            "string", invalid_bytes(value.encode("utf-8", "surrogateescape")), column, row
-        )
+        raise _wrong_value("string", invalid_bytes(value), column, row)
     if isinstance(value, bytes):
         try:
             return value.decode("utf-8")
@@ -186,10 +184,11 @@ def is_utf8(text: str) -> bool:
     return text.isascii() or not _INVALID_UTF8.search(text)
 
 
-def invalid_bytes(data: bytes) -> str:
+def invalid_bytes(value: str | bytes) -> str:
     """MySQL's rendering of a value that is not UTF-8 in ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
     from the first byte that is not, at most six bytes, each as ``\\xHH`` (``\\xE9``).
     """
+    data = value.encode("utf-8", "surrogateescape") if isinstance(value, str) else value
     try:
         data.decode("utf-8")
         start = 0

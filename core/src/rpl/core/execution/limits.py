@@ -56,8 +56,7 @@ def check_names(*names: str | None) -> None:
         if len(name) > NAME_CHAR_LEN:
             raise MySQLError.of(ER_TOO_LONG_IDENT, name)
         if not is_utf8(name):
-            raw = invalid_bytes(name.encode("utf-8", "surrogateescape"))
-            raise MySQLError.of(ER_INVALID_CHARACTER_STRING, "utf8mb4", raw)
+            raise MySQLError.of(ER_INVALID_CHARACTER_STRING, "utf8mb4", invalid_bytes(name))
 
 
 def check_type(column: ColumnSchema) -> None:

@@ -40,12 +40,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-import attrs
-
 from rpl.core.accounts import ANY
 from rpl.core.errors import ER_DBACCESS_DENIED_ERROR, ER_TABLEACCESS_DENIED_ERROR, MySQLError
 from rpl.core.sql import ast
-from rpl.core.sql.walk import table_names
+from rpl.core.sql.walk import nodes, table_names
 
 if TYPE_CHECKING:  # the session imports the computed tables, which list through here
     from rpl.core.execution.session import Session
@@ -104,7 +102,7 @@ def visible(session: Session, db: str, table: str | None = None) -> bool:
     schema = db.lower()
     if account is None or schema == INFORMATION_SCHEMA:
         return True
-    if schema == PERFORMANCE_SCHEMA and (table is None or table in OPEN_PERFORMANCE_TABLES):
+    if schema == PERFORMANCE_SCHEMA and (table is None or _open_to_all(schema, table)):
         return True
     accounts = session.server.accounts
     return account.holds_everywhere or accounts.allowed(account, ANY, db, table)
@@ -206,12 +204,17 @@ def _reads(session: Session, names: Iterable[ast.TableName]) -> Iterator[Need]:
         db = _database_of(session, name)
         if db is None:
             continue
-        schema = db.lower()
-        if schema == INFORMATION_SCHEMA:
-            continue
-        if schema == PERFORMANCE_SCHEMA and name.name.lower() in OPEN_PERFORMANCE_TABLES:
-            continue
-        yield ("SELECT", db, name.name)
+        if not _open_to_all(db.lower(), name.name):
+            yield ("SELECT", db, name.name)
+
+
+def _open_to_all(schema: str, table: str) -> bool:
+    """Whether every account may read ``schema.table`` (``schema`` lower-cased):
+    information_schema's tables and performance_schema's variable and status tables.
+    """
+    return schema == INFORMATION_SCHEMA or (
+        schema == PERFORMANCE_SCHEMA and table.lower() in OPEN_PERFORMANCE_TABLES
+    )
 
 
 def _insert(session: Session, statement: ast.Insert) -> Iterator[Need]:
@@ -245,16 +248,7 @@ def _reads_a_column(node: object) -> bool:
     """Whether ``node`` reads a column of the statement's own table (outside a
     subquery, whose tables are checked as reads of their own).
     """
-    if isinstance(node, ast.Column):
-        return True
-    if isinstance(node, ast.Statement | ast.TableName):
-        return False
-    if isinstance(node, tuple):
-        return any(_reads_a_column(item) for item in node)
-    kind = type(node)
-    if not attrs.has(kind):
-        return False
-    return any(_reads_a_column(getattr(node, f.name)) for f in attrs.fields(kind))
+    return any(isinstance(n, ast.Column) for n in nodes(node, skip=(ast.Statement,)))
 
 
 def _alter(session: Session, statement: ast.AlterTable) -> Iterator[Need]:
