@@ -39,6 +39,7 @@ from rpl.observers import (
     BinlogDumpFlags,
     BinlogRelayFlags,
     BinlogStorageParam,
+    CommitDecision,
     ObserverError,
     RelayIOParam,
     ServerStateParam,
@@ -196,9 +197,25 @@ class TransDelegate(Delegate):
         """Run ``before_dml``; raises HookError on failure."""
         self._run("before_dml", param)
 
-    def before_commit(self, param: TransParam) -> None:
-        """Run ``before_commit``; raises HookError on failure."""
-        self._run("before_commit", param)
+    def before_commit(self, param: TransParam) -> CommitDecision | None:
+        """Run ``before_commit``; raises HookError on failure. Returns the one
+        :class:`CommitDecision` an observer returned (two fail the hook; any other
+        value is ignored), else None.
+        """
+        if self.is_empty("before_commit"):
+            return None
+        decision: CommitDecision | None = None
+        with self._registry.calling() as generation:
+            for callback in generation.callbacks.get("before_commit", ()):
+                result = self._call("before_commit", callback, (param,))
+                if not isinstance(result, CommitDecision):
+                    continue
+                if decision is not None:
+                    self._reject(
+                        "before_commit", callback.plugin, "a second observer chose the GTID"
+                    )
+                decision = result
+        return decision
 
     def before_rollback(self, param: TransParam) -> None:
         """Run ``before_rollback``; failures are logged only."""

@@ -21,6 +21,7 @@ import importlib.metadata
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import attrs
 
@@ -39,11 +40,15 @@ from rpl.core.threads import ThreadRegistry
 from rpl.core.variables import StatusVariables, SystemVariables
 from rpl.observers import (
     ENTRY_POINT_GROUP,
+    ChannelService,
+    CommandRegistry,
     ObserverError,
     ReplicationPlugin,
+    ServerControl,
     StatusVariable,
     SystemVariable,
     SystemVariableHandle,
+    TableRegistry,
 )
 
 _log = errorlog.logger("plugins")
@@ -116,6 +121,38 @@ class PluginVariables:
             raise ValueError(f"variable '{name}' must start with '{self._plugin}_'")
 
 
+class Detached:
+    """The server, channel, command and table services of a plugin registry that serves
+    no server (unit tests of plugins and of loading): each call raises RuntimeError.
+    """
+
+    def __getattr__(self, name: str) -> object:
+        raise RuntimeError(f"'{name}': this plugin registry serves no server")
+
+
+@attrs.frozen
+class ServerBound:
+    """The services that need the running server, for one plugin (see
+    :mod:`rpl.core.instance.plugin_services`).
+    """
+
+    server: ServerControl
+    channels: ChannelService
+    commands: CommandRegistry
+    tables: TableRegistry
+
+
+ServerBoundFor = Callable[[str], ServerBound]
+"""Makes the server-bound services of the plugin named by its argument."""
+Unregister = Callable[[str], None]
+"""Removes what a plugin registered through its server-bound services."""
+
+
+def _detached(name: str) -> ServerBound:
+    detached = cast(Any, Detached())
+    return ServerBound(detached, detached, detached, detached)
+
+
 @attrs.frozen
 class PluginServices:
     """The ``rpl.observers.ServerServices`` one plugin receives."""
@@ -124,6 +161,27 @@ class PluginServices:
     variables: PluginVariables
     threads: ThreadRegistry
     error_log: ErrorLog
+    bound: ServerBound
+
+    @property
+    def server(self) -> ServerControl:
+        """The server's identity, GTIDs, super_read_only."""
+        return self.bound.server
+
+    @property
+    def channels(self) -> ChannelService:
+        """Named applier-only channels."""
+        return self.bound.channels
+
+    @property
+    def commands(self) -> CommandRegistry:
+        """The plugin's SQL commands."""
+        return self.bound.commands
+
+    @property
+    def tables(self) -> TableRegistry:
+        """The plugin's performance_schema tables."""
+        return self.bound.tables
 
 
 @attrs.frozen
@@ -150,7 +208,11 @@ class Plugins:
         status: StatusVariables,
         threads: ThreadRegistry,
         sources: Callable[[], Mapping[str, PluginSource]] = discover,
+        bound: ServerBoundFor = _detached,
+        unregister: Unregister | None = None,
     ) -> None:
+        self._bound = bound
+        self._unregister = unregister
         self._registry = registry
         self._system = system
         self._status = status
@@ -239,7 +301,11 @@ class Plugins:
 
     def _construct(self, name: str, plugin_class: type[ReplicationPlugin]) -> ReplicationPlugin:
         services = PluginServices(
-            name, PluginVariables(name, self._system, self._status), self._threads, ErrorLog(name)
+            name,
+            PluginVariables(name, self._system, self._status),
+            self._threads,
+            ErrorLog(name),
+            self._bound(name),
         )
         try:
             return plugin_class(services)
@@ -264,3 +330,5 @@ class Plugins:
     def _unregister_variables(self, name: str) -> None:
         self._system.unregister_owner(name)
         self._status.unregister_owner(name)
+        if self._unregister is not None:
+            self._unregister(name)

@@ -41,6 +41,7 @@ from rpl.observers.params import (
     BinlogDumpFlags,
     BinlogRelayFlags,
     BinlogStorageParam,
+    CommitDecision,
     RelayIOParam,
     ServerStateParam,
     TransmitParam,
@@ -86,7 +87,7 @@ class TransactionObserver:
         """
 
     @hookspec
-    def before_commit(self, param: TransParam) -> None:
+    def before_commit(self, param: TransParam) -> CommitDecision | None:
         """A transaction is about to enter the binary log commit pipeline.
 
         Called in the session's thread at COMMIT (or at the end of an
@@ -113,13 +114,30 @@ class TransactionObserver:
         collation's weights as in MySQL (rpl.core.execution.write_sets has the
         details).
 
+        ``param.gtid_executed`` is the transaction's snapshot (the server's
+        ``gtid_executed`` when its first statement ran); ``param.thread_kind``
+        and ``param.channel_name`` say whose transaction it is (a client's, the
+        asynchronous replica's applier, or the applier of a plugin's channel).
+
         Holds: every row lock of the transaction is held; its changes are
-        visible only to itself; nothing of it is in the binary log.
+        visible only to itself; nothing of it is in the binary log. A callback
+        may block (Group Replication waits here for the group's certification);
+        it may call any service of :class:`rpl.observers.ServerServices`,
+        including a wait for a GTID set, but must not wait for a transaction
+        that needs this one's row locks.
+
+        Returns: ``None`` (the server assigns the GTID), or a
+        :class:`rpl.observers.CommitDecision`: commit with that GTID (its
+        ``queued`` callback runs once the transaction has its place in the binary
+        log's commit queue). Two observers returning a decision for one
+        transaction fail the hook.
 
         Failure: the transaction is rolled back (``before_rollback`` and
         ``after_rollback`` run) and the client gets the observer's error, or
         ER_RUN_HOOK_ERROR (3100) "Error on observer while running replication
-        hook 'before_commit'."; nothing is binlogged.
+        hook 'before_commit'."; nothing is binlogged. Group Replication rolls
+        back a transaction the group refused with ER_TRANSACTION_ROLLBACK_DURING_COMMIT
+        (3101, sqlstate 40000).
         """
 
     @hookspec

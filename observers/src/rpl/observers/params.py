@@ -11,6 +11,7 @@ header window of ``before_send_event``, or by raising
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 
 import attrs
 
@@ -24,6 +25,23 @@ class TransFlags(enum.IntFlag):
     TRANS_IS_REAL_TRANS = 1
     """The hook is for a multi-statement transaction (BEGIN ... COMMIT), not an
     autocommitted statement."""
+
+
+class ThreadKind(enum.Enum):
+    """The kind of thread a transaction hook runs on (``TransParam.thread_kind``).
+
+    A plugin that observes every transaction tells its own appliers' work from a
+    client's by it: Group Replication certifies a client's commit but not what its
+    ``group_replication_applier`` channel applies.
+    """
+
+    CLIENT = "CLIENT"
+    """A client connection's session (also the server's own internal sessions)."""
+    REPLICA_APPLIER = "REPLICA_APPLIER"
+    """The applier (SQL) thread of the asynchronous replica channel (``''``)."""
+    PLUGIN_APPLIER = "PLUGIN_APPLIER"
+    """The applier of a channel a plugin feeds (``TransParam.channel_name`` names it:
+    ``group_replication_applier``); see :class:`rpl.observers.ApplierChannel`."""
 
 
 class BinlogDumpFlags(enum.IntFlag):
@@ -83,6 +101,36 @@ class TransParam:
     group_replication_consistency: str = "EVENTUAL"
     hold_timeout: int = 28800
     """Seconds a hook may hold the session (the session's ``wait_timeout``)."""
+    gtid_executed: str = ""
+    """``before_commit`` only: the transaction's snapshot, the server's
+    ``gtid_executed`` (a GTID set in MySQL's text) as it was when the
+    transaction's first statement ran: every transaction in it was committed
+    and visible to this one. Group Replication certifies against it."""
+    thread_kind: ThreadKind = ThreadKind.CLIENT
+    """The kind of thread the hook runs on."""
+    channel_name: str = ""
+    """The replication channel whose applier runs the transaction (``''`` for a
+    client session and for the asynchronous replica's channel)."""
+
+
+@attrs.frozen
+class CommitDecision:
+    """What a ``before_commit`` callback may return: commit with this GTID.
+
+    ``gtid`` (``"uuid:gno"``) replaces the GTID the server would assign; the
+    transaction is binlogged and added to ``gtid_executed`` with it. The server
+    refuses a GTID already in ``gtid_executed`` (the commit fails with
+    ER_RUN_HOOK_ERROR and rolls back). ``queued``, when given, is called in the
+    committing thread once the transaction holds its place in the binary log's
+    commit queue, before it is written: no transaction that enters the queue after
+    that call is binlogged before this one. A plugin that must binlog transactions
+    in an order of its own (Group Replication: the group's delivery order) lets the
+    next one in only after ``queued``. It is called at most once and not at all when
+    the commit fails before it reaches the queue.
+    """
+
+    gtid: str
+    queued: Callable[[], None] | None = None
 
 
 @attrs.frozen

@@ -10,8 +10,10 @@ the server: these Protocols are everything it may rely on.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, runtime_checkable
+
+import attrs
 
 from rpl.observers.variables import StatusVariable, SystemVariable, SysVarValue
 
@@ -198,6 +200,192 @@ class ErrorLog(Protocol):
 
 
 @runtime_checkable
+class ServerControl(Protocol):
+    """The server itself: who it is, what it has committed, and its write switch.
+
+    Every method may be called from any thread, including from a hook that blocks
+    (``begin``, ``before_commit``): none of them takes a lock a hook's caller holds.
+    GTID sets are MySQL's text (``"uuid:1-5:7,uuid2:1-3"``); a malformed one raises
+    ``ValueError``.
+    """
+
+    @property
+    def server_uuid(self) -> str:
+        """``@@server_uuid``."""
+        ...
+
+    @property
+    def server_id(self) -> int:
+        """``@@server_id``."""
+        ...
+
+    @property
+    def host(self) -> str:
+        """``@@hostname``: the address clients reach this server at."""
+        ...
+
+    @property
+    def port(self) -> int:
+        """``@@port``: the port clients connect to."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """``@@version`` (``8.0.xx``-style: the MySQL version the server speaks)."""
+        ...
+
+    @property
+    def binlog_checksum(self) -> bool:
+        """Whether ``@@binlog_checksum`` is CRC32: then the events of
+        ``TransParam.trx_cache`` end in a CRC32 each.
+        """
+        ...
+
+    def gtid_executed(self) -> str:
+        """``@@gtid_executed``: every transaction committed here, now."""
+        ...
+
+    def wait_for_gtid_set(self, gtid_set: str, timeout: float) -> bool:
+        """Block until every GTID of ``gtid_set`` is committed here (in the
+        binlog and visible to every session), or ``timeout`` seconds pass; whether
+        they all were. An empty set returns True at once.
+        """
+        ...
+
+    def set_super_read_only(self, on: bool) -> None:
+        """Turn ``super_read_only`` (and with it ``read_only``) on or off, as
+        ``SET GLOBAL super_read_only`` would: while on, every client's write
+        fails with ER_OPTION_PREVENTS_STATEMENT (1290); appliers still write.
+        """
+        ...
+
+    @property
+    def super_read_only(self) -> bool:
+        """``@@super_read_only``."""
+        ...
+
+
+@runtime_checkable
+class ApplierChannel(Protocol):
+    """A named replication channel that has an applier and no receiver: the plugin
+    queues whole transactions, the server applies them in queue order through its
+    own commit path (transaction hooks with ``thread_kind`` PLUGIN_APPLIER, the
+    binary log, ``gtid_executed``) with the GTID each was queued with.
+
+    What holds: transactions apply one at a time, in the order queued; one whose GTID
+    is already executed here is skipped; one that fails stops the channel's applier
+    (``last_error`` says why; the error log has MySQL's "Replica SQL for channel"
+    line) and it stays queued. What was queued and not yet applied is not durable:
+    a restarted server's channel starts empty (Group Replication recovers it from
+    the group).
+    """
+
+    @property
+    def name(self) -> str:
+        """The channel's name (``group_replication_applier``)."""
+        ...
+
+    def queue(
+        self, gtid: str, events: bytes, *, server_id: int, timestamp_us: int, checksum: bool
+    ) -> None:
+        """Queue one transaction: ``events`` is its body as ``before_commit``'s
+        ``TransParam.trx_cache`` holds it (QUERY BEGIN ... XID, or one DDL QUERY),
+        without a GTID event; the server adds the GTID event for ``gtid``.
+        ``server_id`` and ``timestamp_us`` are its origin's server id and
+        original commit timestamp; ``checksum`` says whether its events end in a
+        CRC32 (the origin's :attr:`ServerControl.binlog_checksum`). ``ValueError``
+        if the events do not parse.
+        """
+        ...
+
+    def start(self) -> None:
+        """Start the applier thread (a no-op while it runs)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop the applier after the transaction it is applying; wait for it."""
+        ...
+
+    @property
+    def running(self) -> bool:
+        """Whether the applier thread runs."""
+        ...
+
+    def received_gtid_set(self) -> str:
+        """Every GTID queued since the channel was created (RECEIVED_TRANSACTION_SET)."""
+        ...
+
+    def queue_size(self) -> int:
+        """Transactions queued and not yet applied."""
+        ...
+
+    @property
+    def last_error(self) -> tuple[int, str]:
+        """The errno and message that stopped the applier last, ``(0, "")`` if none."""
+        ...
+
+    def close(self) -> None:
+        """Stop the applier and remove the channel (its queue is dropped)."""
+        ...
+
+
+@runtime_checkable
+class ChannelService(Protocol):
+    """Named replication channels a plugin creates (``performance_schema`` lists
+    them with their names as MySQL lists ``group_replication_applier``).
+    """
+
+    def applier_channel(self, name: str) -> ApplierChannel:
+        """The applier-only channel ``name``, created if it does not exist.
+        ``ValueError`` for ``''`` (the asynchronous replica's channel).
+        """
+        ...
+
+
+PluginCommand = Callable[[int], None]
+"""A plugin SQL command's body: called in the client's thread with its thread id.
+It raises :class:`rpl.observers.ObserverError` with ``errno`` to fail with that
+MySQL error; returning means OK."""
+
+
+@runtime_checkable
+class CommandRegistry(Protocol):
+    """SQL statements a plugin answers (``START GROUP_REPLICATION``)."""
+
+    def register_command(self, statement: str, body: PluginCommand, privilege: str) -> None:
+        """Answer ``statement`` (its keywords, case-insensitive, whitespace-free
+        comparison: ``"START GROUP_REPLICATION"``) with ``body``. The client needs
+        ``privilege`` (a global static or dynamic privilege, e.g. ``SUPER`` or
+        ``GROUP_REPLICATION_ADMIN``), else ER_SPECIFIC_ACCESS_DENIED_ERROR (1227).
+        The command leaves with the plugin.
+        """
+        ...
+
+
+@attrs.frozen
+class PluginTable:
+    """A performance_schema table a plugin provides: ``columns`` are (name, MySQL
+    column type) pairs (``("MEMBER_PORT", "int")``); ``rows`` returns the rows at
+    each read, one tuple of values per row in column order.
+    """
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    rows: Callable[[], Iterable[tuple[object, ...]]]
+
+
+@runtime_checkable
+class TableRegistry(Protocol):
+    """performance_schema tables a plugin provides."""
+
+    def register_table(self, table: PluginTable) -> None:
+        """Add ``performance_schema.<table.name>``; it leaves with the plugin.
+        ``ValueError`` if the server already has a table by that name.
+        """
+        ...
+
+
+@runtime_checkable
 class ServerServices(Protocol):
     """What a plugin receives at initialisation."""
 
@@ -219,4 +407,24 @@ class ServerServices(Protocol):
     @property
     def error_log(self) -> ErrorLog:
         """The server's error log."""
+        ...
+
+    @property
+    def server(self) -> ServerControl:
+        """The server: identity, ``gtid_executed`` and its waits, ``super_read_only``."""
+        ...
+
+    @property
+    def channels(self) -> ChannelService:
+        """Named replication channels."""
+        ...
+
+    @property
+    def commands(self) -> CommandRegistry:
+        """The plugin's SQL commands."""
+        ...
+
+    @property
+    def tables(self) -> TableRegistry:
+        """The plugin's performance_schema tables."""
         ...

@@ -177,8 +177,13 @@ class CommitTicket:
         original_commit_timestamp: int | None = None,
         write_set: frozenset[int] | None = None,
         rows_only: bool = False,
+        queued: Callable[[], None] | None = None,
     ) -> None:
         self.thread_id = thread_id
+        self.queued = queued
+        """Called once the ticket is in the flush queue (outside the queue's lock): every
+        ticket queued after that call is binlogged after this one (a plugin's commit
+        order, ``rpl.observers.CommitDecision``)."""
         self.rows_only = rows_only
         """Its changes are all rows events (its GTID event's flags say so)."""
         self.events = events
@@ -330,6 +335,10 @@ class Binlog:
         """The committer left the commit stage to a flush thread (queue lock)."""
         self.commit_stage_lock = threading.Lock()
         """Held during each group's engine commits: hold it to see no commit in progress."""
+        self._executed = threading.Condition(self.commit_stage_lock)
+        """Notified after a commit stage added to ``gtid_executed`` while anyone waits in
+        :meth:`wait_for_gtid_set`."""
+        self._executed_waiters = 0
         self._published = PublishedEnd()
         self._committed_end = BinlogPosition("", 0)
         self._fd = -1
@@ -484,6 +493,24 @@ class Binlog:
         return self._published.wait_past(past, timeout)
 
     # -------------------------------------------------------- group commit
+    def wait_for_gtid_set(self, gtids: GtidSet, timeout: float) -> bool:
+        """Block until every GTID of ``gtids`` is committed (in ``gtid_executed``: logged
+        and committed in the engine), or ``timeout`` seconds pass; whether they are.
+        """
+        deadline = time.monotonic() + timeout
+        with self._executed:
+            self._executed_waiters += 1
+            try:
+                while not gtids <= self.gtid_executed:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    with thd_wait():
+                        self._executed.wait(min(left, 1.0))
+                return True
+            finally:
+                self._executed_waiters -= 1
+
     def commit(self, ticket: CommitTicket) -> None:
         """Write, sync and commit one transaction with whatever group it joins.
 
@@ -513,6 +540,9 @@ class Binlog:
             leader = len(self._queue) == len(tickets)
             if leader and not waited and not self._flushing:
                 self._wake_flusher()
+        for ticket in tickets:
+            if ticket.queued is not None:
+                ticket.queued()
         if not waited:
             return
         with thd_wait():
@@ -822,6 +852,8 @@ class Binlog:
                 assert ticket.gtid is not None
                 self.gtid_executed.add(ticket.gtid.sid, ticket.gtid.gno)
             self._committed_end = end
+            if self._executed_waiters:
+                self._executed.notify_all()
             self.binlog_commits += len(tickets)
             self.binlog_group_commits += groups
         self.crash.hit("crash_after_engine_commit")

@@ -143,6 +143,13 @@ def execute(session: Session, sql: str) -> Result:
     parentheses, an expression of thousands of terms) gets MySQL's 1436 and changes
     nothing (the statement's savepoint is rolled back as for any error).
     """
+    commands = session.server.plugin_commands
+    if commands:
+        command = commands.match(sql)
+        if command is not None:
+            session.warnings = []
+            session.server.questions += 1
+            return commands.run(session, command)
     with stack_guard():
         return execute_parsed(session, parse(sql), sql)
 

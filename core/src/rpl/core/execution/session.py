@@ -31,11 +31,16 @@ from rpl.core.binlog.events import (
     WRITE_ROWS_EVENT,
     seal_events,
 )
-from rpl.core.binlog.gtid import Gtid
+from rpl.core.binlog.gtid import Gtid, GtidSet
 from rpl.core.binlog.writer import CommitTicket, Reply
 from rpl.core.delegates import HookError
 from rpl.core.engine import Transaction
-from rpl.core.errors import ER_LOCK_DEADLOCK, ER_SPECIFIC_ACCESS_DENIED_ERROR, MySQLError
+from rpl.core.errors import (
+    ER_LOCK_DEADLOCK,
+    ER_RUN_HOOK_ERROR,
+    ER_SPECIFIC_ACCESS_DENIED_ERROR,
+    MySQLError,
+)
 from rpl.core.execution.binlogging import Origin, RowLogging, change_statements
 from rpl.core.execution.expressions import Context
 from rpl.core.execution.results import Ok, Result
@@ -44,7 +49,7 @@ from rpl.core.net.packets import ReplyBatch
 from rpl.core.threads import next_thread_id
 from rpl.core.variables import Warning as SqlWarning
 from rpl.core.variables import display
-from rpl.observers import TableInfo, TransFlags, TransParam
+from rpl.observers import CommitDecision, TableInfo, ThreadKind, TransFlags, TransParam
 
 _log = errorlog.logger("session")
 _ROW_EVENT_CODES = frozenset(
@@ -65,12 +70,12 @@ if TYPE_CHECKING:
     import uuid
 
     from rpl.core.accounts import Account, Accounts
-    from rpl.core.binlog.gtid import GtidSet
     from rpl.core.binlog.writer import Binlog
     from rpl.core.debug import CrashPoints
     from rpl.core.delegates import Delegates
     from rpl.core.engine import Engine
     from rpl.core.execution.binlogging import EventEncoder
+    from rpl.core.execution.plugin_commands import PluginCommands
     from rpl.core.execution.prepared import PreparedStatements
     from rpl.core.execution.threadpool import ThreadPool
     from rpl.core.execution.virtual_tables import VirtualTables
@@ -133,6 +138,8 @@ class ServerContext(Protocol):
     """SQL functions features provide (replication: MASTER_POS_WAIT), by upper-case name."""
     questions: int
     prepared_statements: PreparedStatements
+    plugin_commands: PluginCommands
+    """The SQL commands plugins answer (START GROUP_REPLICATION)."""
 
     @property
     def dispatch(self) -> StatementDispatch:
@@ -244,6 +251,14 @@ class Session:
         source's); cleared by the commit."""
         self.origin: Origin | None = None
         """A replicated transaction's (server_id, timestamp), kept in its events."""
+        self.thread_kind = ThreadKind.CLIENT
+        """Whose transactions this session runs (a client's, an applier's): the
+        transaction hooks' ``TransParam.thread_kind``."""
+        self.channel_name = ""
+        """The channel whose applier runs this session ('' for a client)."""
+        self.snapshot: GtidSet | None = None
+        """``gtid_executed`` when the open transaction began, kept only while someone
+        observes ``before_commit`` (``TransParam.gtid_executed``)."""
         self.original_commit_timestamp: int | None = None
         """A replicated transaction's commit time on its originating server (µs)."""
         self.deferred: list[tuple[CommitTicket, Transaction | None]] | None = None
@@ -392,6 +407,8 @@ class Session:
             self.trx = self.server.engine.begin(self.thread_id)
             self.events = []
             self.tables = {}
+            if not self.server.delegates.transaction.is_empty("before_commit"):
+                self.snapshot = self.server.binlog.gtid_executed.copy()
             self._hook("begin")
         return self.trx
 
@@ -417,6 +434,8 @@ class Session:
             log_file,
             log_pos,
             tables=self._table_info(),
+            thread_kind=self.thread_kind,
+            channel_name=self.channel_name,
             **extra,  # type: ignore[arg-type]
         )
 
@@ -570,14 +589,10 @@ class Session:
         (``reply``: the leader replies, see :meth:`_leader_reply`).
         """
         write_set = self._write_set(trx) if trx is not None else None
+        decision: CommitDecision | None = None
         try:
             if not self.server.delegates.transaction.is_empty("before_commit"):
-                self.server.delegates.transaction.before_commit(
-                    self._param(
-                        trx_cache=_trx_cache(events, self.server.encoder.checksum),
-                        write_set=write_set or frozenset(),
-                    )
-                )
+                decision = self._before_commit(events, write_set)
         except HookError:
             if trx is not None:
                 self.trx = trx
@@ -585,7 +600,10 @@ class Session:
             raise
         self.trx = None
         self.events = []
+        self.snapshot = None
         gtid, self.gtid_next = self.gtid_next, None
+        if decision is not None:
+            gtid = _decided_gtid(decision, self.server.binlog.gtid_executed)
         ticket = CommitTicket(
             thread_id=self.thread_id,
             events=events,
@@ -596,6 +614,7 @@ class Session:
             rows_only=_rows_only(events),
             engine_commit=trx.commit if trx is not None else _nothing,
             after_commit=lambda f, p: self._hook("after_commit", f, p),
+            queued=decision.queued if decision is not None else None,
         )
         if self.deferred is not None:
             self.deferred.append((ticket, trx))
@@ -622,6 +641,20 @@ class Session:
             raise
         finally:
             self.state = ""
+
+    def _before_commit(
+        self, events: list[bytearray], write_set: frozenset[int] | None
+    ) -> CommitDecision | None:
+        """Run ``before_commit`` (someone observes it); the GTID an observer chose."""
+        snapshot = self.snapshot if self.snapshot is not None else self.server.binlog.gtid_executed
+        return self.server.delegates.transaction.before_commit(
+            self._param(
+                trx_cache=_trx_cache(events, self.server.encoder.checksum),
+                write_set=write_set or frozenset(),
+                gtid_executed=str(snapshot),
+                hold_timeout=cast(int, self.setting("wait_timeout")),
+            )
+        )
 
     def _write_set(self, trx: Transaction) -> frozenset[int]:
         """The transaction's write set (:mod:`rpl.core.execution.write_sets`): MySQL's
@@ -667,6 +700,19 @@ class Session:
 
 def _nothing() -> None:
     return None
+
+
+def _decided_gtid(decision: CommitDecision, executed: GtidSet) -> Gtid:
+    """The GTID ``before_commit``'s observer chose; ER_RUN_HOOK_ERROR when it is no GTID
+    or is already executed (the transaction is rolled back by the caller's error path).
+    """
+    try:
+        gtid = Gtid.parse(decision.gtid)
+    except ValueError:
+        gtid = None
+    if gtid is None or gtid in executed:
+        raise MySQLError.of(ER_RUN_HOOK_ERROR, "before_commit")
+    return gtid
 
 
 def _rows_only(events: list[bytearray]) -> bool:

@@ -129,6 +129,14 @@ class VirtualTables:
         """Define the table ``schema`` whose rows ``rows`` computes."""
         self._tables[(schema.db.lower(), schema.name.lower())] = (schema, rows)
 
+    def find(self, db: str, name: str) -> tuple[TableSchema, RowsOf] | None:
+        """The definition and rows of ``db.name``, if the server has that table."""
+        return self._tables.get((db.lower(), name.lower()))
+
+    def remove(self, db: str, name: str) -> None:
+        """Forget the table ``db.name`` (a plugin's, as it is uninstalled)."""
+        self._tables.pop((db.lower(), name.lower()), None)
+
     def provide(self, db: str, name: str, facts: FactsOf) -> None:
         """Give the existing table ``db.name`` its rows from ``facts`` (a feature's
         provider: column name -> value, the columns it does not name NULL).

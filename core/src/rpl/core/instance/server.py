@@ -39,16 +39,18 @@ from rpl.core.execution.connection import CommandHandler, Connection
 from rpl.core.execution.dispatch import Dispatch
 from rpl.core.execution.execute import SessionContext
 from rpl.core.execution.expressions import Context
+from rpl.core.execution.plugin_commands import PluginCommands
 from rpl.core.execution.session import ClientSocket, Session, statement_timeouts
 from rpl.core.execution.sysvars import ALIASES, SERVER_VERSION, server_variables
 from rpl.core.execution.threadpool import POOL_OF_THREADS, ThreadPool
-from rpl.core.instance import crash_recovery
+from rpl.core.instance import crash_recovery, plugin_services
 from rpl.core.instance.datadir import Checkpoint, DataDirectory, DataDirectoryInUse
 from rpl.core.net.handshake import password_hash
-from rpl.core.plugins import Plugins
+from rpl.core.plugins import Plugins, ServerBound
 from rpl.core.replication import source
 from rpl.core.replication import statements as replica_statements
 from rpl.core.replication.channel import ReplicaChannel
+from rpl.core.replication.plugin_channel import PluginChannels
 from rpl.core.replication.source import ReplicaHosts
 from rpl.core.threads import ThreadRegistry
 from rpl.core.variables import StatusVariables, SystemVariables
@@ -115,6 +117,12 @@ class Server:
         self._checkpoint_lock = threading.Lock()
         self._checkpoint_due = threading.Event()
         self._log_handler: logging.Handler | None = None
+        self.plugin_commands = PluginCommands()
+        """The SQL commands plugins answer."""
+        self.plugin_channels = PluginChannels(self)
+        """The applier-only channels plugins feed (group_replication_applier)."""
+        self.plugin_server = plugin_services.PluginServer(self)
+        self.plugin_tables = plugin_services.PluginTables(self)
         self.dispatch = Dispatch()
         """Which code runs each statement: the statement layer's own, then each
         feature's, registered at start."""
@@ -157,7 +165,14 @@ class Server:
         self._init_variables()
         self.delegates = Delegates.create()
         self.threads = ThreadRegistry()
-        self.plugins = Plugins(self.delegates.registry, self.variables, self.status, self.threads)
+        self.plugins = Plugins(
+            self.delegates.registry,
+            self.variables,
+            self.status,
+            self.threads,
+            bound=self._plugin_services,
+            unregister=self._plugin_left,
+        )
         self.accounts = Accounts()
         self.encoder = EventEncoder(self.server_id, self._checksum())
         self._load_plugins()
@@ -200,6 +215,20 @@ class Server:
         self._listen()
         errorlog.log(_log, logging.INFO, self.ready_line(), code=10931)
         self.replica.start_at_boot()
+
+    def _plugin_services(self, name: str) -> ServerBound:
+        """The server-bound services of plugin ``name``."""
+        return ServerBound(
+            self.plugin_server,
+            plugin_services.PluginChannelService(self.plugin_channels),
+            plugin_services.PluginCommandRegistry(self, name),
+            plugin_services.PluginTableRegistry(self.plugin_tables, name),
+        )
+
+    def _plugin_left(self, name: str) -> None:
+        """Plugin ``name`` is gone: its commands and tables too."""
+        self.plugin_commands.unregister_owner(name)
+        self.plugin_tables.unregister_owner(name)
 
     def ready_line(self) -> str:
         """MySQL's line saying the server listens (error log and console alike)."""

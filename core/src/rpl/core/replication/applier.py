@@ -50,7 +50,7 @@ from rpl.core.replication.channel_state import ChannelState
 from rpl.core.replication.relay_log_recovery import REMEDY
 from rpl.core.replication.relay_transaction import RETRYABLE, RelayTransaction, apply_transaction
 from rpl.core.replication.worker import ChannelThread
-from rpl.observers import RelayIOParam
+from rpl.observers import RelayIOParam, ThreadKind
 
 _log = errorlog.logger("applier")
 STATE_IDLE = "Replica has read all relay log; waiting for more updates"
@@ -121,6 +121,7 @@ class Applier(ChannelThread):
         registered = self.server.threads.register_thread("thread/sql/replica_sql")
         self.registered = registered
         self.session = Session(self.server, None, "", channel.sql_thread_id)
+        self.session.thread_kind = ThreadKind.REPLICA_APPLIER
         self.session.deferred = self.batch.tickets
         self.session.command = "Connect"
         self.server.add_session(self.session, None)
