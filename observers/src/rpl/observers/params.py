@@ -111,6 +111,9 @@ class TransParam:
     channel_name: str = ""
     """The replication channel whose applier runs the transaction (``''`` for a
     client session and for the asynchronous replica's channel)."""
+    binlog_format: str = "ROW"
+    """The session's ``binlog_format`` (ROW, STATEMENT or MIXED): how this
+    transaction's changes are logged."""
 
 
 @attrs.frozen

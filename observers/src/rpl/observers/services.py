@@ -264,6 +264,16 @@ class ServerControl(Protocol):
         """``@@super_read_only``."""
         ...
 
+    def execute(self, statement: str) -> Sequence[Sequence[object]]:
+        """Run ``statement`` in an internal session of the server (no account: no
+        privilege checks, not refused by ``super_read_only``, binlogged as any
+        session's) and return its rows (empty for a statement without a result set).
+        Raises :class:`rpl.observers.QueryError` with the MySQL error. Group
+        Replication's distributed recovery drives the replica channel with it.
+        Must not be called from a transaction hook.
+        """
+        ...
+
 
 @runtime_checkable
 class ApplierChannel(Protocol):

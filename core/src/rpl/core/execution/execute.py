@@ -191,6 +191,11 @@ def execute_parsed(
         virtual_tables.refuse_statement(session, statement)
     if isinstance(statement, ast.Update | ast.Delete):
         sysvars.check_safe_update(session, statement)
+    if isinstance(statement, ROW_WRITES) and not session.server.delegates.transaction.is_empty(
+        "before_dml"
+    ):
+        table = statement.table
+        session.before_dml(table.schema or session.db or "", table.name)
     statement = before_statement(session, statement, writes)
     try:
         with stack_guard():

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
 
+import attrs
+
 from rpl.core import errorlog
 from rpl.core.binlog.events import (
     DELETE_ROWS_EVENT,
@@ -33,7 +35,6 @@ from rpl.core.binlog.events import (
 )
 from rpl.core.binlog.gtid import Gtid, GtidSet
 from rpl.core.binlog.writer import CommitTicket, Reply
-from rpl.core.delegates import HookError
 from rpl.core.engine import Transaction
 from rpl.core.errors import (
     ER_LOCK_DEADLOCK,
@@ -436,7 +437,16 @@ class Session:
             tables=self._table_info(),
             thread_kind=self.thread_kind,
             channel_name=self.channel_name,
+            binlog_format=self.binlog_format(),
             **extra,  # type: ignore[arg-type]
+        )
+
+    def before_dml(self, db: str, table: str) -> None:
+        """Run ``before_dml`` for a statement about to change rows of ``db.table``
+        (someone observes it); HookError fails the statement before it changes anything.
+        """
+        self.server.delegates.transaction.before_dml(
+            attrs.evolve(self._param(), tables=(TableInfo(db, table, True),))
         )
 
     def _table_info(self) -> tuple[TableInfo, ...]:
@@ -590,10 +600,13 @@ class Session:
         """
         write_set = self._write_set(trx) if trx is not None else None
         decision: CommitDecision | None = None
+        gtid = self.gtid_next
         try:
             if not self.server.delegates.transaction.is_empty("before_commit"):
                 decision = self._before_commit(events, write_set)
-        except HookError:
+            if decision is not None:
+                gtid = _decided_gtid(decision, self.server.binlog.gtid_executed)
+        except MySQLError:
             if trx is not None:
                 self.trx = trx
                 self.rollback()
@@ -601,9 +614,7 @@ class Session:
         self.trx = None
         self.events = []
         self.snapshot = None
-        gtid, self.gtid_next = self.gtid_next, None
-        if decision is not None:
-            gtid = _decided_gtid(decision, self.server.binlog.gtid_executed)
+        self.gtid_next = None
         ticket = CommitTicket(
             thread_id=self.thread_id,
             events=events,
@@ -652,6 +663,7 @@ class Session:
                 trx_cache=_trx_cache(events, self.server.encoder.checksum),
                 write_set=write_set or frozenset(),
                 gtid_executed=str(snapshot),
+                gtid=str(self.gtid_next) if self.gtid_next is not None else None,
                 hold_timeout=cast(int, self.setting("wait_timeout")),
             )
         )

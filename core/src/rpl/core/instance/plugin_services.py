@@ -10,19 +10,22 @@ services for as long as it is installed.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
 from rpl.core.binlog.gtid import GtidSet
 from rpl.core.engine.schema import TableSchema
+from rpl.core.errors import MySQLError
+from rpl.core.execution.execute import execute
+from rpl.core.execution.results import Rows
+from rpl.core.execution.session import Session
 from rpl.core.execution.virtual_tables import PERFORMANCE_SCHEMA, Computed, RowsOf, definition
 from rpl.core.replication.plugin_channel import PluginApplierChannel, PluginChannels
-from rpl.observers import PluginCommand, PluginTable
+from rpl.observers import PluginCommand, PluginTable, QueryError
 
 if TYPE_CHECKING:
-    from rpl.core.execution.session import Session
     from rpl.core.instance.server import Server
 
 
@@ -78,6 +81,17 @@ class PluginServer:
     def super_read_only(self) -> bool:
         """``@@super_read_only``."""
         return bool(self._server.variables.get_global("super_read_only"))
+
+    def execute(self, statement: str) -> Sequence[Sequence[object]]:
+        """Run ``statement`` in an internal session; its rows."""
+        session = Session(self._server, None, "localhost")
+        try:
+            result = execute(session, statement)
+        except MySQLError as exc:
+            raise QueryError(exc.errno, exc.sqlstate, exc.message) from exc
+        finally:
+            session.close()
+        return [list(row) for row in result.rows] if isinstance(result, Rows) else []
 
 
 @attrs.frozen
