@@ -69,7 +69,8 @@ class Certifier:
 
     def add_executed(self, gtids: GtidSet) -> None:
         """GNOs the group used outside certification (a member's own history at
-        bootstrap): never handed out."""
+        bootstrap): never handed out.
+        """
         self.group_executed.update(gtids)
 
     def garbage_collect(self, stable: GtidSet) -> int:

@@ -1,17 +1,333 @@
-"""The ``group_replication`` plugin descriptor.
+"""The ``group_replication`` plugin descriptor: its variables, SQL commands, tables and
+the transaction hooks through which a member's commits go to the group.
 
-Group communication, certification and the consistency levels of WL#10379 are
-the subject of their own issue; until then the plugin installs and uninstalls,
-declares nothing and observes no hook.
+Built only on :mod:`rpl.observers`. The group communication engine is etcd
+(:mod:`rpl.group_replication.gcs`): ``group_replication_group_seeds`` lists the etcd
+members' client addresses (``host:port``), ``group_replication_local_address`` this
+member's own (tried first).
 """
 
 from __future__ import annotations
 
-from rpl.observers import ReplicationPlugin
+import threading
+import uuid
+from collections.abc import Callable, Iterable
+
+from rpl.group_replication import variables as gr_vars
+from rpl.group_replication.gcs import Gcs, GcsError
+from rpl.group_replication.group import APPLIER_CHANNEL, GroupConfig, GroupMember
+from rpl.group_replication.members import MemberState
+from rpl.group_replication.recovery import recover_from_donor
+from rpl.observers import (
+    CommitDecision,
+    ObserverError,
+    PluginTable,
+    ReplicationPlugin,
+    ServerServices,
+    StatusVariable,
+    ThreadKind,
+    TransParam,
+    hookimpl,
+)
+
+ER_GROUP_REPLICATION_CONFIGURATION = 3092
+ER_GROUP_REPLICATION_RUNNING = 3093
+ER_GROUP_REPLICATION_APPLIER_INIT_ERROR = 3094
+ER_GROUP_REPLICATION_COMMUNICATION_LAYER_SESSION_ERROR = 3096
+CONFIGURATION_TEXT = (
+    "The server is not configured properly to be an active member of the group. "
+    "Please see more details on error log."
+)
+COMMUNICATION_TEXT = (
+    "The START GROUP_REPLICATION command failed as there was an error when initializing "
+    "the group communication layer."
+)
+GcsFactory = Callable[[GroupConfig, str], Gcs]
+"""Makes the group communication engine for a configuration and this member's
+local address."""
+
+
+def etcd_gcs(config: GroupConfig, local_address: str) -> Gcs:
+    """The etcd binding over the seeds (the local address first)."""
+    from rpl.group_replication.gcs.etcd import EtcdGcs
+
+    endpoints = [a for a in (local_address, *config.seeds) if a]
+    return EtcdGcs(
+        endpoints=list(dict.fromkeys(endpoints)),
+        group_name=config.group_name,
+        ttl=config.expel_timeout + 5,
+        unreachable_timeout=max(config.unreachable_majority_timeout, 10),
+    )
 
 
 class GroupReplicationPlugin(ReplicationPlugin):
     """Group Replication."""
 
-    description = "Group Replication (not yet functional: installs, observes nothing)"
+    description = "Group Replication (certification over etcd, single- and multi-primary)"
     author = "rpl"
+    gcs_factory: GcsFactory = staticmethod(etcd_gcs)
+
+    def __init__(self, services: ServerServices) -> None:
+        super().__init__(services)
+        self._lock = threading.Lock()
+        self.member: GroupMember | None = None
+        self.vars = gr_vars.register(services.variables, self._check_not_running)
+        services.variables.register_status_variable(
+            StatusVariable("group_replication_primary_member", self._primary_member)
+        )
+        commands = services.commands
+        commands.register_command("START GROUP_REPLICATION", self._start, "GROUP_REPLICATION_ADMIN")
+        commands.register_command("STOP GROUP_REPLICATION", self._stop, "GROUP_REPLICATION_ADMIN")
+        services.tables.register_table(
+            PluginTable("replication_group_members", gr_vars.MEMBER_COLUMNS, self._member_rows)
+        )
+        services.tables.register_table(
+            PluginTable("replication_group_member_stats", gr_vars.STATS_COLUMNS, self._stats_rows)
+        )
+
+    # ---------------------------------------------------------- commands
+    def _check_not_running(self) -> None:
+        if self.member is not None:
+            raise ObserverError(
+                "This option cannot be set while Group Replication is running.",
+                errno=ER_GROUP_REPLICATION_RUNNING,
+            )
+
+    def _config(self) -> GroupConfig:
+        """The start's configuration; ObserverError 3092 when it is not usable."""
+        log = self.services.error_log
+        name = self.vars.text("group_replication_group_name")
+        if not name:
+            log.error(
+                "Plugin group_replication reported: 'The group_replication_group_name "
+                "option is mandatory'"
+            )
+            raise ObserverError(CONFIGURATION_TEXT, errno=ER_GROUP_REPLICATION_CONFIGURATION)
+        try:
+            name = str(uuid.UUID(name))
+        except ValueError:
+            log.error(
+                f"Plugin group_replication reported: 'The group_replication_group_name "
+                f"field is not a valid UUID' ({name})"
+            )
+            raise ObserverError(
+                CONFIGURATION_TEXT, errno=ER_GROUP_REPLICATION_CONFIGURATION
+            ) from None
+        seeds = tuple(
+            s.strip()
+            for s in self.vars.text("group_replication_group_seeds").split(",")
+            if s.strip()
+        )
+        local = self.vars.text("group_replication_local_address")
+        if not seeds and not local:
+            log.error(
+                "Plugin group_replication reported: 'Unable to join the group: "
+                "group_replication_group_seeds and group_replication_local_address "
+                "are empty'"
+            )
+            raise ObserverError(CONFIGURATION_TEXT, errno=ER_GROUP_REPLICATION_CONFIGURATION)
+        for address in (*seeds, local):
+            if address and not gr_vars.valid_address(address):
+                log.error(
+                    f"Plugin group_replication reported: 'Invalid address {address!r} "
+                    "in the group seeds or local address'"
+                )
+                raise ObserverError(CONFIGURATION_TEXT, errno=ER_GROUP_REPLICATION_CONFIGURATION)
+        return GroupConfig(
+            group_name=name,
+            seeds=seeds,
+            bootstrap=bool(self.vars.value("group_replication_bootstrap_group")),
+            single_primary=bool(self.vars.value("group_replication_single_primary_mode")),
+            expel_timeout=int(self.vars.value("group_replication_member_expel_timeout") or 0),
+            unreachable_majority_timeout=int(
+                self.vars.value("group_replication_unreachable_majority_timeout") or 0
+            ),
+            exit_state_action=self.vars.text("group_replication_exit_state_action"),
+            weight=int(self.vars.value("group_replication_member_weight") or 0),
+            recovery_user=self.vars.text("group_replication_recovery_user"),
+            recovery_password=self.vars.text("group_replication_recovery_password"),
+        )
+
+    def _start(self, thread_id: int) -> None:
+        """START GROUP_REPLICATION."""
+        with self._lock:
+            if self.member is not None:
+                raise ObserverError(
+                    "The START GROUP_REPLICATION command failed since the group is already "
+                    "running.",
+                    errno=ER_GROUP_REPLICATION_RUNNING,
+                )
+            config = self._config()
+            services = self.services
+            log = services.error_log
+            try:
+                gcs = self.gcs_factory(config, self.vars.text("group_replication_local_address"))
+            except GcsError as exc:
+                log.error(
+                    f"Plugin group_replication reported: 'Error on group communication "
+                    f"engine start: {exc}'"
+                )
+                raise ObserverError(
+                    COMMUNICATION_TEXT,
+                    errno=ER_GROUP_REPLICATION_COMMUNICATION_LAYER_SESSION_ERROR,
+                ) from exc
+            member = GroupMember(
+                config,
+                gcs,
+                services.server,
+                services.channels.applier_channel(APPLIER_CHANNEL),
+                log,
+                recover_from_donor,
+            )
+            log.note(
+                f"Plugin group_replication reported: 'Group communication engine etcd "
+                f"joining group {config.group_name}'"
+            )
+            try:
+                member.start()
+            except GcsError as exc:
+                log.error(f"Plugin group_replication reported: 'Unable to join the group: {exc}'")
+                member.stop()
+                raise ObserverError(
+                    CONFIGURATION_TEXT, errno=ER_GROUP_REPLICATION_CONFIGURATION
+                ) from exc
+            self.member = member
+
+    def _stop(self, thread_id: int) -> None:
+        """STOP GROUP_REPLICATION (a member that is not running: nothing to do)."""
+        with self._lock:
+            member, self.member = self.member, None
+        if member is not None:
+            member.stop()
+            self.services.error_log.note(
+                "Plugin group_replication reported: 'Plugin 'group_replication' has been stopped.'"
+            )
+
+    def check_uninstall(self) -> None:
+        """UNINSTALL PLUGIN is refused while the member runs (as MySQL refuses it)."""
+        if self.member is not None:
+            raise ObserverError(
+                "Plugin is busy, it cannot be uninstalled. To force it, "
+                "stop Group Replication first."
+            )
+
+    def deinit(self) -> None:
+        """Leave the group if still in it."""
+        self._stop(0)
+
+    # ------------------------------------------------------------- hooks
+    @hookimpl
+    def before_dml(self, param: TransParam) -> None:
+        """Refuse what certification cannot handle: logging that is not ROW."""
+        if self.member is None or param.thread_kind is not ThreadKind.CLIENT:
+            return
+        if param.binlog_format != "ROW":
+            self.services.error_log.error(
+                "Plugin group_replication reported: 'Binlog format should be ROW for Group "
+                "Replication'"
+            )
+            raise ObserverError("Binlog format should be ROW for Group Replication")
+
+    @hookimpl
+    def before_commit(self, param: TransParam) -> CommitDecision | None:
+        """Certify a local commit; hold every commit to the group's order."""
+        member = self.member
+        if member is None or member.state is MemberState.OFFLINE:
+            return None
+        if param.thread_kind is ThreadKind.PLUGIN_APPLIER and param.channel_name == APPLIER_CHANNEL:
+            if param.gtid is None:
+                return None
+            return self._in_order(member, param.gtid, param.hold_timeout)
+        if (
+            param.thread_kind is ThreadKind.REPLICA_APPLIER
+            and member.state is MemberState.RECOVERING
+        ):
+            return None  # distributed recovery: the donor's history, already the group's
+        gtid = member.local_commit(
+            param.gtid_executed,
+            param.write_set,
+            param.trx_cache,
+            param.server_id,
+            float(param.hold_timeout),
+        )
+        return self._in_order(member, gtid, param.hold_timeout)
+
+    @staticmethod
+    def _in_order(member: GroupMember, gtid: str, timeout: float) -> CommitDecision:
+        gno = int(gtid.rsplit(":", 1)[1])
+        if not member.order.wait_turn(gno, float(timeout)):
+            member.order.passed(gno)
+            raise ObserverError("Timeout waiting for the group's commit order.", errno=3100)
+        return CommitDecision(gtid, queued=lambda: member.order.passed(gno))
+
+    # ------------------------------------------------------------ tables
+    def _primary_member(self) -> str:
+        member = self.member
+        return (member.primary or "") if member is not None else ""
+
+    def _member_rows(self) -> Iterable[tuple[object, ...]]:
+        member = self.member
+        server = self.services.server
+        if member is None:
+            return [
+                (
+                    APPLIER_CHANNEL,
+                    server.server_uuid,
+                    server.host,
+                    server.port,
+                    "OFFLINE",
+                    "",
+                    "",
+                    "",
+                )
+            ]
+        with member._lock:
+            members = sorted(member.members.values(), key=lambda m: m.member_id)
+            return [
+                (
+                    APPLIER_CHANNEL,
+                    m.member_id,
+                    m.host,
+                    m.port,
+                    m.shown_state.value,
+                    m.role.value if m.shown_state is MemberState.ONLINE else "",
+                    m.version,
+                    gr_vars.COMMUNICATION_STACK,
+                )
+                for m in members
+            ] or [
+                (
+                    APPLIER_CHANNEL,
+                    member.me,
+                    server.host,
+                    server.port,
+                    member.state.value,
+                    "",
+                    server.version,
+                    gr_vars.COMMUNICATION_STACK,
+                )
+            ]
+
+    def _stats_rows(self) -> Iterable[tuple[object, ...]]:
+        member = self.member
+        if member is None or member.certifier is None:
+            return []
+        certifier = member.certifier
+        applier = member.applier
+        return [
+            (
+                APPLIER_CHANNEL,
+                member.view_id,
+                member.me,
+                applier.queue_size(),
+                certifier.positive + certifier.negative,
+                certifier.negative,
+                len(certifier.info),
+                "",
+                str(certifier.group_executed),
+                applier.queue_size(),
+                certifier.positive - member.local_proposed + member.local_rollback,
+                member.local_proposed,
+                member.local_rollback,
+            )
+        ]

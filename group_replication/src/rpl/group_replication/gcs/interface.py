@@ -1,0 +1,95 @@
+"""The group communication interface.
+
+Guarantees every binding keeps (and the tests check on each):
+
+* **Total order.** Every member delivers the messages sent after it joined, each once,
+  in one order that is the same on every member, the sender included; nothing is
+  skipped (a member that cannot keep this, because it missed part of the order, gets
+  :meth:`GcsListener.on_error` and delivers nothing more).
+* **Views in the order.** A membership change is delivered at one place in that order,
+  the same on every member: messages before it were sent to the old membership, after it
+  to the new one. A member's first delivery is its own join view.
+* **One thread.** Callbacks run on one delivery thread, one at a time, in order.
+* **Durable send.** :meth:`Gcs.send` returns once the message has its place in the
+  order; a send that failed or timed out may still have been ordered, and retrying it
+  inside the binding never delivers it twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import attrs
+
+
+class GcsError(Exception):
+    """The group communication engine could not do what was asked."""
+
+
+@attrs.frozen
+class GcsMember:
+    """A member as the group knows it: ``data`` is opaque to the GCS."""
+
+    member_id: str
+    host: str
+    port: int
+    version: str
+    data: bytes = b""
+
+
+@attrs.frozen
+class GcsView:
+    """A membership: every member, and who joined and left since the last view."""
+
+    view_id: str
+    members: tuple[GcsMember, ...]
+    joined: tuple[str, ...] = ()
+    left: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class GcsMessage:
+    """A delivered message: ``order`` is its place in the total order."""
+
+    sender: str
+    order: int
+    payload: bytes
+
+
+class GcsListener(Protocol):
+    """What a member hears from the group (on the delivery thread)."""
+
+    def on_message(self, message: GcsMessage) -> None:
+        """A message, in the total order."""
+
+    def on_view_changed(self, view: GcsView) -> None:
+        """A new membership, at its place in the order."""
+
+    def on_suspicions(self, suspected: tuple[str, ...]) -> None:
+        """Members whose liveness lapsed and who are not expelled yet (empty: none)."""
+
+    def on_error(self, reason: str) -> None:
+        """The engine is lost to this member, or it was expelled: nothing more comes."""
+
+
+class Gcs(Protocol):
+    """One member's handle on the group communication engine."""
+
+    def join(self, member: GcsMember, listener: GcsListener, *, bootstrap: bool) -> None:
+        """Join the group (``bootstrap``: start it; GcsError if it has live members;
+        otherwise GcsError if there is no group to join). The join view is delivered
+        first.
+        """
+
+    def leave(self) -> None:
+        """Leave the group; delivery stops."""
+
+    def send(self, payload: bytes) -> None:
+        """Broadcast ``payload``; returns once it is ordered, GcsError on failure."""
+
+    def delivered(self, order: int) -> None:
+        """Everything up to ``order`` is processed here (garbage collection)."""
+
+    def force_members(self, member_ids: Sequence[str]) -> None:
+        """Make the membership exactly ``member_ids`` (after a majority was lost)."""

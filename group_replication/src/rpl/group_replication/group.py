@@ -1,0 +1,569 @@
+"""One member of a group: what it does with what the group delivers, and with its own
+sessions' commits.
+
+What holds:
+
+* Every member certifies every delivered transaction in delivery order from the same
+  certification state, so every member reaches the same decisions and hands out the same
+  group GTIDs (``group_replication_group_name:N``).
+* A local transaction waits in ``before_commit`` for its certification: negative, it
+  rolls back with ER_TRANSACTION_ROLLBACK_DURING_COMMIT (3101); positive, it commits with
+  its group GTID. A remote positive transaction goes to the ``group_replication_applier``
+  channel with its group GTID; a negative one is discarded.
+* Binlog order is delivery order: the GTIDs to commit here queue in :class:`CommitOrder`
+  as they are certified, and a transaction (local or the applier's) enters the binary
+  log's commit queue only when it is the first of them.
+* A joiner takes the certification state at its join view from the member that
+  certifies for it (the ONLINE member with the lowest id of the view before), buffers
+  what the group delivers meanwhile, catches up with a donor (:mod:`recovery`), applies
+  its buffer and announces itself ONLINE.
+* Single-primary mode: the secondaries are ``super_read_only``; a primary is elected
+  when the primary leaves (:func:`rpl.group_replication.members.elect`); the new primary
+  lifts ``super_read_only`` once its applier has applied what the group delivered before.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Callable
+
+import attrs
+
+from rpl.group_replication.certifier import Certifier
+from rpl.group_replication.gcs import Gcs, GcsError, GcsMember, GcsMessage, GcsView
+from rpl.group_replication.gtid_sets import GtidSet, intersect_all
+from rpl.group_replication.members import (
+    Member,
+    MemberRole,
+    MemberState,
+    elect,
+    member_data,
+    read_member_data,
+)
+from rpl.group_replication.messages import (
+    CertificationState,
+    Message,
+    MessageError,
+    Recovered,
+    StableSet,
+    TransactionMessage,
+    decode,
+    encode,
+)
+from rpl.observers import ApplierChannel, ErrorLog, ObserverError, ServerControl
+
+APPLIER_CHANNEL = "group_replication_applier"
+ER_TRANSACTION_ROLLBACK_DURING_COMMIT = 3101
+ROLLBACK_TEXT = "Plugin instructed the server to rollback the current transaction."
+ER_RUN_HOOK_ERROR = 3100
+
+
+@attrs.frozen
+class GroupConfig:
+    """The variables a start reads."""
+
+    group_name: str
+    seeds: tuple[str, ...]
+    bootstrap: bool
+    single_primary: bool
+    expel_timeout: int
+    unreachable_majority_timeout: int
+    exit_state_action: str
+    weight: int
+    recovery_user: str
+    recovery_password: str
+
+
+class _Ticket:
+    """A local transaction waiting for its certification."""
+
+    __slots__ = ("done", "gtid", "error")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.gtid: str | None = None
+        self.error: str | None = None
+
+
+class CommitOrder:
+    """The group GTIDs to commit here, in delivery order: one enters the binary log's
+    commit queue only when it is first (:meth:`wait_turn`), and leaves the order once it
+    holds its place there (:meth:`passed`) or will not commit here (:meth:`drop`).
+    """
+
+    def __init__(self) -> None:
+        self._order: collections.deque[int] = collections.deque()
+        self._gone: set[int] = set()
+        self._cv = threading.Condition()
+
+    def append(self, gno: int) -> None:
+        """``gno`` was certified and will commit here (delivery thread)."""
+        with self._cv:
+            self._order.append(gno)
+
+    def wait_turn(self, gno: int, timeout: float) -> bool:
+        """Block until ``gno`` is first; whether it became so within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._cv:
+            while self._order and self._order[0] != gno:
+                left = deadline - time.monotonic()
+                if left <= 0 or gno not in self._order:
+                    return not self._order or self._order[0] == gno
+                self._cv.wait(min(left, 1.0))
+            return True
+
+    def passed(self, gno: int) -> None:
+        """``gno`` holds its place in the commit queue (or is dropped)."""
+        with self._cv:
+            self._gone.add(gno)
+            while self._order and self._order[0] in self._gone:
+                self._gone.discard(self._order.popleft())
+            self._cv.notify_all()
+
+    def drop_executed(self, executed: GtidSet, group: str) -> None:
+        """Drop the GNOs ``executed`` holds (recovery applied them: they commit no more)."""
+        with self._cv:
+            for gno in list(self._order):
+                if executed.contains(group, gno):
+                    self._gone.add(gno)
+        self.passed(0)
+
+    def clear(self) -> None:
+        """Forget everything (the member left the group)."""
+        with self._cv:
+            self._order.clear()
+            self._gone.clear()
+            self._cv.notify_all()
+
+
+class GroupMember:
+    """This server as a member of one group (from START to STOP GROUP_REPLICATION)."""
+
+    def __init__(
+        self,
+        config: GroupConfig,
+        gcs: Gcs,
+        server: ServerControl,
+        applier: ApplierChannel,
+        log: ErrorLog,
+        recover: Callable[[GroupMember, Member, GtidSet], None],
+    ) -> None:
+        self.config = config
+        self.gcs = gcs
+        self.server = server
+        self.applier = applier
+        self.log = log
+        self._recover = recover
+        self.me = server.server_uuid
+        self._lock = threading.RLock()
+        self.state = MemberState.OFFLINE
+        self.members: dict[str, Member] = {}
+        self.view_id = ""
+        self.primary: str | None = None
+        self.certifier: Certifier | None = None
+        self.order = CommitOrder()
+        self._tickets: dict[int, _Ticket] = {}
+        self._next_ticket = 0
+        self._buffer: list[GcsMessage] = []
+        self._stable: dict[str, GtidSet] = {}
+        self._stopping = threading.Event()
+        self.local_proposed = 0
+        self.local_rollback = 0
+        self.remote_applied_base = 0
+        self.error_reason = ""
+
+    # ------------------------------------------------------------ control
+    def start(self) -> None:
+        """Join (or bootstrap) the group; GcsError if that fails."""
+        server = self.server
+        self.state = MemberState.RECOVERING
+        server.set_super_read_only(True)
+        me = GcsMember(
+            self.me,
+            server.host,
+            server.port,
+            server.version,
+            member_data(self.config.weight, self.config.bootstrap),
+        )
+        self.gcs.join(me, self, bootstrap=self.config.bootstrap)
+        threading.Thread(target=self._housekeeping, name="rpl-gr-stable-set", daemon=True).start()
+
+    def stop(self) -> None:
+        """Leave the group: waiting local transactions fail, the applier stops."""
+        self._stopping.set()
+        try:
+            self.gcs.leave()
+        except GcsError as exc:
+            self.log.warning(f"Plugin group_replication reported: 'leaving the group: {exc}'")
+        self._fail_waiters("Group Replication is stopping.")
+        self.applier.stop()
+        self.order.clear()
+        with self._lock:
+            self.state = MemberState.OFFLINE
+            self.members.clear()
+            self.primary = None
+        self.server.set_super_read_only(True)
+
+    def go_error(self, reason: str) -> None:
+        """Leave the group's work after a failure, as exit_state_action says."""
+        with self._lock:
+            if self.state in (MemberState.ERROR, MemberState.OFFLINE):
+                return
+            self.state = MemberState.ERROR
+            self.error_reason = reason
+        self.log.error(f"Plugin group_replication reported: '{reason}'")
+        self.log.error(
+            "Plugin group_replication reported: 'The server was automatically set into read "
+            "only mode after an error was detected.'"
+        )
+        self.server.set_super_read_only(True)
+        self._fail_waiters(reason)
+        threading.Thread(target=self._leave_quietly, daemon=True).start()
+        if self.config.exit_state_action == "ABORT_SERVER":
+            self.log.error(
+                "Plugin group_replication reported: 'The server was automatically set into "
+                "offline mode after an error was detected.' aborting the server"
+            )
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def _leave_quietly(self) -> None:
+        try:
+            self.gcs.leave()
+        except GcsError:
+            pass
+        self.applier.stop()
+
+    # ------------------------------------------------------------ commits
+    def local_commit(
+        self,
+        snapshot: str,
+        write_set: frozenset[int],
+        events: bytes,
+        server_id: int,
+        timeout: float,
+    ) -> str:
+        """Certify a local transaction; its group GTID, once it may enter the commit
+        queue. ObserverError (3101) when the group refused it, (3100) otherwise.
+        """
+        with self._lock:
+            if self.state is not MemberState.ONLINE:
+                raise ObserverError(
+                    f"Transaction cannot be executed while Group Replication is "
+                    f"{self.state.value}.",
+                    errno=ER_RUN_HOOK_ERROR,
+                )
+            self._next_ticket += 1
+            number = self._next_ticket
+            ticket = self._tickets[number] = _Ticket()
+            self.local_proposed += 1
+        message = TransactionMessage(
+            self.me,
+            number,
+            snapshot,
+            tuple(sorted(write_set)),
+            server_id,
+            time.time_ns() // 1000,
+            self.server.binlog_checksum,
+            events,
+        )
+        try:
+            self.gcs.send(encode(message))
+            if not ticket.done.wait(timeout):
+                raise ObserverError(
+                    "Timeout while waiting for the group communication engine.",
+                    errno=ER_RUN_HOOK_ERROR,
+                )
+        except GcsError as exc:
+            raise ObserverError(
+                f"Error on broadcasting the transaction to the group: {exc}",
+                errno=ER_RUN_HOOK_ERROR,
+            ) from exc
+        finally:
+            with self._lock:
+                self._tickets.pop(number, None)
+        if ticket.error is not None:
+            errno = ER_TRANSACTION_ROLLBACK_DURING_COMMIT if ticket.gtid is None else 3100
+            self.local_rollback += 1
+            raise ObserverError(ticket.error, errno=errno, sqlstate="40000")
+        assert ticket.gtid is not None
+        return ticket.gtid
+
+    def _fail_waiters(self, reason: str) -> None:
+        with self._lock:
+            tickets = list(self._tickets.values())
+        for ticket in tickets:
+            ticket.error = reason
+            ticket.done.set()
+
+    # ---------------------------------------------------- GCS: deliveries
+    def on_message(self, message: GcsMessage) -> None:
+        """A message in the group's order (delivery thread)."""
+        with self._lock:
+            if self.certifier is None:
+                self._buffer_or_take_state(message)
+                return
+        self._deliver(message)
+        self.gcs.delivered(message.order)
+
+    def _buffer_or_take_state(self, message: GcsMessage) -> None:
+        """Before this joiner has its certification state: keep messages, take the state."""
+        try:
+            decoded = decode(message.payload)
+        except MessageError as exc:
+            self.go_error(f"malformed group message: {exc}")
+            return
+        if isinstance(decoded, CertificationState) and decoded.joiner == self.me:
+            try:
+                self.certifier = Certifier.from_state(
+                    self.config.group_name, decoded.executed, list(decoded.info)
+                )
+            except ValueError as exc:
+                self.go_error(f"malformed certification state: {exc}")
+                return
+            buffered, self._buffer = self._buffer, []
+            for item in buffered:
+                self._deliver(item)
+            donor = self.members.get(decoded.sender)
+            if donor is not None:
+                threading.Thread(
+                    target=self._run_recovery,
+                    args=(donor, GtidSet.parse(decoded.executed)),
+                    name="rpl-gr-recovery",
+                    daemon=True,
+                ).start()
+            return
+        self._buffer.append(message)
+
+    def _deliver(self, message: GcsMessage) -> None:
+        try:
+            decoded = decode(message.payload)
+        except MessageError as exc:
+            self.go_error(f"malformed group message: {exc}")
+            return
+        self._handle(decoded)
+
+    def _handle(self, message: Message) -> None:
+        if isinstance(message, TransactionMessage):
+            self._certify(message)
+        elif isinstance(message, Recovered):
+            self._recovered(message.member)
+        elif isinstance(message, StableSet):
+            self._stable_set(message)
+
+    def _certify(self, message: TransactionMessage) -> None:
+        certifier = self.certifier
+        assert certifier is not None
+        try:
+            snapshot = GtidSet.parse(message.snapshot)
+        except ValueError as exc:
+            self.go_error(f"malformed transaction snapshot: {exc}")
+            return
+        result = certifier.certify(snapshot, frozenset(message.write_set))
+        local = message.origin == self.me
+        if result is not None:
+            self.order.append(result.gno)
+        with self._lock:
+            ticket = self._tickets.get(message.ticket) if local else None
+        if local:
+            if ticket is None:  # the session gave up waiting: it rolled back
+                if result is not None:
+                    self.go_error("a certified local transaction was abandoned by its session")
+                return
+            if result is None:
+                ticket.error = ROLLBACK_TEXT
+            else:
+                ticket.gtid = result.gtid(self.config.group_name)
+            ticket.done.set()
+            return
+        if result is None:
+            return
+        gtid = result.gtid(self.config.group_name)
+        try:
+            self.applier.queue(
+                gtid,
+                message.events,
+                server_id=message.server_id,
+                timestamp_us=message.timestamp_us,
+                checksum=message.checksum,
+            )
+        except ValueError as exc:
+            self.go_error(f"a remote transaction's events do not parse: {exc}")
+
+    def _recovered(self, member_id: str) -> None:
+        with self._lock:
+            member = self.members.get(member_id)
+            if member is None:
+                return
+            member.state = MemberState.ONLINE
+            self.log.note(
+                f"Plugin group_replication reported: 'The member with address "
+                f"{member.address} was declared online within the replication group.'"
+            )
+            if member_id == self.me:
+                self.state = MemberState.ONLINE
+            self._elect()
+
+    def _stable_set(self, message: StableSet) -> None:
+        try:
+            executed = GtidSet.parse(message.executed)
+        except ValueError:
+            return
+        with self._lock:
+            self._stable[message.member] = executed
+            ids = set(self.members)
+            if not ids.issubset(self._stable) or self.certifier is None:
+                return
+            stable = intersect_all(self._stable[i] for i in ids)
+            self.certifier.garbage_collect(stable)
+
+    # ---------------------------------------------------------- GCS: views
+    def on_view_changed(self, view: GcsView) -> None:
+        """A new membership, at its place in the order (delivery thread)."""
+        with self._lock:
+            before = dict(self.members)
+            present = {m.member_id for m in view.members}
+            for gone in view.left:
+                self.members.pop(gone, None)
+                self._stable.pop(gone, None)
+            for info in view.members:
+                if info.member_id not in self.members:
+                    weight, bootstrap = read_member_data(info.data)
+                    self.members[info.member_id] = Member(
+                        info.member_id,
+                        info.host,
+                        info.port,
+                        info.version,
+                        weight,
+                        MemberState.ONLINE if bootstrap else MemberState.RECOVERING,
+                    )
+            self.members = {k: v for k, v in self.members.items() if k in present}
+            self.view_id = view.view_id
+            self.log.note(
+                "Plugin group_replication reported: 'Group membership changed to "
+                + ", ".join(m.address for m in self.members.values())
+                + f" on view {view.view_id}.'"
+            )
+            if self.me in view.joined:
+                self._joined(before)
+            elif view.joined and self.certifier is not None:
+                self._send_state(before, view)
+            if self.primary is not None and self.primary not in present:
+                self.primary = None
+            self._elect()
+
+    def _joined(self, before: dict[str, Member]) -> None:
+        """This member's own join view."""
+        if self.config.bootstrap and not before:
+            executed = GtidSet.parse(self.server.gtid_executed())
+            self.certifier = Certifier(self.config.group_name, executed)
+            self.state = MemberState.ONLINE
+            self.members[self.me].state = MemberState.ONLINE
+            self.applier.start()
+
+    def _send_state(self, before: dict[str, Member], view: GcsView) -> None:
+        """Existing members: the one certifying for joiners sends them the state."""
+        online = sorted(m for m, member in before.items() if member.state is MemberState.ONLINE)
+        if not online or online[0] != self.me or self.certifier is None:
+            return
+        executed, info = self.certifier.state()
+        for joiner in view.joined:
+            state = CertificationState(self.me, joiner, view.view_id, executed, tuple(info))
+            payload = encode(state)
+            threading.Thread(target=self._send_quietly, args=(payload,), daemon=True).start()
+
+    def _send_quietly(self, payload: bytes) -> None:
+        try:
+            self.gcs.send(payload)
+        except GcsError as exc:
+            self.log.warning(f"Plugin group_replication reported: 'send failed: {exc}'")
+
+    def _elect(self) -> None:
+        """Single-primary mode: keep or elect the primary; set roles and read-only."""
+        members = list(self.members.values())
+        if not self.config.single_primary:
+            for member in members:
+                member.role = MemberRole.PRIMARY
+            if self.state is MemberState.ONLINE:
+                self.server.set_super_read_only(False)
+            return
+        current = self.members.get(self.primary) if self.primary else None
+        if current is None or current.state is not MemberState.ONLINE:
+            elected = elect(members)
+            self.primary = elected.member_id if elected else None
+            if elected is not None:
+                if elected.member_id == self.me:
+                    self.log.note(
+                        "Plugin group_replication reported: 'This server is working as "
+                        "primary member.'"
+                    )
+                    threading.Thread(target=self._become_primary, daemon=True).start()
+                elif self.state is MemberState.ONLINE:
+                    self.log.note(
+                        "Plugin group_replication reported: 'This server is working as "
+                        f"secondary member with primary member address {elected.address}.'"
+                    )
+        for member in members:
+            member.role = (
+                MemberRole.PRIMARY if member.member_id == self.primary else MemberRole.SECONDARY
+            )
+        if self.primary != self.me:
+            self.server.set_super_read_only(True)
+
+    def _become_primary(self) -> None:
+        """Apply the backlog, then accept writes."""
+        while self.applier.queue_size() and not self._stopping.is_set():
+            if not self.applier.running:
+                return
+            time.sleep(0.01)
+        with self._lock:
+            if self.primary == self.me and self.state is MemberState.ONLINE:
+                self.server.set_super_read_only(False)
+
+    def on_suspicions(self, suspected: tuple[str, ...]) -> None:
+        """Members the failure detector suspects (UNREACHABLE until expelled)."""
+        with self._lock:
+            for member in self.members.values():
+                member.suspected = member.member_id in suspected and member.member_id != self.me
+
+    def on_error(self, reason: str) -> None:
+        """The group communication engine is lost or expelled this member."""
+        if not self._stopping.is_set():
+            self.go_error(f"Group communication failure: {reason}")
+
+    # --------------------------------------------------------- recovery
+    def _run_recovery(self, donor: Member, until: GtidSet) -> None:
+        """Catch up with ``donor`` to ``until``, then apply the buffer, then ONLINE."""
+        try:
+            if not until.issubset(GtidSet.parse(self.server.gtid_executed())):
+                self._recover(self, donor, until)
+            executed = GtidSet.parse(self.server.gtid_executed())
+            self.order.drop_executed(executed, self.config.group_name)
+        except Exception as exc:  # noqa: BLE001 - any recovery failure is an ERROR state
+            self.go_error(
+                f"Maximum number of retries when trying to connect to a donor "
+                f"reached. Aborting group replication incremental recovery: {exc}"
+            )
+            return
+        self.applier.start()
+        self._send_quietly(encode(Recovered(self.me)))
+
+    # ------------------------------------------------------- housekeeping
+    def _housekeeping(self) -> None:
+        """Every second: the applier's health; every 5: this member's stable set."""
+        ticks = 0
+        while not self._stopping.wait(1.0):
+            ticks += 1
+            error = self.applier.last_error
+            if error[0] and self.state is MemberState.ONLINE and not self.applier.running:
+                self.go_error(
+                    f"The applier thread execution was aborted. Unable to process more "
+                    f"transactions, this member will now leave the group. ({error[1]})"
+                )
+            if ticks % 5 == 0 and self.state is MemberState.ONLINE:
+                message = StableSet(self.me, self.server.gtid_executed())
+                self._send_quietly(encode(message))
