@@ -325,6 +325,11 @@ class GroupMember:
             except ValueError as exc:
                 self.go_error(f"malformed certification state: {exc}")
                 return
+            for member_id in decoded.online:
+                if member_id in self.members:
+                    self.members[member_id].state = MemberState.ONLINE
+            self.primary = decoded.primary or None
+            self._elect()
             buffered, self._buffer = self._buffer, []
             for item in buffered:
                 self._deliver(item)
@@ -472,7 +477,15 @@ class GroupMember:
             return
         executed, info = self.certifier.state()
         for joiner in view.joined:
-            state = CertificationState(self.me, joiner, view.view_id, executed, tuple(info))
+            state = CertificationState(
+                self.me,
+                joiner,
+                view.view_id,
+                executed,
+                tuple(info),
+                tuple(online),
+                self.primary or "",
+            )
             payload = encode(state)
             threading.Thread(target=self._send_quietly, args=(payload,), daemon=True).start()
 

@@ -65,6 +65,10 @@ class CertificationState:
     view_id: str
     executed: str
     info: tuple[tuple[int, str], ...]
+    online: tuple[str, ...] = ()
+    """The members ONLINE at the view (the joiner learns their states here)."""
+    primary: str = ""
+    """The primary at the view ('' in multi-primary mode)."""
 
 
 @attrs.frozen
@@ -140,10 +144,11 @@ def _build(cls: type[Message], fields: dict[str, object], rest: bytes) -> Messag
     elif rest:
         raise TypeError(f"{len(rest)} bytes after the fields")
     if cls is CertificationState:
-        info = fields["info"]
-        if not isinstance(info, list):
-            raise TypeError("info must be a list")
+        info, online = fields["info"], fields["online"]
+        if not isinstance(info, list) or not isinstance(online, list):
+            raise TypeError("info and online must be lists")
         fields["info"] = tuple((int(i), str(s)) for i, s in info)
+        fields["online"] = tuple(str(m) for m in online)
     if set(fields) != names:
         raise KeyError(f"fields {sorted(fields)} are not {sorted(names)}")
     types = {a.name: a.type for a in attrs.fields(cls)}

@@ -366,7 +366,7 @@ class CommandRegistry(Protocol):
         """Answer ``statement`` (its keywords, case-insensitive, whitespace-free
         comparison: ``"START GROUP_REPLICATION"``) with ``body``. The client needs
         ``privilege`` (a global static or dynamic privilege, e.g. ``SUPER`` or
-        ``GROUP_REPLICATION_ADMIN``), else ER_SPECIFIC_ACCESS_DENIED_ERROR (1227).
+        ``GROUP_REPLICATION_ADMIN``) or SUPER, else ER_SPECIFIC_ACCESS_DENIED_ERROR (1227).
         The command leaves with the plugin.
         """
         ...

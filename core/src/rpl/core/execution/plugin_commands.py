@@ -7,8 +7,8 @@ registered ones before the statement is parsed, so the grammar knows nothing of 
 a statement that matches none is parsed as usual (and a plugin's command while the plugin
 is not installed is the parser's syntax error, as in MySQL).
 
-What holds: the client needs the command's privilege (ER_SPECIFIC_ACCESS_DENIED_ERROR,
-1227, otherwise); a command the plugin fails with :class:`rpl.observers.ObserverError`
+What holds: the client needs the command's privilege or SUPER
+(ER_SPECIFIC_ACCESS_DENIED_ERROR, 1227, otherwise); a command the plugin fails with :class:`rpl.observers.ObserverError`
 carrying ``errno`` gives the client that error, any other exception ER_RUN_HOOK_ERROR
 style text with the reason; the server goes on either way. A command commits the
 session's open transaction first (as MySQL's START GROUP_REPLICATION does).
@@ -84,8 +84,11 @@ class PluginCommands:
     def run(self, session: Session, command: RegisteredCommand) -> Result:
         """Run ``command`` for ``session``: privilege check, implicit commit, the body."""
         account = session.account
-        if account is not None and not session.server.accounts.allowed(account, command.privilege):
-            raise MySQLError.of(ER_SPECIFIC_ACCESS_DENIED_ERROR, command.privilege)
+        accounts = session.server.accounts
+        if account is not None and not any(
+            accounts.allowed(account, p) for p in (command.privilege, "SUPER")
+        ):
+            raise MySQLError.of(ER_SPECIFIC_ACCESS_DENIED_ERROR, f"SUPER or {command.privilege}")
         session.commit()
         try:
             command.body(session.thread_id)

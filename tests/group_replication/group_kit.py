@@ -1,0 +1,182 @@
+"""Real etcd members and real rpl servers for Group Replication tests.
+
+:class:`EtcdMembers` starts an etcd cluster on loopback (Debian's ``etcd``, data under the
+test's directory); :class:`Group` starts rpl servers with the plugin loaded and makes
+them a group. A missing ``etcd`` fails the test: nothing here skips.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rpl.core.testing.process import ServerProcess, free_port
+
+GROUP_NAME = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+
+
+class EtcdMembers:
+    """An etcd cluster of ``count`` members, each its own process."""
+
+    def __init__(self, root: Path, count: int = 3) -> None:
+        self.root = root
+        self.names = [f"e{i}" for i in range(count)]
+        self.client_ports = [free_port() for _ in self.names]
+        self.peer_ports = [free_port() for _ in self.names]
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+
+    @property
+    def endpoints(self) -> list[str]:
+        """Client addresses, ``127.0.0.1:port``."""
+        return [f"127.0.0.1:{port}" for port in self.client_ports]
+
+    def _command(self, index: int, *extra: str) -> list[str]:
+        name = self.names[index]
+        cluster = ",".join(
+            f"{n}=http://127.0.0.1:{p}" for n, p in zip(self.names, self.peer_ports, strict=True)
+        )
+        return [
+            "etcd",
+            "--name", name,
+            "--data-dir", str(self.root / name),
+            "--listen-client-urls", f"http://127.0.0.1:{self.client_ports[index]}",
+            "--advertise-client-urls", f"http://127.0.0.1:{self.client_ports[index]}",
+            "--listen-peer-urls", f"http://127.0.0.1:{self.peer_ports[index]}",
+            "--initial-advertise-peer-urls", f"http://127.0.0.1:{self.peer_ports[index]}",
+            "--initial-cluster", cluster,
+            "--initial-cluster-state", "new",
+            "--initial-cluster-token", self.root.name,
+            "--experimental-watch-progress-notify-interval", "1s",
+            *extra,
+        ]  # fmt: skip
+
+    def start(self, index: int | None = None) -> EtcdMembers:
+        """Start every member (or one), and wait until the cluster answers."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        for i in range(len(self.names)) if index is None else [index]:
+            log = (self.root / f"{self.names[i]}.log").open("ab")
+            self.processes[self.names[i]] = subprocess.Popen(
+                self._command(i), stdout=log, stderr=subprocess.STDOUT
+            )
+        self.wait_healthy()
+        return self
+
+    def wait_healthy(self, timeout: float = 30.0) -> None:
+        """Until a put succeeds on some member."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for endpoint in self.endpoints:
+                try:
+                    request = urllib.request.Request(
+                        f"http://{endpoint}/v3/kv/put", data=b'{"key":"aGVhbHRo","value":"MQ=="}'
+                    )
+                    with urllib.request.urlopen(request, timeout=1.0) as answer:
+                        if answer.status == 200:
+                            return
+                except OSError:
+                    continue
+            time.sleep(0.2)
+        raise AssertionError("etcd did not become healthy")
+
+    def kill(self, index: int) -> None:
+        """SIGKILL member ``index``."""
+        process = self.processes.pop(self.names[index])
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+
+    def stop(self) -> None:
+        """Kill every member."""
+        for process in self.processes.values():
+            process.kill()
+            process.wait()
+        self.processes.clear()
+
+
+class Group:
+    """rpl servers with group_replication loaded, each paired with one etcd member."""
+
+    def __init__(self, root: Path, etcd: EtcdMembers, count: int = 3) -> None:
+        self.etcd = etcd
+        self.servers = [
+            ServerProcess(
+                root / f"m{i}",
+                options=["--plugin-load=group_replication", f"--server-id={i + 1}"],
+            )
+            for i in range(count)
+        ]
+
+    def start_servers(self) -> Group:
+        """Start every server process."""
+        for server in self.servers:
+            server.start()
+        return self
+
+    def configure(self, index: int, **settings: Any) -> None:
+        """SET GLOBAL the group's variables on member ``index``."""
+        server = self.servers[index]
+        values = {
+            "group_replication_group_name": GROUP_NAME,
+            "group_replication_group_seeds": ",".join(self.etcd.endpoints),
+            "group_replication_local_address": self.etcd.endpoints[index % len(self.etcd.endpoints)],
+            "group_replication_member_expel_timeout": 1,
+            **settings,
+        }
+        for name, value in values.items():
+            literal = value if isinstance(value, int) else f"'{value}'"
+            server.query(f"SET GLOBAL {name} = {literal}")
+
+    def bootstrap(self, index: int = 0) -> None:
+        """Bootstrap the group on member ``index``."""
+        self.configure(index, group_replication_bootstrap_group="ON")
+        self.servers[index].query("START GROUP_REPLICATION")
+        self.servers[index].query("SET GLOBAL group_replication_bootstrap_group = OFF")
+
+    def join(self, index: int) -> None:
+        """START GROUP_REPLICATION on member ``index``."""
+        self.configure(index)
+        self.servers[index].query("START GROUP_REPLICATION")
+
+    def members(self, index: int) -> list[tuple[Any, ...]]:
+        """replication_group_members as member ``index`` sees it."""
+        return self.servers[index].query(
+            "SELECT MEMBER_ID, MEMBER_PORT, MEMBER_STATE, MEMBER_ROLE "
+            "FROM performance_schema.replication_group_members"
+        )
+
+    def wait_states(self, index: int, states: list[str], timeout: float = 60.0) -> None:
+        """Until member ``index`` sees exactly ``states`` (sorted) in its view."""
+        wait_until(lambda: sorted(r[2] for r in self.members(index)) == sorted(states), timeout,
+                   lambda: f"member {index} sees {self.members(index)}")
+
+    def stop(self) -> None:
+        """Kill every server."""
+        for server in self.servers:
+            if server.process is not None and server.process.poll() is None:
+                server.kill()
+
+
+def wait_until(
+    check: Callable[[], bool], timeout: float = 60.0, what: Callable[[], str] = lambda: ""
+) -> None:
+    """Poll ``check`` until true; AssertionError with ``what()`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except Exception:  # noqa: BLE001 - a member may be between states
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"timed out: {what()}")
+
+
+def new_uuid() -> str:
+    """A random UUID text."""
+    return str(uuid.uuid4())
+

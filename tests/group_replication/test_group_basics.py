@@ -1,0 +1,133 @@
+"""A three-member group on real etcd members and real servers: bootstrap, join,
+replication with group GTIDs in one order, secondaries read-only, conflicts in
+multi-primary mode, bad configurations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pymysql
+import pytest
+from group_kit import GROUP_NAME, EtcdMembers, Group, wait_until
+
+from rpl.core.binlog.events import GtidEvent
+from rpl.core.testing.binlogs import binlog_entries
+
+
+@pytest.fixture
+def etcd(tmp_path: Path) -> Iterator[EtcdMembers]:
+    members = EtcdMembers(tmp_path / "etcd").start()
+    yield members
+    members.stop()
+
+
+@pytest.fixture
+def group(tmp_path: Path, etcd: EtcdMembers) -> Iterator[Group]:
+    made = Group(tmp_path, etcd).start_servers()
+    yield made
+    made.stop()
+
+
+def _group_gtids(group: Group, index: int) -> list[str]:
+    """The group GTIDs in member ``index``'s binlog, in binlog order."""
+    return [
+        f"{e.event.sid}:{e.event.gno}"
+        for e in binlog_entries(group.servers[index].datadir)
+        if isinstance(e.event, GtidEvent) and str(e.event.sid) == GROUP_NAME
+    ]
+
+
+def _errno(server: object, sql: str) -> int:
+    with pytest.raises(pymysql.err.MySQLError) as failure:
+        server.query(sql)  # type: ignore[attr-defined]
+    return int(failure.value.args[0])
+
+
+def test_three_members_replicate_in_one_order(group: Group) -> None:
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    group.join(1)
+    group.join(2)
+    for index in range(3):
+        group.wait_states(index, ["ONLINE"] * 3)
+    roles = {r[1]: r[3] for r in group.members(0)}
+    assert sorted(roles.values()) == ["PRIMARY", "SECONDARY", "SECONDARY"]
+    assert roles[group.servers[0].port] == "PRIMARY"
+    primary = group.servers[0]
+    primary.query("CREATE DATABASE d")
+    primary.query("CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    for i in range(30):
+        primary.query(f"INSERT INTO d.t VALUES ({i}, 'v{i}')")
+    primary.query("UPDATE d.t SET v = 'changed' WHERE id < 10")
+    wait_until(
+        lambda: all(
+            s.query("SELECT @@gtid_executed") == primary.query("SELECT @@gtid_executed")
+            for s in group.servers
+        ),
+        60,
+        lambda: str([s.query("SELECT @@gtid_executed") for s in group.servers]),
+    )
+    sums = [s.query("CHECKSUM TABLE d.t") for s in group.servers]
+    assert sums[0] == sums[1] == sums[2]
+    orders = [_group_gtids(group, i) for i in range(3)]
+    assert len(orders[0]) == 33
+    assert orders[0] == orders[1] == orders[2]
+    assert _errno(group.servers[1], "INSERT INTO d.t VALUES (100, 'x')") == 1290
+    stats = group.servers[1].query(
+        "SELECT COUNT_TRANSACTIONS_CHECKED, COUNT_CONFLICTS_DETECTED "
+        "FROM performance_schema.replication_group_member_stats"
+    )
+    assert stats[0][0] >= 33 and stats[0][1] == 0
+
+
+def test_multi_primary_conflict_one_commits(group: Group) -> None:
+    for index in range(2):
+        group.configure(index, group_replication_single_primary_mode="OFF")
+    group.bootstrap(0)
+    group.configure(1, group_replication_single_primary_mode="OFF")
+    group.join(1)
+    group.wait_states(0, ["ONLINE"] * 2)
+    group.wait_states(1, ["ONLINE"] * 2)
+    a, b = group.servers[0], group.servers[1]
+    a.query("CREATE DATABASE d")
+    a.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+    a.query("INSERT INTO d.t VALUES (1, 0)")
+    wait_until(lambda: b.query("SELECT COUNT(*) FROM d.t") == [(1,)])
+    ca, cb = a.connect(), b.connect()
+    try:
+        ca.cursor().execute("BEGIN")
+        cb.cursor().execute("BEGIN")
+        ca.cursor().execute("UPDATE d.t SET v = 1 WHERE id = 1")
+        cb.cursor().execute("UPDATE d.t SET v = 2 WHERE id = 1")
+        outcomes = []
+        for connection in (ca, cb):
+            try:
+                connection.cursor().execute("COMMIT")
+                outcomes.append(0)
+            except pymysql.err.MySQLError as exc:
+                outcomes.append(int(exc.args[0]))
+    finally:
+        ca.close()
+        cb.close()
+    assert sorted(outcomes) == [0, 3101]
+    winner = 1 if outcomes[0] == 0 else 2
+    wait_until(lambda: all(s.query("SELECT v FROM d.t") == [(winner,)] for s in (a, b)))
+
+
+def test_bad_configuration_gets_mysql_errors(group: Group) -> None:
+    server = group.servers[0]
+    assert _errno(server, "START GROUP_REPLICATION") == 3092  # no group name
+    assert _errno(server, "SET GLOBAL group_replication_group_name = 'not-a-uuid'") == 1231
+    group.configure(0)
+    assert _errno(server, "START GROUP_REPLICATION") == 3092  # no group to join
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    assert _errno(server, "START GROUP_REPLICATION") == 3093  # running
+    assert _errno(server, "SET GLOBAL group_replication_group_name = 'aaaaaaaa-bbbb-cccc-dddd-000000000000'") == 3093
+    other = group.servers[1]
+    group.configure(1, group_replication_bootstrap_group="ON")
+    assert _errno(other, "START GROUP_REPLICATION") == 3092  # bootstrap twice
+    assert "already has members" in other.error_log()
+    server.query("STOP GROUP_REPLICATION")
+    assert server.query("SELECT @@super_read_only") == [(1,)]
