@@ -131,3 +131,94 @@ def test_bad_configuration_gets_mysql_errors(group: Group) -> None:
     assert "already has members" in other.error_log()
     server.query("STOP GROUP_REPLICATION")
     assert server.query("SELECT @@super_read_only") == [(1,)]
+
+
+def test_joiner_recovers_what_it_missed_then_follows(group: Group) -> None:
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    primary = group.servers[0]
+    primary.query("CREATE DATABASE d")
+    primary.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+    for i in range(20):
+        primary.query(f"INSERT INTO d.t VALUES ({i}, {i})")
+    group.join(1)
+    group.wait_states(1, ["ONLINE"] * 2)
+    for i in range(20, 30):
+        primary.query(f"INSERT INTO d.t VALUES ({i}, {i})")
+    joiner = group.servers[1]
+    wait_until(lambda: joiner.query("SELECT COUNT(*) FROM d.t") == [(30,)])
+    assert joiner.query("CHECKSUM TABLE d.t") == primary.query("CHECKSUM TABLE d.t")
+    assert _group_gtids(group, 1) == _group_gtids(group, 0)
+    assert "Establishing group recovery connection" in joiner.error_log()
+
+
+def _primary_index(group: Group, observer: int) -> int | None:
+    ports = {s.port: i for i, s in enumerate(group.servers)}
+    for _, port, state, role in group.members(observer):
+        if role == "PRIMARY" and state == "ONLINE":
+            return ports[port]
+    return None
+
+
+def test_primary_killed_new_primary_nothing_acknowledged_lost_old_one_rejoins(
+    group: Group,
+) -> None:
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    group.join(1)
+    group.join(2)
+    group.wait_states(0, ["ONLINE"] * 3)
+    old = group.servers[0]
+    old.query("CREATE DATABASE d")
+    old.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    acknowledged = []
+    for i in range(40):
+        old.query(f"INSERT INTO d.t VALUES ({i})")
+        acknowledged.append(i)
+    old.kill()
+    wait_until(lambda: _primary_index(group, 1) in (1, 2), 60, lambda: str(group.members(1)))
+    new_index = _primary_index(group, 1)
+    assert new_index is not None
+    new = group.servers[new_index]
+    wait_until(lambda: new.query("SELECT @@super_read_only") == [(0,)])
+    rows = {r[0] for r in new.query("SELECT id FROM d.t")}
+    assert set(acknowledged) <= rows
+    new.query("INSERT INTO d.t VALUES (1000)")
+    old.start()
+    group.join(0)
+    group.wait_states(0, ["ONLINE"] * 3)
+    wait_until(lambda: old.query("SELECT COUNT(*) FROM d.t") == [(41,)])
+    assert old.query("CHECKSUM TABLE d.t") == new.query("CHECKSUM TABLE d.t")
+    assert old.query("SELECT @@super_read_only") == [(1,)]
+
+
+def test_group_goes_on_when_an_etcd_member_dies(group: Group, etcd: EtcdMembers) -> None:
+    group.bootstrap(0)
+    group.join(1)
+    group.wait_states(1, ["ONLINE"] * 2)
+    primary = group.servers[0]
+    primary.query("CREATE DATABASE d")
+    primary.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    etcd.kill(0)  # member 0's local etcd member
+    for i in range(20):
+        primary.query(f"INSERT INTO d.t VALUES ({i})")
+    wait_until(lambda: group.servers[1].query("SELECT COUNT(*) FROM d.t") == [(20,)])
+    assert _group_gtids(group, 0) == _group_gtids(group, 1)
+
+
+def test_malformed_group_message_sends_the_member_to_error(group: Group, etcd: EtcdMembers) -> None:
+    import base64
+    import urllib.request
+
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    key = base64.b64encode(f"/rpl/gr/{GROUP_NAME}/msg/intruder/1".encode()).decode()
+    body = f'{{"key":"{key}","value":"{base64.b64encode(b"garbage").decode()}"}}'.encode()
+    request = urllib.request.Request(f"http://{etcd.endpoints[1]}/v3/kv/put", data=body)
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+    wait_until(lambda: group.members(0)[0][2] == "ERROR", 30, lambda: str(group.members(0)))
+    server = group.servers[0]
+    assert "malformed group message" in server.error_log()
+    assert server.query("SELECT @@super_read_only") == [(1,)]
+    assert server.query("SELECT 1") == [(1,)]  # the server goes on

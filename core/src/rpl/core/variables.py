@@ -307,6 +307,8 @@ class SystemVariables:
         try:
             definition.check(value)
         except ObserverError as exc:
+            if exc.errno is not None:
+                raise MySQLError(exc.errno, exc.sqlstate, exc.message) from exc
             raise _wrong_value(definition.name, raw) from exc
 
 

@@ -213,6 +213,10 @@ class GroupMember:
                 return
             self.state = MemberState.ERROR
             self.error_reason = reason
+            mine = self.members.get(self.me)
+            self.members = {self.me: mine} if mine is not None else {}
+            if mine is not None:
+                mine.state = MemberState.ERROR
         self.log.error(f"Plugin group_replication reported: '{reason}'")
         self.log.error(
             "Plugin group_replication reported: 'The server was automatically set into read "

@@ -89,7 +89,7 @@ class GroupReplicationPlugin(ReplicationPlugin):
     def _check_not_running(self) -> None:
         if self.member is not None:
             raise ObserverError(
-                "This option cannot be set while Group Replication is running.",
+                "This option cannot be changed while Group Replication is running.",
                 errno=ER_GROUP_REPLICATION_RUNNING,
             )
 

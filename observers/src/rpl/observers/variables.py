@@ -45,7 +45,9 @@ class SystemVariable:
     ``min_value``/``max_value`` bound an INT or REAL (out-of-range values are
     clamped with a warning, as MySQL does); ``enum_values`` lists an ENUM's
     values (compared case-insensitively, stored as written here). ``check`` may
-    refuse a new value by raising :class:`rpl.observers.ObserverError`;
+    refuse a new value by raising :class:`rpl.observers.ObserverError` (the client
+    gets ER_WRONG_VALUE_FOR_VAR, 1231, or the error's ``errno`` and message when it
+    has one);
     ``on_update`` is called with the new value after it is stored, serialised
     with other updates of the same variable.
     """
