@@ -123,7 +123,9 @@ class Group:
         values = {
             "group_replication_group_name": GROUP_NAME,
             "group_replication_group_seeds": ",".join(self.etcd.endpoints),
-            "group_replication_local_address": self.etcd.endpoints[index % len(self.etcd.endpoints)],
+            "group_replication_local_address": self.etcd.endpoints[
+                index % len(self.etcd.endpoints)
+            ],
             "group_replication_member_expel_timeout": 1,
             **settings,
         }
@@ -151,8 +153,11 @@ class Group:
 
     def wait_states(self, index: int, states: list[str], timeout: float = 60.0) -> None:
         """Until member ``index`` sees exactly ``states`` (sorted) in its view."""
-        wait_until(lambda: sorted(r[2] for r in self.members(index)) == sorted(states), timeout,
-                   lambda: f"member {index} sees {self.members(index)}")
+        wait_until(
+            lambda: sorted(r[2] for r in self.members(index)) == sorted(states),
+            timeout,
+            lambda: f"member {index} sees {self.members(index)}",
+        )
 
     def stop(self) -> None:
         """Kill every server."""
@@ -179,4 +184,3 @@ def wait_until(
 def new_uuid() -> str:
     """A random UUID text."""
     return str(uuid.uuid4())
-

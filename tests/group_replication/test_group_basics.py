@@ -124,7 +124,13 @@ def test_bad_configuration_gets_mysql_errors(group: Group) -> None:
     group.bootstrap(0)
     group.wait_states(0, ["ONLINE"])
     assert _errno(server, "START GROUP_REPLICATION") == 3093  # running
-    assert _errno(server, "SET GLOBAL group_replication_group_name = 'aaaaaaaa-bbbb-cccc-dddd-000000000000'") == 3093
+    assert (
+        _errno(
+            server,
+            "SET GLOBAL group_replication_group_name = 'aaaaaaaa-bbbb-cccc-dddd-000000000000'",
+        )
+        == 3093
+    )
     other = group.servers[1]
     group.configure(1, group_replication_bootstrap_group="ON")
     assert _errno(other, "START GROUP_REPLICATION") == 3092  # bootstrap twice

@@ -1,22 +1,40 @@
-"""group_replication installs and uninstalls through its entry point."""
+"""group_replication installs and uninstalls through its entry point, on a real server."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+
+import pymysql
+import pytest
 
 from rpl.core.plugins import discover
+from rpl.core.testing.process import ServerProcess
 
 
-def test_installs_and_uninstalls(plugin_env: Any) -> None:
+def test_installs_and_uninstalls(tmp_path: Path) -> None:
     assert discover()["group_replication"].distribution == "rpl-group-replication"
-    installed = plugin_env.plugins.install("group_replication")
-    assert installed.hooks == ()
-    plugin_env.plugins.uninstall("group_replication")
-    assert plugin_env.plugins.installed() == []
+    server = ServerProcess(tmp_path / "s").start()
+    try:
+        server.query("INSTALL PLUGIN group_replication SONAME 'group_replication.so'")
+        names = {r[0] for r in server.query("SHOW VARIABLES LIKE 'group_replication_%'")}
+        assert {"group_replication_group_name", "group_replication_single_primary_mode"} <= names
+        assert server.query("SELECT @@group_replication_member_expel_timeout") == [(5,)]
+        rows = server.query("SELECT MEMBER_STATE FROM performance_schema.replication_group_members")
+        assert rows == [("OFFLINE",)]
+        server.query("STOP GROUP_REPLICATION")  # not running: nothing to do
+        server.query("UNINSTALL PLUGIN group_replication")
+        assert server.query("SHOW VARIABLES LIKE 'group_replication_%'") == []
+        assert server.query("SELECT * FROM performance_schema.replication_group_members") == []
+        with pytest.raises(pymysql.err.MySQLError) as failure:
+            server.query("START GROUP_REPLICATION")
+        assert failure.value.args[0] == 1235  # without the plugin the server has no such command
+    finally:
+        server.stop()
 
 
 def test_imports_nothing_from_the_server(
     server_modules_imported_by: Callable[[str], list[str]],
 ) -> None:
-    assert server_modules_imported_by("rpl.group_replication.plugin") == []
+    for module in ("plugin", "group", "gcs.etcd", "certifier", "recovery"):
+        assert server_modules_imported_by(f"rpl.group_replication.{module}") == []

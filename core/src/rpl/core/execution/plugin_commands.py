@@ -8,10 +8,11 @@ a statement that matches none is parsed as usual (and a plugin's command while t
 is not installed is the parser's syntax error, as in MySQL).
 
 What holds: the client needs the command's privilege or SUPER
-(ER_SPECIFIC_ACCESS_DENIED_ERROR, 1227, otherwise); a command the plugin fails with :class:`rpl.observers.ObserverError`
-carrying ``errno`` gives the client that error, any other exception ER_RUN_HOOK_ERROR
-style text with the reason; the server goes on either way. A command commits the
-session's open transaction first (as MySQL's START GROUP_REPLICATION does).
+(ER_SPECIFIC_ACCESS_DENIED_ERROR, 1227, otherwise); a command the plugin fails with
+:class:`rpl.observers.ObserverError` carrying ``errno`` gives the client that error, any
+other failure ER_UNKNOWN_ERROR (1105) with the reason; the server goes on either way. A
+command commits the session's open transaction first (as MySQL's START GROUP_REPLICATION
+does).
 """
 
 from __future__ import annotations
