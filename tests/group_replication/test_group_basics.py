@@ -228,3 +228,62 @@ def test_malformed_group_message_sends_the_member_to_error(group: Group, etcd: E
     assert "malformed group message" in server.error_log()
     assert server.query("SELECT @@super_read_only") == [(1,)]
     assert server.query("SELECT 1") == [(1,)]  # the server goes on
+
+
+def test_a_paused_member_is_suspected_expelled_and_can_rejoin(group: Group) -> None:
+    import signal
+
+    group.bootstrap(0)
+    group.join(1)
+    group.join(2)
+    group.wait_states(0, ["ONLINE"] * 3)
+    paused = group.servers[2]
+    assert paused.process is not None
+    paused.process.send_signal(signal.SIGSTOP)
+    try:
+        group.wait_states(0, ["ONLINE", "ONLINE", "UNREACHABLE"], timeout=30)
+        group.wait_states(0, ["ONLINE", "ONLINE"], timeout=30)  # expelled
+        group.servers[0].query("CREATE DATABASE d")
+    finally:
+        paused.process.send_signal(signal.SIGCONT)
+    wait_until(lambda: group.members(2)[0][2] == "ERROR", 30, lambda: str(group.members(2)))
+    paused.query("STOP GROUP_REPLICATION")
+    group.join(2)
+    group.wait_states(2, ["ONLINE"] * 3)
+    wait_until(lambda: ("d",) in paused.query("SHOW DATABASES"))
+
+
+def test_stop_group_replication_under_load_loses_nothing_acknowledged(group: Group) -> None:
+    import threading
+
+    group.bootstrap(0)
+    group.join(1)
+    group.wait_states(1, ["ONLINE"] * 2)
+    primary, secondary = group.servers[0], group.servers[1]
+    primary.query("CREATE DATABASE d")
+    primary.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    acknowledged: list[int] = []
+    done = threading.Event()
+
+    def write() -> None:
+        connection = primary.connect()
+        i = 0
+        while not done.is_set():
+            i += 1
+            try:
+                connection.cursor().execute(f"INSERT INTO d.t VALUES ({i})")
+                acknowledged.append(i)
+            except pymysql.err.MySQLError:
+                pass
+        connection.close()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    wait_until(lambda: len(acknowledged) > 20)
+    primary.query("STOP GROUP_REPLICATION")
+    done.set()
+    writer.join()
+    rows = {r[0] for r in primary.query("SELECT id FROM d.t")}
+    assert set(acknowledged) <= rows
+    group.wait_states(1, ["ONLINE"])
+    wait_until(lambda: set(acknowledged) <= {r[0] for r in secondary.query("SELECT id FROM d.t")})

@@ -191,7 +191,10 @@ class GroupMember:
         threading.Thread(target=self._housekeeping, name="rpl-gr-stable-set", daemon=True).start()
 
     def stop(self) -> None:
-        """Leave the group: waiting local transactions fail, the applier stops."""
+        """Leave the group: writes are refused first (super_read_only, as MySQL's STOP
+        GROUP_REPLICATION does), then waiting local transactions fail, the applier stops.
+        """
+        self.server.set_super_read_only(True)
         self._stopping.set()
         try:
             self.gcs.leave()
@@ -255,7 +258,7 @@ class GroupMember:
         queue. ObserverError (3101) when the group refused it, (3100) otherwise.
         """
         with self._lock:
-            if self.state is not MemberState.ONLINE:
+            if self._stopping.is_set() or self.state is not MemberState.ONLINE:
                 raise ObserverError(
                     f"Transaction cannot be executed while Group Replication is "
                     f"{self.state.value}.",

@@ -196,9 +196,11 @@ class GroupReplicationPlugin(ReplicationPlugin):
     def _stop(self, thread_id: int) -> None:
         """STOP GROUP_REPLICATION (a member that is not running: nothing to do)."""
         with self._lock:
-            member, self.member = self.member, None
+            member = self.member
+            if member is not None:
+                member.stop()  # the hooks still see it: nothing commits past the group
+            self.member = None
         if member is not None:
-            member.stop()
             self.services.error_log.note(
                 "Plugin group_replication reported: 'Plugin 'group_replication' has been stopped.'"
             )
