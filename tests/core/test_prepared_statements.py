@@ -243,12 +243,12 @@ def test_connector_prepared_statement_writes_and_limits(typed_server: ServerProc
         assert cursor.fetchall() == [(10, "TEN")]
         cursor.execute("SELECT id FROM t WHERE id >= ? ORDER BY id LIMIT ? OFFSET ?", (10, 5, 1))
         assert cursor.fetchall() == [(11,)]
+        with pytest.raises(mysql.connector.Error) as failure:
+            cursor.execute("INSERT INTO t (id) VALUES (?)", (10,))
+        assert (failure.value.errno, failure.value.sqlstate) == (1062, "23000")
+        assert failure.value.msg == "Duplicate entry '10' for key 't.PRIMARY'"
         cursor.execute("DELETE FROM t WHERE id IN (?, ?)", (10, 11))
         assert cursor.rowcount == 2
-        with pytest.raises(mysql.connector.Error) as failure:
-            cursor.execute("INSERT INTO t (id) VALUES (?)", (1,))
-        assert (failure.value.errno, failure.value.sqlstate) == (1062, "23000")
-        assert failure.value.msg == "Duplicate entry '1' for key 't.PRIMARY'"
     finally:
         connection.close()
 
