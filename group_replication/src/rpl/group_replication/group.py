@@ -25,6 +25,8 @@ What holds:
 from __future__ import annotations
 
 import collections
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -79,12 +81,13 @@ class GroupConfig:
 class _Ticket:
     """A local transaction waiting for its certification."""
 
-    __slots__ = ("done", "gtid", "error")
+    __slots__ = ("done", "gtid", "error", "errno")
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.gtid: str | None = None
         self.error: str | None = None
+        self.errno = ER_TRANSACTION_ROLLBACK_DURING_COMMIT
 
 
 class CommitOrder:
@@ -171,7 +174,7 @@ class GroupMember:
         self._stopping = threading.Event()
         self.local_proposed = 0
         self.local_rollback = 0
-        self.remote_applied_base = 0
+        self.remote_queued = 0
         self.error_reason = ""
 
     # ------------------------------------------------------------ control
@@ -233,9 +236,6 @@ class GroupMember:
                 "Plugin group_replication reported: 'The server was automatically set into "
                 "offline mode after an error was detected.' aborting the server"
             )
-            import os
-            import signal
-
             os.kill(os.getpid(), signal.SIGKILL)
 
     def _leave_quietly(self) -> None:
@@ -294,9 +294,9 @@ class GroupMember:
             with self._lock:
                 self._tickets.pop(number, None)
         if ticket.error is not None:
-            errno = ER_TRANSACTION_ROLLBACK_DURING_COMMIT if ticket.gtid is None else 3100
             self.local_rollback += 1
-            raise ObserverError(ticket.error, errno=errno, sqlstate="40000")
+            sqlstate = "40000" if ticket.errno == ER_TRANSACTION_ROLLBACK_DURING_COMMIT else "HY000"
+            raise ObserverError(ticket.error, errno=ticket.errno, sqlstate=sqlstate)
         assert ticket.gtid is not None
         return ticket.gtid
 
@@ -305,6 +305,7 @@ class GroupMember:
             tickets = list(self._tickets.values())
         for ticket in tickets:
             ticket.error = reason
+            ticket.errno = ER_RUN_HOOK_ERROR
             ticket.done.set()
 
     # ---------------------------------------------------- GCS: deliveries
@@ -395,6 +396,7 @@ class GroupMember:
         if result is None:
             return
         gtid = result.gtid(self.config.group_name)
+        self.remote_queued += 1
         try:
             self.applier.queue(
                 gtid,

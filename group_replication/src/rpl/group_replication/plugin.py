@@ -328,7 +328,7 @@ class GroupReplicationPlugin(ReplicationPlugin):
                 "",
                 str(certifier.group_executed),
                 applier.queue_size(),
-                certifier.positive - member.local_proposed + member.local_rollback,
+                member.remote_queued - applier.queue_size(),
                 member.local_proposed,
                 member.local_rollback,
             )
