@@ -214,3 +214,36 @@ def test_stopped_and_restarted_sandbox_validates_clean_by_sketches(
         assert "proven clean by split sketches" in done.stdout
     finally:
         assert rpl("sandbox", "destroy", "--dir", str(directory)).returncode == 0
+
+
+def test_group_sandbox_lifecycle(tmp_path: Path) -> None:
+    directory = tmp_path / "group"
+    base = free_block(random.randrange(20000, 32000, 10), 9)
+    done = rpl("sandbox", "deploy", "group", "--members", "3", "--base-port", str(base),
+               "--dir", str(directory))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    try:
+        rows = {r["node"]: r for r in status(directory)}
+        members = [rows[f"member{i}"] for i in (1, 2, 3)]
+        assert [m["role"] for m in members] == ["primary", "secondary", "secondary"]
+        assert all(m["state"] == "running, ONLINE" for m in members)
+        assert all(m["view"].count(":ONLINE") == 3 for m in members)
+        assert [rows[f"etcd{i}"]["state"] for i in (1, 2, 3)] == ["running"] * 3
+        client(directory, "member1", "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY)")
+        client(directory, "member1", "INSERT INTO d.t VALUES (1)")
+        deadline = time.monotonic() + 20
+        while client(directory, "member3", "SELECT COUNT(*) FROM d.t") != "1":
+            assert time.monotonic() < deadline, "the group did not replicate"
+            time.sleep(0.2)
+        assert rpl("sandbox", "stop", "--dir", str(directory)).returncode == 0
+        assert {r["state"] for r in status(directory)} == {"stopped"}
+        started = rpl("sandbox", "start", "--dir", str(directory))
+        assert started.returncode == 0, started.stderr
+        restarted = [r for r in status(directory) if r["node"].startswith("member")]
+        assert [r["state"] for r in restarted] == ["running, ONLINE"] * 3
+        assert client(directory, "member2", "SELECT COUNT(*) FROM d.t") == "1"
+    finally:
+        pids = [n.pid for n in Sandbox.load(directory).nodes]
+        destroyed = rpl("sandbox", "destroy", "--dir", str(directory))
+    assert destroyed.returncode == 0, destroyed.stderr
+    assert not any(alive(p) for p in pids)

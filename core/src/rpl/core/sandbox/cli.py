@@ -1,4 +1,5 @@
 """``rpl sandbox deploy replication [--replicas N] [--semisync after_sync|after_commit|off]
+[--base-port P] [--dir D]``, ``rpl sandbox deploy group [--members N] [--multi-primary]
 [--base-port P] [--dir D]``, ``rpl sandbox status|stop|start|destroy [--dir D]``.
 """
 
@@ -17,6 +18,7 @@ from rpl.core.sandbox.sandbox import (
     Sandbox,
     SandboxError,
     deploy,
+    deploy_group,
     destroy,
     start,
     status,
@@ -29,24 +31,37 @@ def _say(text: str) -> None:
 
 
 def _deploy(args: argparse.Namespace) -> int:
-    sandbox = deploy(
-        Path(args.dir).expanduser(),
-        replicas=args.replicas,
-        semisync=args.semisync,
-        base_port=args.base_port,
-        say=_say,
-    )
+    if args.topology == "group":
+        sandbox = deploy_group(
+            Path(args.dir).expanduser(),
+            members=args.members,
+            multi_primary=args.multi_primary,
+            base_port=args.base_port,
+            say=_say,
+        )
+    else:
+        sandbox = deploy(
+            Path(args.dir).expanduser(),
+            replicas=args.replicas,
+            semisync=args.semisync,
+            base_port=args.base_port,
+            say=_say,
+        )
     print(f"sandbox deployed in {sandbox.directory}:")
     for spec in sandbox.nodes:
+        script = sandbox.directory / (spec.name + ".sh")
         print(
             f"  {spec.name:<10} {spec.role:<8} port {spec.port}   "
-            f"{sandbox.directory / (spec.name + '.sh')}"
+            + (str(script) if script.exists() else "")
         )
     return 0
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    columns = ("node", "role", "port", "state", "lag", "gtid_executed", "semisync")
+    columns: tuple[str, ...] = ("node", "role", "port", "state", "lag", "gtid_executed", "semisync")
+    if any("view" in r for r in rows):
+        rows = [{"view": "", **r} for r in rows]
+        columns = ("node", "role", "port", "state", "gtid_executed", "view")
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in columns}
     lines = ["  ".join(c.upper().ljust(widths[c]) for c in columns)]
     lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in columns) for r in rows]
@@ -76,14 +91,26 @@ def add_parser(commands: Any) -> None:
         "sandbox",
         help="local replication topologies",
         description="Local replication topologies of rpl server processes on loopback: "
-        "deploy a source and its replicas, show their status, stop, start "
+        "deploy a source and its replicas or a Group Replication group, show their "
+        "status, stop, start "
         "and destroy them.",
     )
     actions = parser.add_subparsers(dest="action", required=True)
     dir_help = f"sandbox directory (default {DEFAULT_DIR})"
-    new = actions.add_parser("deploy", help="start a source and replicas")
+    new = actions.add_parser("deploy", help="start a source and replicas, or a group")
     new.add_argument(
-        "topology", choices=["replication"], help="replication: one source and its replicas"
+        "topology",
+        choices=["replication", "group"],
+        help="replication: one source and its replicas; group: a Group Replication group, "
+        "each member with an etcd member of its own",
+    )
+    new.add_argument(
+        "--members", type=int, default=3, help="group: its members, 1 to 9 (default %(default)s)"
+    )
+    new.add_argument(
+        "--multi-primary",
+        action="store_true",
+        help="group: every member takes writes (default: single-primary)",
     )
     new.add_argument(
         "--replicas",

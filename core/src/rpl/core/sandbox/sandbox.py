@@ -22,7 +22,9 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -45,6 +47,9 @@ DEFAULT_BASE_PORT: Final = 23306
 DEFAULT_DIR: Final = Path.home() / "sandboxes" / "rpl"
 SOURCE: Final = "source"
 REPLICA: Final = "replica"
+MEMBER: Final = "member"
+ETCD: Final = "etcd"
+GROUP_NAME_OPTION: Final = "--group-replication-group-name="
 
 
 class SandboxError(RuntimeError):
@@ -111,8 +116,11 @@ class Sandbox:
 
     # ---------------------------------------------------------------- processes
     def running(self, spec: NodeSpec) -> bool:
-        """Whether the node's recorded process is alive (and is that node's server)."""
-        return _is_our_server(spec.pid, self.directory / spec.name)
+        """Whether the node's recorded process is alive (and is that node's server, or
+        that etcd member).
+        """
+        program = b"etcd" if spec.role == ETCD else b"rpl.core.cli"
+        return _is_our_server(spec.pid, self.directory / spec.name, program)
 
     def start_node(self, spec: NodeSpec, timeout: float = 30.0) -> None:
         """Start one node detached; wait until it accepts connections."""
@@ -122,19 +130,23 @@ class Sandbox:
             raise SandboxError(f"port {spec.port} of {spec.name} is taken by another process")
         datadir = self.directory / spec.name
         datadir.mkdir(parents=True, exist_ok=True)
-        command = [
-            sys.executable,
-            "-m",
-            "rpl.core.cli",
-            "server",
-            "--datadir",
-            str(datadir),
-            "--port",
-            str(spec.port),
-            "--server-id",
-            str(spec.server_id),
-            *spec.options,
-        ]
+        command = (
+            ["etcd", "--data-dir", str(datadir), *spec.options]
+            if spec.role == ETCD
+            else [
+                sys.executable,
+                "-m",
+                "rpl.core.cli",
+                "server",
+                "--datadir",
+                str(datadir),
+                "--port",
+                str(spec.port),
+                "--server-id",
+                str(spec.server_id),
+                *spec.options,
+            ]
+        )
         with (self.directory / f"{spec.name}.out").open("ab") as out:
             process = subprocess.Popen(
                 command,
@@ -200,14 +212,15 @@ def _running(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
-def _is_our_server(pid: int, datadir: Path) -> bool:
+def _is_our_server(pid: int, datadir: Path, program: bytes = b"rpl.core.cli") -> bool:
     if not _running(pid):
         return False
     try:
         command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return b"rpl.core.cli" in command and str(datadir).encode() in command
+    named = program in command or any(part.endswith(b"/" + program) for part in command)
+    return named and str(datadir).encode() in command
 
 
 def _wait_gone(pid: int, timeout: float) -> bool:
@@ -350,16 +363,26 @@ def _client_script(sandbox: Sandbox, spec: NodeSpec) -> None:
 
 
 # -------------------------------------------------------------------- the others
+def _start_order(spec: NodeSpec) -> int:
+    """The order nodes start in: the etcd members, the source, the rest."""
+    return {ETCD: 0, SOURCE: 1}.get(spec.role, 2)
+
+
 def stop(sandbox: Sandbox) -> None:
-    """Stop every node (replicas first, then the source)."""
-    for spec in sorted(sandbox.nodes, key=lambda n: n.role == SOURCE):
+    """Stop every node (in the reverse of the start order: etcd members last)."""
+    for spec in sorted(sandbox.nodes, key=_start_order, reverse=True):
         sandbox.stop_node(spec)
 
 
 def start(sandbox: Sandbox) -> None:
-    """Start every node that is not running (the source first)."""
-    for spec in sorted(sandbox.nodes, key=lambda n: n.role != SOURCE):
+    """Start every node that is not running (etcd members, then the source); a group's
+    members then form the group again (the first bootstraps it, as after a full
+    shutdown).
+    """
+    for spec in sorted(sandbox.nodes, key=_start_order):
         sandbox.start_node(spec)
+    if sandbox.topology == "group":
+        _form_group(sandbox, lambda _: None)
 
 
 def destroy(sandbox: Sandbox) -> None:
@@ -381,7 +404,12 @@ def node_status(sandbox: Sandbox, spec: NodeSpec) -> dict[str, Any]:
     }
     if not sandbox.running(spec):
         return row
+    if spec.role == ETCD:
+        row["state"] = "running"
+        return row
     server = sandbox.server(spec)
+    if spec.role == MEMBER:
+        return _member_status(server, row)
     try:
         row["gtid_executed"] = gtid_executed(server)
         replica = slave_status(server)
@@ -418,3 +446,146 @@ def _semisync_counters(server: ServerProcess, replica: bool) -> str:
 def status(sandbox: Sandbox) -> list[dict[str, Any]]:
     """Every node's status row."""
     return [node_status(sandbox, spec) for spec in sandbox.nodes]
+
+
+# -------------------------------------------------------------------- groups
+def deploy_group(
+    directory: Path,
+    *,
+    members: int = 3,
+    multi_primary: bool = False,
+    base_port: int = DEFAULT_BASE_PORT,
+    say: Callable[[str], None] = lambda _: None,
+) -> Sandbox:
+    """A Group Replication group of ``members`` rpl servers, each with an etcd member of
+    its own, in ``directory``; returns once every member is ONLINE.
+    """
+    if not 1 <= members <= 9:
+        raise SandboxError("--members must be between 1 and 9")
+    if (directory / DESCRIPTION).exists():
+        raise SandboxError(
+            f"{directory} already holds a sandbox: `rpl sandbox destroy --dir {directory}` first"
+        )
+    if shutil.which("etcd") is None:
+        raise SandboxError("etcd is not installed (tools/system-packages installs etcd-server)")
+    directory.mkdir(parents=True, exist_ok=True)
+    port = free_block(base_port, 3 * members)
+    client_ports = [port + members + 2 * i for i in range(members)]
+    peer_ports = [p + 1 for p in client_ports]
+    cluster = ",".join(f"etcd{i + 1}=http://127.0.0.1:{p}" for i, p in enumerate(peer_ports))
+    seeds = ",".join(f"127.0.0.1:{p}" for p in client_ports)
+    group_name = str(uuid.uuid4())
+    nodes = [
+        NodeSpec(
+            f"etcd{i + 1}",
+            ETCD,
+            client_ports[i],
+            0,
+            [
+                "--name",
+                f"etcd{i + 1}",
+                "--listen-client-urls",
+                f"http://127.0.0.1:{client_ports[i]}",
+                "--advertise-client-urls",
+                f"http://127.0.0.1:{client_ports[i]}",
+                "--listen-peer-urls",
+                f"http://127.0.0.1:{peer_ports[i]}",
+                "--initial-advertise-peer-urls",
+                f"http://127.0.0.1:{peer_ports[i]}",
+                "--initial-cluster",
+                cluster,
+                "--initial-cluster-token",
+                group_name,
+                "--experimental-watch-progress-notify-interval",
+                "1s",
+            ],
+        )  # fmt: skip
+        for i in range(members)
+    ] + [
+        NodeSpec(
+            f"member{i + 1}",
+            MEMBER,
+            port + i,
+            i + 1,
+            [
+                "--plugin-load=group_replication",
+                f"{GROUP_NAME_OPTION}{group_name}",
+                f"--group-replication-group-seeds={seeds}",
+                f"--group-replication-local-address=127.0.0.1:{client_ports[i]}",
+                f"--group-replication-single-primary-mode={'OFF' if multi_primary else 'ON'}",
+                "--report-host=127.0.0.1",
+            ],
+        )
+        for i in range(members)
+    ]
+    sandbox = Sandbox(directory, "group", "off", nodes)
+    sandbox.save()
+    try:
+        for spec in sorted(sandbox.nodes, key=_start_order):
+            say(f"starting {spec.name} on port {spec.port}")
+            sandbox.start_node(spec)
+            if spec.role == MEMBER:
+                _client_script(sandbox, spec)
+        _form_group(sandbox, say)
+    except BaseException:
+        stop(sandbox)
+        raise
+    return sandbox
+
+
+def _members(sandbox: Sandbox) -> list[NodeSpec]:
+    return [n for n in sandbox.nodes if n.role == MEMBER]
+
+
+def _form_group(sandbox: Sandbox, say: Callable[[str], None]) -> None:
+    """Bootstrap the group on the first member, join the others, wait for ONLINE."""
+    members = _members(sandbox)
+    for index, spec in enumerate(members):
+        server = sandbox.server(spec)
+        say(f"{'bootstrapping the group on' if index == 0 else 'joining'} {spec.name}")
+        wait_for(partial(_answers, server), 30, f"{spec.name} to answer")
+        if index == 0:
+            server.query("SET GLOBAL group_replication_bootstrap_group = ON")
+        server.query("START GROUP_REPLICATION")
+        if index == 0:
+            server.query("SET GLOBAL group_replication_bootstrap_group = OFF")
+    first = sandbox.server(members[0])
+    wait_for(
+        lambda: [r[0] for r in _view(first)] == ["ONLINE"] * len(members),
+        120,
+        "every member to be ONLINE",
+    )
+
+
+def _answers(server: ServerProcess) -> bool:
+    try:
+        server.query("SELECT 1")
+    except Exception:  # noqa: BLE001 - not up yet
+        return False
+    return True
+
+
+def _view(server: ServerProcess) -> list[tuple[Any, ...]]:
+    return server.query(
+        "SELECT MEMBER_STATE, MEMBER_ROLE, MEMBER_PORT "
+        "FROM performance_schema.replication_group_members"
+    )
+
+
+def _member_status(server: ServerProcess, row: dict[str, Any]) -> dict[str, Any]:
+    """A group member's state and role as the member itself sees them, and the view."""
+    try:
+        mine = server.query(
+            "SELECT MEMBER_STATE, MEMBER_ROLE FROM performance_schema.replication_group_members "
+            "WHERE MEMBER_ID = @@server_uuid"
+        )
+        row["gtid_executed"] = gtid_executed(server)
+        view = _view(server)
+    except Exception as exc:  # noqa: BLE001 - any client error: show it, go on
+        row["state"] = f"running, not answering ({exc})"
+        return row
+    state, role = mine[0] if mine else ("OFFLINE", "")
+    row["state"] = f"running, {state}"
+    row["role"] = role.lower() if role else MEMBER
+    row["view"] = " ".join(f"{p}:{s}" for s, _, p in view)
+    return row

@@ -35,8 +35,11 @@ from rpl.group_replication.gcs.interface import (
     GcsView,
 )
 
+KEEPALIVE_EVERY = 1.0
+"""Seconds between renewals of this member's lease."""
 SUSPECT_AFTER = 3.0
-"""Seconds without a peer's lease renewal before it is suspected."""
+"""Seconds without a peer's lease renewal before it is suspected (three renewals
+missed)."""
 GC_EVERY = 5.0
 
 
@@ -232,9 +235,9 @@ class EtcdGcs:
 
     # ----------------------------------------------------- liveness
     def _keepalive_loop(self) -> None:
-        """Renew the lease every third of its TTL; no etcd for too long is an error."""
+        """Renew the lease every second; no etcd for too long is an error."""
         last_ok = time.monotonic()
-        while not self._stop.wait(max(self.ttl / 3, 0.5)):
+        while not self._stop.wait(KEEPALIVE_EVERY):
             try:
                 if self.client.keepalive(self._lease, 2.0) <= 0:
                     self._fail("this member's lease expired: it was expelled")
