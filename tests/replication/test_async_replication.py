@@ -130,9 +130,10 @@ def _dump_threads(source: ServerProcess) -> list[int]:
 
 
 def kill_dump(source: ServerProcess) -> None:
-    """KILL the replica's dump thread; wait until the replica has a new one."""
+    """KILL the replica's dump thread (once it has one: on a loaded machine the replica
+    may not have connected yet); wait until the replica has a new one."""
+    wait_for(lambda: len(_dump_threads(source)) == 1, 20, "the replica's dump thread")
     dumps = _dump_threads(source)
-    assert len(dumps) == 1
     source.query(f"KILL {dumps[0]}")
     wait_for(lambda: _dump_threads(source) not in ([], dumps), 20, "the replica to reconnect")
 
