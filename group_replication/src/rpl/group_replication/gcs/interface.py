@@ -13,6 +13,12 @@ Guarantees every binding keeps (and the tests check on each):
 * **Durable send.** :meth:`Gcs.send` returns once the message has its place in the
   order; a send that failed or timed out may still have been ordered, and retrying it
   inside the binding never delivers it twice.
+* **No order without a majority.** While this member cannot reach a majority of the
+  engine, nothing is ordered: a send blocks (it retries until the message is ordered or
+  the member leaves), and every other member is suspected (:meth:`GcsListener.on_suspicions`).
+* **Forced membership.** :meth:`Gcs.force_members` makes the membership exactly the
+  listed members, as one view change in the order, once the engine has a majority made
+  of them; it never reorders or drops what was delivered.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ class GcsMember:
     port: int
     version: str
     data: bytes = b""
+    address: str = ""
+    """The member's address in the engine (``group_replication_local_address``)."""
 
 
 @attrs.frozen
@@ -91,5 +99,9 @@ class Gcs(Protocol):
     def delivered(self, order: int) -> None:
         """Everything up to ``order`` is processed here (garbage collection)."""
 
-    def force_members(self, member_ids: Sequence[str]) -> None:
-        """Make the membership exactly ``member_ids`` (after a majority was lost)."""
+    def force_members(self, addresses: Sequence[str]) -> None:
+        """Make the membership exactly the members whose :attr:`GcsMember.address` is
+        in ``addresses`` (after a majority was lost); GcsError when the engine cannot
+        (then nothing changed). Returns once the change is ordered; the view comes in
+        the order as any other.
+        """
