@@ -10,6 +10,7 @@ killing mysqld kills its XCom.
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -163,6 +164,43 @@ def test_majority_lost_writes_block_until_force_members(group3: Group, etcd3: Et
     gnos = _group_gtids(survivor)
     assert gnos == list(range(1, 24)), gnos
     assert survivor.query("SELECT @@gtid_executed") == [(f"{GROUP_NAME}:1-23",)]
+
+
+def test_partitioned_member_blocks_until_the_majority_returns(
+    group3: Group, etcd3: EtcdMembers
+) -> None:
+    settings = {"group_replication_member_expel_timeout": 60}
+    group3.bootstrap(0, **settings)
+    group3.join(1, **settings)
+    group3.join(2, **settings)
+    group3.wait_states(0, ["ONLINE"] * 3)
+    cut_off = group3.servers[0]
+    cut_off.query("CREATE DATABASE d")
+    cut_off.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    cut_off.query("INSERT INTO d.t VALUES (1)")
+    wait_until(lambda: group3.servers[2].query("SELECT COUNT(*) FROM d.t") == [(1,)])
+    frozen = [group3.servers[i].process for i in (1, 2)]
+
+    def send(number: signal.Signals) -> None:
+        for index, process in zip((1, 2), frozen, strict=True):
+            assert process is not None
+            etcd3.signal(index, number)
+            process.send_signal(number)
+
+    send(signal.SIGSTOP)  # the other side of the partition: silent, not dead
+    try:
+        group3.wait_states(0, ["ONLINE", "UNREACHABLE", "UNREACHABLE"], timeout=60)
+        blocked = Writer(cut_off, "INSERT INTO d.t VALUES (2)")
+        blocked.start()
+        assert not blocked.done.wait(8), f"a write went on in a minority: {blocked.error}"
+    finally:
+        send(signal.SIGCONT)
+    assert blocked.done.wait(60), "the blocked write did not go on with the majority back"
+    assert blocked.error is None, blocked.error
+    group3.wait_states(0, ["ONLINE"] * 3)
+    assert "resumed contact with a majority" in cut_off.error_log()
+    wait_until(lambda: all(s.query("SELECT id FROM d.t") == [(1,), (2,)] for s in group3.servers))
+    assert [_group_gtids(s) for s in group3.servers] == [list(range(1, 5))] * 3
 
 
 def test_unreachable_majority_timeout_errors_out_and_rolls_back(
