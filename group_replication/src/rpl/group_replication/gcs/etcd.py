@@ -202,6 +202,16 @@ class EtcdGcs:
             )
         doomed = [(mid, lease) for mid, (m, lease) in members.items() if m.address not in wanted]
         try:
+            _, current = self.client.range_prefix(self.prefix + b"members/", self.send_timeout)
+        except EtcdError as exc:
+            raise GcsError(f"the etcd cluster has no majority: {exc}") from exc
+        if current < self._last_revision:
+            raise GcsError(
+                f"the etcd cluster's history ends at revision {current}, before revision "
+                f"{self._last_revision} this member delivered: re-form it from an etcd "
+                "member that has seen everything"
+            )
+        try:
             self.client.delete(
                 [self.prefix + b"members/" + mid.encode() for mid, _ in doomed],
                 self.send_timeout,
@@ -233,6 +243,7 @@ class EtcdGcs:
         attempt = 0
         while not self._stop.is_set():
             endpoint = endpoints[attempt % len(endpoints)]
+            served = False
             try:
                 for result in self.client.watch(
                     endpoint, self.prefix, self._last_revision + 1, self.watch_timeout
@@ -249,12 +260,15 @@ class EtcdGcs:
                             f"revision {self._last_revision} this member delivered"
                         )
                         return
+                    served = True
                     self._events(result.get("events", []))
                     if self._stop.is_set():
                         return
             except (EtcdError, OSError, ValueError):
                 pass
-            attempt += 1
+            # a stream that served and broke: this member's own etcd member first again
+            # (the one a forced membership is re-formed from), then the others in turn
+            attempt = 0 if served and attempt % len(endpoints) else attempt + 1
             # a lost majority: every endpoint refuses; no need to spin
             self._stop.wait(0.1 if attempt % len(endpoints) else 0.5)
 
