@@ -260,3 +260,41 @@ def test_force_members_refused_outside_a_minority(group1: Group, etcd1: EtcdMemb
     server.query("SET GLOBAL group_replication_force_members = ''")
     server.query("START GROUP_REPLICATION")
     group1.wait_states(0, ["ONLINE"])
+
+
+def test_unreachable_majority_timeout_with_abort_server_exits(group2: Group) -> None:
+    group2.bootstrap(
+        0,
+        group_replication_unreachable_majority_timeout=5,
+        group_replication_exit_state_action="ABORT_SERVER",
+    )
+    group2.join(1)
+    group2.wait_states(0, ["ONLINE"] * 2)
+    minority = group2.servers[0]
+    group2.kill_member(1)
+    group2.wait_states(0, ["ONLINE", "UNREACHABLE"], timeout=60)
+    assert minority.process is not None
+    minority.process.wait(60)  # the server aborts, as MySQL's ABORT_SERVER
+    assert "for more than 5 seconds" in minority.error_log()
+
+
+def test_stop_group_replication_in_a_minority_rolls_the_blocked_write_back(
+    group2: Group,
+) -> None:
+    group2.bootstrap(0)
+    group2.join(1)
+    group2.wait_states(0, ["ONLINE"] * 2)
+    minority = group2.servers[0]
+    minority.query("CREATE DATABASE d")
+    minority.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    group2.kill_member(1)
+    group2.wait_states(0, ["ONLINE", "UNREACHABLE"], timeout=60)
+    blocked = Writer(minority, "INSERT INTO d.t VALUES (1)")
+    blocked.start()
+    assert not blocked.done.wait(4), f"a write went on in a minority: {blocked.error}"
+    minority.query("STOP GROUP_REPLICATION")  # does not wait for the lost majority
+    assert blocked.done.wait(30)
+    assert blocked.error is not None and blocked.error[0] == 3100, blocked.error
+    assert minority.query("SELECT COUNT(*) FROM d.t") == [(0,)]
+    assert _states(group2, 0) == ["OFFLINE"]
+    assert minority.query("SELECT @@super_read_only") == [(1,)]
