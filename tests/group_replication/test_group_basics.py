@@ -4,6 +4,7 @@ multi-primary mode, bad configurations."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,6 +80,18 @@ def test_three_members_replicate_in_one_order(group: Group) -> None:
         "FROM performance_schema.replication_group_member_stats"
     )
     assert stats[0][0] >= 33 and stats[0][1] == 0
+    timings = [_commit_timings(s) for s in group.servers]
+    assert timings[0]["count"] == 33  # every group transaction was local there
+    assert timings[1]["count"] == timings[2]["count"] == 0
+    assert timings[0]["broadcast_time"] > 0 and timings[0]["server_time"] > 0
+    primary.query("FLUSH STATUS")
+    assert set(_commit_timings(primary).values()) == {0}
+
+
+def _commit_timings(server: object) -> dict[str, int]:
+    """The group_replication_commit_* totals (rpl.group_replication.timings)."""
+    rows = server.query("SHOW GLOBAL STATUS LIKE 'group_replication_commit_%'")  # type: ignore[attr-defined]
+    return {name.removeprefix("group_replication_commit_"): int(v) for name, v in rows}
 
 
 def test_multi_primary_conflict_one_commits(group: Group) -> None:
@@ -287,3 +300,38 @@ def test_stop_group_replication_under_load_loses_nothing_acknowledged(group: Gro
     assert set(acknowledged) <= rows
     group.wait_states(1, ["ONLINE"])
     wait_until(lambda: set(acknowledged) <= {r[0] for r in secondary.query("SELECT id FROM d.t")})
+
+
+def test_local_transactions_waiting_on_a_row_lock_do_not_conflict(group: Group) -> None:
+    """The snapshot is gtid_executed at commit, as MySQL takes it: a transaction that began
+    before another local one committed, then changed the row that one released, is no
+    conflict (with a snapshot taken when the transaction began it got 3101).
+    """
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    primary = group.servers[0]
+    primary.query("CREATE DATABASE d")
+    primary.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+    primary.query("INSERT INTO d.t VALUES (1, 0)")
+    first, second = primary.connect(autocommit=False), primary.connect(autocommit=False)
+    with first.cursor() as a, second.cursor() as b:
+        a.execute("UPDATE d.t SET v = v + 1 WHERE id = 1")
+        b.execute("SELECT COUNT(*) FROM d.t")  # the second transaction begins here
+        waiting = threading.Thread(
+            target=b.execute, args=("UPDATE d.t SET v = v + 10 WHERE id = 1",)
+        )
+        waiting.start()
+        wait_until(
+            lambda: any(
+                "UPDATE d.t SET v = v + 10" in str(row[7] or "")
+                for row in primary.query("SHOW PROCESSLIST")
+            ),
+            30,
+            lambda: str(primary.query("SHOW PROCESSLIST")),
+        )
+        first.commit()
+        waiting.join(30)
+        second.commit()
+    assert primary.query("SELECT v FROM d.t WHERE id = 1") == [(11,)]
+    first.close()
+    second.close()

@@ -81,13 +81,17 @@ class GroupConfig:
 class _Ticket:
     """A local transaction waiting for its certification."""
 
-    __slots__ = ("done", "gtid", "error", "errno")
+    __slots__ = ("done", "gtid", "error", "errno", "delivered_ns", "certified_ns")
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.gtid: str | None = None
         self.error: str | None = None
         self.errno = ER_TRANSACTION_ROLLBACK_DURING_COMMIT
+        self.delivered_ns = 0
+        """When the delivery thread read it back (``time.perf_counter_ns``)."""
+        self.certified_ns = 0
+        """When its certification was done."""
 
 
 class CommitOrder:
@@ -253,9 +257,10 @@ class GroupMember:
         events: bytes,
         server_id: int,
         timeout: float,
-    ) -> str:
-        """Certify a local transaction; its group GTID, once it may enter the commit
-        queue. ObserverError (3101) when the group refused it, (3100) otherwise.
+    ) -> tuple[str, dict[str, int]]:
+        """Certify a local transaction: its group GTID, and the nanoseconds its
+        broadcast, delivery and certification took (:mod:`.timings`). ObserverError
+        (3101) when the group refused it, (3100) otherwise.
         """
         with self._lock:
             if self._stopping.is_set() or self.state is not MemberState.ONLINE:
@@ -279,7 +284,9 @@ class GroupMember:
             events,
         )
         try:
+            sending = time.perf_counter_ns()
             self.gcs.send(encode(message))
+            sent = time.perf_counter_ns()
             if not ticket.done.wait(timeout):
                 raise ObserverError(
                     "Timeout while waiting for the group communication engine.",
@@ -298,7 +305,12 @@ class GroupMember:
             sqlstate = "40000" if ticket.errno == ER_TRANSACTION_ROLLBACK_DURING_COMMIT else "HY000"
             raise ObserverError(ticket.error, errno=ticket.errno, sqlstate=sqlstate)
         assert ticket.gtid is not None
-        return ticket.gtid
+        delivered = max(ticket.delivered_ns, sent)
+        return ticket.gtid, {
+            "broadcast": sent - sending,
+            "delivery": delivered - sent,
+            "certification": max(ticket.certified_ns - delivered, 0),
+        }
 
     def _fail_waiters(self, reason: str) -> None:
         with self._lock:
@@ -371,6 +383,7 @@ class GroupMember:
     def _certify(self, message: TransactionMessage) -> None:
         certifier = self.certifier
         assert certifier is not None
+        delivered = time.perf_counter_ns()
         try:
             snapshot = GtidSet.parse(message.snapshot)
         except ValueError as exc:
@@ -391,6 +404,7 @@ class GroupMember:
                 ticket.error = ROLLBACK_TEXT
             else:
                 ticket.gtid = result.gtid(self.config.group_name)
+            ticket.delivered_ns, ticket.certified_ns = delivered, time.perf_counter_ns()
             ticket.done.set()
             return
         if result is None:
