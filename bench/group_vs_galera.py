@@ -36,13 +36,13 @@ from pathlib import Path
 from typing import Any
 
 import pymysql
+
 from common import (
     POOL,
     MariaDB,
     add_list_argument,
     add_out_argument,
     fmt,
-    free_port,
     int_list,
     machine_line,
     median_cells,
@@ -55,8 +55,8 @@ from common import (
     sysbench,
     sysbench_result,
 )
-
 from rpl.core.sandbox.sandbox import MEMBER, deploy_group, stop
+from rpl.core.testing.process import free_port
 
 WORKLOADS = ("oltp_write_only", "oltp_insert")
 THREADS = (1, 4, 16)
@@ -163,9 +163,8 @@ def _counters(server: str, port: int) -> dict[str, int]:
     if server == GALERA:
         failures = int(status.get("wsrep_local_cert_failures", 0))
         return {"conflicts": failures + int(status.get("wsrep_local_bf_aborts", 0))}
-    rows = _query(
-        port, "SELECT COUNT_CONFLICTS_DETECTED FROM performance_schema.replication_group_member_stats"
-    )
+    table = "performance_schema.replication_group_member_stats"
+    rows = _query(port, f"SELECT COUNT_CONFLICTS_DETECTED FROM {table}")
     found = {"conflicts": int(rows[0][0]) if rows else 0}
     found["commits"] = int(status.get("group_replication_commit_count", 0))
     for stage in STAGES:
@@ -343,9 +342,7 @@ def summarise(runs: list[Row], parameters: dict[str, Any]) -> dict[str, Any]:
     for workload in parameters["workloads"]:
         for count in parameters["threads"]:
             pair = {
-                c["server"]: c
-                for c in cells
-                if c["workload"] == workload and c["threads"] == count
+                c["server"]: c for c in cells if c["workload"] == workload and c["threads"] == count
             }
             if RPL in pair and GALERA in pair:
                 ratios.append(
