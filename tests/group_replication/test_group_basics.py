@@ -267,8 +267,6 @@ def test_a_paused_member_is_suspected_expelled_and_can_rejoin(group: Group) -> N
 
 
 def test_stop_group_replication_under_load_loses_nothing_acknowledged(group: Group) -> None:
-    import threading
-
     group.bootstrap(0)
     group.join(1)
     group.wait_states(1, ["ONLINE"] * 2)
@@ -335,3 +333,64 @@ def test_local_transactions_waiting_on_a_row_lock_do_not_conflict(group: Group) 
     assert primary.query("SELECT v FROM d.t WHERE id = 1") == [(11,)]
     first.close()
     second.close()
+
+
+def test_joiners_under_write_load_reach_online_with_the_same_data(group: Group) -> None:
+    """Two members join while the primary takes inserts and updates from three sessions:
+    each recovers from a donor, applies what the group delivered meanwhile, goes ONLINE,
+    and ends with the primary's data (CHECKSUM TABLE) and every acknowledged write.
+    """
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    primary = group.servers[0]
+    primary.query("CREATE DATABASE d")
+    primary.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+    primary.query("INSERT INTO d.t VALUES " + ",".join(f"({i}, 0)" for i in range(100)))
+    acknowledged: list[int] = []
+    updates = [0]
+    done = threading.Event()
+
+    def insert(first: int) -> None:
+        connection = primary.connect()
+        for i in range(first, first + 100_000):
+            if done.is_set():
+                break
+            connection.cursor().execute(f"INSERT INTO d.t VALUES ({i}, {i})")
+            acknowledged.append(i)
+        connection.close()
+
+    def update() -> None:
+        connection = primary.connect()
+        while not done.is_set():
+            connection.cursor().execute(f"UPDATE d.t SET v = v + 1 WHERE id = {updates[0] % 100}")
+            updates[0] += 1
+        connection.close()
+
+    writers = [threading.Thread(target=insert, args=(n,)) for n in (1_000_000, 2_000_000)]
+    writers.append(threading.Thread(target=update))
+    for writer in writers:
+        writer.start()
+    try:
+        wait_until(lambda: len(acknowledged) > 30)
+        group.join(1)
+        group.wait_states(1, ["ONLINE"] * 2, timeout=120)
+        group.join(2)
+        group.wait_states(2, ["ONLINE"] * 3, timeout=120)
+        joined_at = len(acknowledged)
+        wait_until(lambda: len(acknowledged) > joined_at + 30)
+    finally:
+        done.set()
+        for writer in writers:
+            writer.join(60)
+    assert updates[0] > 0
+    executed = primary.query("SELECT @@gtid_executed")
+    wait_until(
+        lambda: all(s.query("SELECT @@gtid_executed") == executed for s in group.servers),
+        120,
+        lambda: str([s.query("SELECT @@gtid_executed") for s in group.servers]),
+    )
+    checksum = primary.query("CHECKSUM TABLE d.t")
+    for index, server in enumerate(group.servers):
+        assert server.query("CHECKSUM TABLE d.t") == checksum, index
+        assert set(acknowledged) <= {r[0] for r in server.query("SELECT id FROM d.t")}, index
+    assert _group_gtids(group, 1) == _group_gtids(group, 0) == _group_gtids(group, 2)
