@@ -80,6 +80,31 @@ def test_three_members_replicate_in_one_order(group: Group) -> None:
         "FROM performance_schema.replication_group_member_stats"
     )
     assert stats[0][0] >= 33 and stats[0][1] == 0
+    # every member shows every member's counters, the primary's as it sent them
+    member_ids = {
+        r[0]
+        for r in group.servers[0].query(
+            "SELECT MEMBER_ID FROM performance_schema.replication_group_members"
+        )
+    }
+    everyone = (
+        "SELECT MEMBER_ID, COUNT_TRANSACTIONS_LOCAL_PROPOSED, LAST_CONFLICT_FREE_TRANSACTION, "
+        "TRANSACTIONS_COMMITTED_ALL_MEMBERS FROM performance_schema.replication_group_member_stats"
+    )
+    primary_id = primary.query("SELECT @@server_uuid")[0][0]
+
+    def primary_row_seen_by_each() -> bool:
+        for server in group.servers:
+            rows = {r[0]: r for r in server.query(everyone)}
+            if set(rows) != member_ids:
+                return False
+            if rows[primary_id][1:] != (33, f"{GROUP_NAME}:33", f"{GROUP_NAME}:1-33"):
+                return False
+        return True
+
+    wait_until(
+        primary_row_seen_by_each, 30, lambda: str([s.query(everyone) for s in group.servers])
+    )
     timings = [_commit_timings(s) for s in group.servers]
     assert timings[0]["count"] == 33  # every group transaction was local there
     assert timings[1]["count"] == timings[2]["count"] == 0

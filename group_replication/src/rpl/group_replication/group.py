@@ -46,6 +46,7 @@ from rpl.group_replication.members import (
 )
 from rpl.group_replication.messages import (
     CertificationState,
+    MemberStats,
     Message,
     MessageError,
     Recovered,
@@ -175,10 +176,14 @@ class GroupMember:
         self._next_ticket = 0
         self._buffer: list[GcsMessage] = []
         self._stable: dict[str, GtidSet] = {}
+        self._stats: dict[str, MemberStats] = {}
+        """Every other member's last counters (MemberStats), by member id."""
         self._stopping = threading.Event()
         self.local_proposed = 0
         self.local_rollback = 0
         self.remote_queued = 0
+        self.committed_all_members = GtidSet()
+        """The stable set: what every member has committed (from their StableSets)."""
         self.error_reason = ""
 
     # ------------------------------------------------------------ control
@@ -379,6 +384,10 @@ class GroupMember:
             self._recovered(message.member)
         elif isinstance(message, StableSet):
             self._stable_set(message)
+        elif isinstance(message, MemberStats):
+            with self._lock:
+                if message.member in self.members and message.member != self.me:
+                    self._stats[message.member] = message
 
     def _certify(self, message: TransactionMessage) -> None:
         certifier = self.certifier
@@ -448,6 +457,37 @@ class GroupMember:
                 return
             stable = intersect_all(self._stable[i] for i in ids)
             self.certifier.garbage_collect(stable)
+            self.committed_all_members = stable
+
+    # -------------------------------------------------------------- stats
+    def own_stats(self) -> MemberStats | None:
+        """This member's counters (None before it has a certifier)."""
+        certifier = self.certifier
+        if certifier is None:
+            return None
+        group = self.config.group_name
+        queued = self.applier.queue_size()
+        return MemberStats(
+            self.me,
+            self.view_id,
+            len(self._buffer),
+            certifier.positive + certifier.negative,
+            certifier.negative,
+            len(certifier.info),
+            str(self.committed_all_members),
+            f"{group}:{certifier.last_positive}" if certifier.last_positive else "",
+            queued,
+            self.remote_queued - queued,
+            self.local_proposed,
+            self.local_rollback,
+        )
+
+    def member_stats(self) -> list[MemberStats]:
+        """Every member's last counters: this member's now, the others' last sent."""
+        own = self.own_stats()
+        with self._lock:
+            others = [self._stats[m] for m in sorted(self._stats) if m in self.members]
+        return ([own] if own is not None else []) + others
 
     # ---------------------------------------------------------- GCS: views
     def on_view_changed(self, view: GcsView) -> None:
@@ -458,6 +498,7 @@ class GroupMember:
             for gone in view.left:
                 self.members.pop(gone, None)
                 self._stable.pop(gone, None)
+                self._stats.pop(gone, None)
             for info in view.members:
                 if info.member_id not in self.members:
                     weight, bootstrap = read_member_data(info.data)
@@ -590,7 +631,9 @@ class GroupMember:
 
     # ------------------------------------------------------- housekeeping
     def _housekeeping(self) -> None:
-        """Every second: the applier's health; every 5: this member's stable set."""
+        """Every second: the applier's health and this member's counters (MemberStats,
+        as MySQL sends them every flow-control period); every 5: its stable set.
+        """
         ticks = 0
         while not self._stopping.wait(1.0):
             ticks += 1
@@ -603,3 +646,6 @@ class GroupMember:
             if ticks % 5 == 0 and self.state is MemberState.ONLINE:
                 message = StableSet(self.me, self.server.gtid_executed())
                 self._send_quietly(encode(message))
+            stats = self.own_stats()
+            if stats is not None and self.state in (MemberState.ONLINE, MemberState.RECOVERING):
+                self._send_quietly(encode(stats))

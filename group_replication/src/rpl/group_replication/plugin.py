@@ -332,24 +332,6 @@ class GroupReplicationPlugin(ReplicationPlugin):
 
     def _stats_rows(self) -> Iterable[tuple[object, ...]]:
         member = self.member
-        if member is None or member.certifier is None:
+        if member is None:
             return []
-        certifier = member.certifier
-        applier = member.applier
-        return [
-            (
-                APPLIER_CHANNEL,
-                member.view_id,
-                member.me,
-                applier.queue_size(),
-                certifier.positive + certifier.negative,
-                certifier.negative,
-                len(certifier.info),
-                "",
-                str(certifier.group_executed),
-                applier.queue_size(),
-                member.remote_queued - applier.queue_size(),
-                member.local_proposed,
-                member.local_rollback,
-            )
-        ]
+        return [stats.row(APPLIER_CHANNEL) for stats in member.member_stats()]
