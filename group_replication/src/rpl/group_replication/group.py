@@ -468,7 +468,7 @@ class GroupMember:
                 if member.suspected:
                     raise GcsError(f"the member at {address} is unreachable")
             keep = {by_address[a].member_id for a in addresses}
-        self.gcs.force_members(addresses)
+        self.gcs.force_members(sorted(keep))
         deadline = time.monotonic() + FORCE_VIEW_TIMEOUT
         with self._lock:
             while set(self.members) != keep and self.state is MemberState.ONLINE:

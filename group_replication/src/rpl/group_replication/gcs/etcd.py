@@ -29,8 +29,8 @@ member's lease looks fresh at first). A watch resumed on an etcd cluster whose r
 is below the last one delivered here (a survivor re-formed with ``--force-new-cluster``
 that had not seen what this member delivered) is an error: the order would fork.
 :meth:`EtcdGcs.force_members` expels the members not listed (their keys deleted in one
-transaction: one view change) once the etcd cluster is made of the listed members'
-etcd members.
+transaction: one view change) once etcd has a majority again: after a loss, the
+survivors' etcd members re-formed as a cluster of their own.
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ cut off from an etcd majority (MySQL suspects after 5 s)."""
 GC_EVERY = 5.0
 SEND_ATTEMPT = 5.0
 """Seconds one attempt of a send may take before it is tried again (the same key)."""
+FORCE_CHECK = 5.0
+"""Seconds force_members waits for an etcd majority's answer before it refuses."""
 
 
 class EtcdGcs:
@@ -177,36 +179,28 @@ class EtcdGcs:
         """Record how far this member delivered (read by garbage collection)."""
         self._delivered = max(self._delivered, order)
 
-    def force_members(self, addresses: Sequence[str]) -> None:
-        """Expel every member whose address is not in ``addresses``: their keys are
-        deleted in one transaction (one view change), their leases revoked. The etcd
-        cluster must first be made of exactly the listed members' etcd members (a
-        survivor re-formed with ``etcd --force-new-cluster``): a minority cannot change
-        etcd's membership, and forcing while the unlisted etcd members still count
-        would change nothing or, if they are alive, fork the group.
+    def force_members(self, member_ids: Sequence[str]) -> None:
+        """Expel every member not in ``member_ids``: their keys are deleted in one
+        transaction (one view change), their leases revoked. That takes an etcd
+        majority: after a loss, the survivors' etcd cluster re-formed of their etcd
+        members (``etcd --force-new-cluster`` on a survivor's data directory), as a
+        minority cannot change etcd's membership. Checked first with a linearizable
+        read (which proposes nothing, so a refusal leaves nothing to be committed
+        later), and that the cluster's history holds everything delivered here.
         """
-        wanted = set(addresses)
+        wanted = set(member_ids)
         members = dict(self._members)
-        known = {m.address for m, _ in members.values()}
-        if not wanted <= known:
-            raise GcsError("not members of the group: " + ", ".join(sorted(wanted - known)))
+        if not wanted <= set(members):
+            raise GcsError("not members of the group: " + ", ".join(sorted(wanted - set(members))))
+        doomed = [(mid, lease) for mid, (_, lease) in members.items() if mid not in wanted]
         try:
-            cluster = self.client.member_addresses(self.send_timeout)
+            _, current = self.client.range_prefix(self.prefix + b"members/", FORCE_CHECK)
         except EtcdError as exc:
-            raise GcsError(f"the etcd cluster's members cannot be read: {exc}") from exc
-        covered = set().union(*cluster) if cluster else set()
-        if not all(urls & wanted for urls in cluster) or not wanted <= covered:
-            shown = ", ".join(sorted(",".join(sorted(urls)) or "?" for urls in cluster))
             raise GcsError(
-                f"the etcd cluster's members are {shown}, not the members forced: re-form "
-                "it of their etcd members first (etcd --force-new-cluster on the "
-                "survivor's data directory)"
-            )
-        doomed = [(mid, lease) for mid, (m, lease) in members.items() if m.address not in wanted]
-        try:
-            _, current = self.client.range_prefix(self.prefix + b"members/", self.send_timeout)
-        except EtcdError as exc:
-            raise GcsError(f"the etcd cluster has no majority: {exc}") from exc
+                "the etcd cluster has no majority: re-form it of the listed members' etcd "
+                "members first (etcd --force-new-cluster on a survivor's data directory) "
+                f"({exc})"
+            ) from exc
         if current < self._last_revision:
             raise GcsError(
                 f"the etcd cluster's history ends at revision {current}, before revision "

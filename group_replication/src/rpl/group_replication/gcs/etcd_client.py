@@ -154,18 +154,6 @@ class EtcdClient:
         """Compact the history below ``revision``."""
         self.call("/v3/kv/compaction", {"revision": str(revision)}, deadline)
 
-    # ----------------------------------------------------------- cluster
-    def member_addresses(self, deadline: float) -> list[set[str]]:
-        """The etcd cluster's members as the answering endpoint knows them: each
-        member's client addresses (``host:port``).
-        """
-        answer = self.call("/v3/cluster/member/list", {}, deadline)
-        members = []
-        for member in answer.get("members", []):
-            urls = member.get("clientURLs", []) or []
-            members.append({str(url).split("://", 1)[-1].rstrip("/") for url in urls})
-        return members
-
     # ------------------------------------------------------------- lease
     def grant(self, ttl: int, deadline: float) -> int:
         """A new lease of ``ttl`` seconds; its id."""

@@ -18,8 +18,9 @@ Guarantees every binding keeps (and the tests check on each):
   engine, nothing is ordered: a send blocks (it retries until the message is ordered or
   the member leaves), and every other member is suspected (:meth:`GcsListener.on_suspicions`).
 * **Forced membership.** :meth:`Gcs.force_members` makes the membership exactly the
-  listed members, as one view change in the order, once the engine has a majority made
-  of them; it never reorders or drops what was delivered.
+  listed members, as one view change in the order, once the engine has a majority
+  again (after a loss, made of the listed members' share of it); it never reorders or
+  drops what was delivered.
 """
 
 from __future__ import annotations
@@ -100,9 +101,9 @@ class Gcs(Protocol):
     def delivered(self, order: int) -> None:
         """Everything up to ``order`` is processed here (garbage collection)."""
 
-    def force_members(self, addresses: Sequence[str]) -> None:
-        """Make the membership exactly the members whose :attr:`GcsMember.address` is
-        in ``addresses`` (after a majority was lost); GcsError when the engine cannot
-        (then nothing changed). Returns once the change is ordered; the view comes in
-        the order as any other.
+    def force_members(self, member_ids: Sequence[str]) -> None:
+        """Make the membership exactly ``member_ids`` (after a majority was lost);
+        GcsError when the engine cannot (no majority of it answers: then nothing
+        changed). Returns once the change is ordered; the view comes in the order as
+        any other.
         """
