@@ -256,7 +256,9 @@ def test_malformed_group_message_sends_the_member_to_error(group: Group, etcd: E
 
     group.bootstrap(0)
     group.wait_states(0, ["ONLINE"])
-    key = base64.b64encode(f"/rpl/gr/{GROUP_NAME}/msg/intruder/1".encode()).decode()
+    # under a member's name: the binding delivers no message of a non-member
+    sender = group.servers[0].query("SELECT @@server_uuid")[0][0]
+    key = base64.b64encode(f"/rpl/gr/{GROUP_NAME}/msg/{sender}/garbage-1".encode()).decode()
     body = f'{{"key":"{key}","value":"{base64.b64encode(b"garbage").decode()}"}}'.encode()
     request = urllib.request.Request(f"http://{etcd.endpoints[1]}/v3/kv/put", data=body)
     with urllib.request.urlopen(request, timeout=5):
