@@ -5,6 +5,7 @@ multi-primary mode, bad configurations."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -421,3 +422,46 @@ def test_joiners_under_write_load_reach_online_with_the_same_data(group: Group) 
         assert server.query("CHECKSUM TABLE d.t") == checksum, index
         assert set(acknowledged) <= {r[0] for r in server.query("SELECT id FROM d.t")}, index
     assert _group_gtids(group, 1) == _group_gtids(group, 0) == _group_gtids(group, 2)
+
+
+def test_a_commit_blocked_in_the_group_leaves_the_thread_pool_serving(
+    group: Group, etcd: EtcdMembers
+) -> None:
+    """With one pool worker and a stall limit of a minute, a commit that waits in
+    before_commit for the group (etcd has lost its majority, so the broadcast cannot be
+    ordered) is a wait the pool is told of: another connection is served at once.
+    """
+    server = group.servers[0]
+    server.stop()
+    server.start(
+        "--thread-handling=pool-of-threads",
+        "--thread-pool-size=1",
+        "--thread-pool-stall-limit=60000",
+    )
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    server.query("CREATE DATABASE d")
+    server.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    etcd.kill(1)
+    etcd.kill(2)
+    outcome: list[object] = []
+
+    def write() -> None:
+        try:
+            server.query("INSERT INTO d.t VALUES (1)")
+            outcome.append("committed")
+        except pymysql.err.MySQLError as exc:
+            outcome.append(exc)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    time.sleep(1.0)  # the INSERT is in before_commit, its broadcast waiting for etcd
+    connection = server.connect(read_timeout=8, connect_timeout=8)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW PROCESSLIST")
+            infos = [str(row[7]) for row in cursor.fetchall()]
+    finally:
+        connection.close()
+    assert not outcome, outcome  # the write was still blocked while the pool served this
+    assert "INSERT INTO d.t VALUES (1)" in infos

@@ -50,6 +50,7 @@ from rpl.core.net.packets import ReplyBatch
 from rpl.core.threads import next_thread_id
 from rpl.core.variables import Warning as SqlWarning
 from rpl.core.variables import display
+from rpl.core.waits import thd_wait
 from rpl.observers import CommitDecision, TableInfo, ThreadKind, TransFlags, TransParam
 
 _log = errorlog.logger("session")
@@ -658,15 +659,15 @@ class Session:
         binlog = self.server.binlog
         with binlog.commit_stage_lock:
             snapshot = str(binlog.gtid_executed)
-        return self.server.delegates.transaction.before_commit(
-            self._param(
-                trx_cache=_trx_cache(events, self.server.encoder.checksum),
-                write_set=write_set or frozenset(),
-                gtid_executed=snapshot,
-                gtid=str(self.gtid_next) if self.gtid_next is not None else None,
-                hold_timeout=cast(int, self.setting("wait_timeout")),
-            )
+        param = self._param(
+            trx_cache=_trx_cache(events, self.server.encoder.checksum),
+            write_set=write_set or frozenset(),
+            gtid_executed=snapshot,
+            gtid=str(self.gtid_next) if self.gtid_next is not None else None,
+            hold_timeout=cast(int, self.setting("wait_timeout")),
         )
+        with thd_wait():  # an observer may block here (Group Replication certifies)
+            return self.server.delegates.transaction.before_commit(param)
 
     def _write_set(self, trx: Transaction) -> frozenset[int]:
         """The transaction's write set (:mod:`rpl.core.execution.write_sets`): MySQL's
