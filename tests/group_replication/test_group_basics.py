@@ -15,6 +15,7 @@ from group_kit import GROUP_NAME, EtcdMembers, Group, wait_until
 
 from rpl.core.binlog.events import GtidEvent
 from rpl.core.testing.binlogs import binlog_entries
+from rpl.group_replication.gcs.batching import frame
 
 
 @pytest.fixture
@@ -252,7 +253,16 @@ def test_group_goes_on_when_an_etcd_member_dies(group: Group, etcd: EtcdMembers)
     assert _group_gtids(group, 0) == _group_gtids(group, 1)
 
 
-def test_malformed_group_message_sends_the_member_to_error(group: Group, etcd: EtcdMembers) -> None:
+@pytest.mark.parametrize(
+    ("value", "logged"),
+    [
+        (frame([b"garbage"]), "malformed group message"),  # a batch of a message no one reads
+        (b"garbage", "malformed message batch"),  # not even a batch
+    ],
+)
+def test_malformed_group_message_sends_the_member_to_error(
+    group: Group, etcd: EtcdMembers, value: bytes, logged: str
+) -> None:
     import base64
     import urllib.request
 
@@ -261,13 +271,13 @@ def test_malformed_group_message_sends_the_member_to_error(group: Group, etcd: E
     # under a member's name: the binding delivers no message of a non-member
     sender = group.servers[0].query("SELECT @@server_uuid")[0][0]
     key = base64.b64encode(f"/rpl/gr/{GROUP_NAME}/msg/{sender}/garbage-1".encode()).decode()
-    body = f'{{"key":"{key}","value":"{base64.b64encode(b"garbage").decode()}"}}'.encode()
+    body = f'{{"key":"{key}","value":"{base64.b64encode(value).decode()}"}}'.encode()
     request = urllib.request.Request(f"http://{etcd.endpoints[1]}/v3/kv/put", data=body)
     with urllib.request.urlopen(request, timeout=5):
         pass
     wait_until(lambda: group.members(0)[0][2] == "ERROR", 30, lambda: str(group.members(0)))
     server = group.servers[0]
-    assert "malformed group message" in server.error_log()
+    assert logged in server.error_log()
     assert server.query("SELECT @@super_read_only") == [(1,)]
     assert server.query("SELECT 1") == [(1,)]  # the server goes on
 

@@ -6,10 +6,14 @@ Keys, under ``/rpl/gr/<group_name>/``:
   expel timeout plus 5 s of detection, as MySQL suspects after 5 s); its value is the
   member (JSON, with the lease id). A PUT of a new one is a join, a DELETE (leave, or
   the lease expired: an expel) a leave.
-* ``msg/<member_id>/<seq>``: one per message, created only if absent, so a retried send
-  is never ordered twice. A message's place in the total order is its revision; one
-  whose sender is not a member at that revision (an expelled member that sent before it
-  noticed) is delivered by no member: every member decides it at the same revision.
+* ``msg/<member_id>/<lease>-<seq>``: one per batch of messages (what this member's
+  sessions sent while the previous batch was on its way: :mod:`.batching`), created only
+  if absent, so a retried send is never ordered twice. A message's place in the total
+  order is its batch's revision, then its place in the batch (``order`` is
+  ``revision * 4096 + index``); a batch whose sender is not a member at that revision (an
+  expelled member that sent before it noticed) is delivered by no member: every member
+  decides it at the same revision. A batch that does not split into messages is an
+  error for every member alike.
 * ``delivered/<member_id>``: how far a member has delivered (garbage collection).
 
 Every member reads one watch stream of the whole prefix from its join revision on: etcd
@@ -40,6 +44,7 @@ import threading
 import time
 from collections.abc import Sequence
 
+from rpl.group_replication.gcs.batching import BatchError, SendBatcher, frame, split
 from rpl.group_replication.gcs.etcd_client import EtcdClient, EtcdError, Json, unb64
 from rpl.group_replication.gcs.interface import (
     GcsError,
@@ -60,6 +65,8 @@ cut off from an etcd majority (MySQL suspects after 5 s)."""
 GC_EVERY = 5.0
 SEND_ATTEMPT = 5.0
 """Seconds one attempt of a send may take before it is tried again (the same key)."""
+ORDER_SLOTS = 4096
+"""A delivered message's ``order`` is its batch's revision times this plus its index."""
 FORCE_CHECK = 5.0
 """Seconds force_members waits for an etcd majority's answer before it refuses."""
 
@@ -85,6 +92,7 @@ class EtcdGcs:
         self._lease = 0
         self._seq = 0
         self._seq_lock = threading.Lock()
+        self._batcher = SendBatcher(self._send_batch)
         self._stop = threading.Event()
         self._members: dict[str, tuple[GcsMember, int]] = {}
         self._last_revision = 0
@@ -156,19 +164,29 @@ class EtcdGcs:
 
     # ------------------------------------------------------------ send
     def send(self, payload: bytes) -> None:
-        """Create this message's key (idempotently: the same key at every attempt),
-        retried until it is ordered or this member leaves the group (a lost majority
-        blocks here, as in MySQL).
+        """Return once ``payload`` is ordered, in a batch with whatever this member's
+        other sessions send meanwhile (:mod:`.batching`).
         """
         if self._member is None or self._stop.is_set():
             raise GcsError("not in a group")
+        self._batcher.send(payload)
+
+    def _send_batch(self, payloads: list[bytes]) -> None:
+        """Create one batch's key (idempotently: the same key at every attempt), retried
+        until it is ordered or this member leaves the group (a lost majority blocks
+        here, as in MySQL). The batcher's leaders call it, a few batches at once.
+        """
+        assert self._member is not None
         with self._seq_lock:
             self._seq += 1
             seq = self._seq
-        key = self.prefix + f"msg/{self._member.member_id}/{self._lease:x}-{seq:012d}".encode()
+        key = f"msg/{self._member.member_id}/{self._lease:x}-{seq:012d}"
+        value = frame(payloads)
         while True:
             try:
-                self.client.create(key, payload, 0, min(SEND_ATTEMPT, self.send_timeout))
+                self.client.create(
+                    self.prefix + key.encode(), value, 0, min(SEND_ATTEMPT, self.send_timeout)
+                )
                 return
             except EtcdError as exc:
                 if self._stop.is_set():
@@ -177,7 +195,7 @@ class EtcdGcs:
 
     def delivered(self, order: int) -> None:
         """Record how far this member delivered (read by garbage collection)."""
-        self._delivered = max(self._delivered, order)
+        self._delivered = max(self._delivered, order // ORDER_SLOTS)
 
     def force_members(self, member_ids: Sequence[str]) -> None:
         """Expel every member not in ``member_ids``: their keys are deleted in one
@@ -333,8 +351,15 @@ class EtcdGcs:
         self._last_revision = revision
         if rest.startswith(b"msg/") and event.get("type") != "DELETE":
             sender = rest.split(b"/")[1].decode()
-            if sender in self._members:  # not one an expelled member sent after its expel
-                listener.on_message(GcsMessage(sender, revision, unb64(kv.get("value"))))
+            if sender not in self._members:  # an expelled member sent it after its expel
+                return
+            try:
+                payloads = split(unb64(kv.get("value")))
+            except BatchError as exc:
+                self._fail(f"a malformed message batch at revision {revision}: {exc}")
+                return
+            for index, payload in enumerate(payloads):
+                listener.on_message(GcsMessage(sender, revision * ORDER_SLOTS + index, payload))
 
     # ----------------------------------------------------- liveness
     def _keepalive_loop(self) -> None:
