@@ -133,8 +133,8 @@ class Applier(ChannelThread):
             errorlog.log(
                 _log,
                 logging.INFO,
-                f"Replica SQL thread for channel '{channel.name}' initialized, starting replication "
-                f"in log '{channel.relay_info.master_log_file or 'FIRST'}' at "
+                f"Replica SQL thread for channel '{channel.name}' initialized, starting "
+                f"replication in log '{channel.relay_info.master_log_file or 'FIRST'}' at "
                 f"position {channel.relay_info.master_log_pos}, relay log "
                 f"'{channel.relay_info.relay_log_file}' position: "
                 f"{channel.relay_info.relay_log_pos}",
