@@ -137,7 +137,8 @@ class ChannelState:
 
     def reset(self, everything: bool) -> None:
         """RESET SLAVE [ALL] (threads stopped): relay logs and positions go; with ALL,
-        the connection settings too.
+        the connection settings too (and a named channel's relay log index: the channel
+        is gone).
         """
         self.relay_log.reset()
         self.relay_info = RelayLogInfo()
@@ -149,6 +150,8 @@ class ChannelState:
         if everything:
             self.master_info = MasterInfo()
             info_files.remove(self.datadir, master=True, relay=True, channel=self.name)
+            if self.name:  # the channel goes away: its relay log index too
+                Path(self.relay_log.index.path).unlink(missing_ok=True)
         else:
             info.log_file, info.log_pos, info.retrieved_gtids = "", 4, ""
             self.boundary = ("", 4)
