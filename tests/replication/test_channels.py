@@ -28,7 +28,6 @@ from rpl.core.testing.topology import (
     wait_for,
 )
 
-
 SECOND_USER = "repl2"
 """The second source's replication account (each source's account replicates too: two
 sources creating the same account would conflict on the replica)."""
