@@ -146,9 +146,9 @@ def test_two_sources_into_one_replica_on_two_channels(
 
     # one channel stops, the other goes on
     replica.query("STOP SLAVE FOR CHANNEL 'a'")
-    rows = {r["Channel_Name"]: r for r in status_rows(replica)}
-    assert (rows["a"]["Slave_IO_Running"], rows["a"]["Slave_SQL_Running"]) == ("No", "No")
-    assert rows["b"]["Slave_SQL_Running"] == "Yes"
+    by_name = {r["Channel_Name"]: r for r in status_rows(replica)}
+    assert (by_name["a"]["Slave_IO_Running"], by_name["a"]["Slave_SQL_Running"]) == ("No", "No")
+    assert by_name["b"]["Slave_SQL_Running"] == "Yes"
     second_source.query("INSERT INTO e.t VALUES (100, 'late', 0)")
     source.query("INSERT INTO d.t VALUES (100000, 'late', 0)")
     wait_applied(replica, second_source)
@@ -192,6 +192,7 @@ def test_for_channel_errors_are_mysqls(
     assert errno_of(replica, "SELECT MASTER_POS_WAIT('binlog.000001', 4, 1, 'nope')") == 3074
     long_name = "c" * 65
     assert errno_of(replica, f"CHANGE MASTER TO MASTER_HOST='h' FOR CHANNEL '{long_name}'") == 3072
+    assert errno_of(replica, "CHANGE MASTER TO MASTER_HOST='h' FOR CHANNEL '../x'") == 3072
     # a bad option makes no channel
     assert errno_of(replica, "CHANGE MASTER TO MASTER_PORT=70000 FOR CHANNEL 'new'") == 1210
     assert errno_of(replica, "SHOW SLAVE STATUS FOR CHANNEL 'new'") == 3074

@@ -467,7 +467,8 @@ class ChannelService(Protocol):
         """The receiver channel ``name`` (case-insensitive; it exists once
         :meth:`ReceiverChannel.configure` ran, and for as long as its files do, across
         restarts). ``ValueError`` for ``''`` (the default channel is the users'), for a
-        name longer than 64 characters, and for the name of an applier-only channel.
+        name longer than 64 characters or holding ``/``, ``\\`` or NUL (the channel's
+        files are named after it), and for the name of an applier-only channel.
         """
         ...
 

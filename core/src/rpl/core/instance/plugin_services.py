@@ -22,7 +22,7 @@ from rpl.core.execution.execute import execute
 from rpl.core.execution.results import Rows
 from rpl.core.execution.session import Session
 from rpl.core.execution.virtual_tables import PERFORMANCE_SCHEMA, Computed, RowsOf, definition
-from rpl.core.replication.channel import MAX_CHANNEL_NAME, ReplicaChannels
+from rpl.core.replication.channel import ReplicaChannels, valid_channel_name
 from rpl.core.replication.plugin_channel import (
     PluginApplierChannel,
     PluginChannels,
@@ -116,8 +116,8 @@ class PluginChannelService:
         """The receiver channel ``name``."""
         if not name:
             raise ValueError("'' is the asynchronous replica's channel")
-        if len(name) > MAX_CHANNEL_NAME:
-            raise ValueError(f"channel name longer than {MAX_CHANNEL_NAME} characters: {name!r}")
+        if not valid_channel_name(name):
+            raise ValueError(f"invalid channel name (at most 64 characters, no /): {name!r}")
         if any(c.name == name.lower() for c in self.channels.all()):
             raise ValueError(f"{name!r} is an applier-only channel")
         return PluginReceiverChannel(self.receivers(), name)

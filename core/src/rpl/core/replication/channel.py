@@ -30,6 +30,16 @@ from rpl.core.threads import next_thread_id
 
 MAX_CHANNEL_NAME = 64
 """MySQL's limit on a channel name's length (ER_SLAVE_CHANNEL_NAME_INVALID_OR_TOO_LONG)."""
+
+
+def valid_channel_name(name: str) -> bool:
+    """Whether ``name`` may name a channel: at most :data:`MAX_CHANNEL_NAME` characters,
+    none that a file name cannot hold (``/``, ``\\``, NUL: the channel's files are named
+    after it).
+    """
+    return len(name) <= MAX_CHANNEL_NAME and not any(c in name for c in "/\\\0")
+
+
 GROUP_REPLICATION_CHANNELS = frozenset(("group_replication_applier", "group_replication_recovery"))
 """The names MySQL reserves for Group Replication: a user's START/STOP SLAVE on them is
 ER_SLAVE_CHANNEL_OPERATION_NOT_ALLOWED, and the statements without FOR CHANNEL leave

@@ -56,9 +56,9 @@ from rpl.core.net.responses import int_column, text_column
 from rpl.core.replication import performance_tables
 from rpl.core.replication.channel import (
     GROUP_REPLICATION_CHANNELS,
-    MAX_CHANNEL_NAME,
     ReplicaChannel,
     ReplicaChannels,
+    valid_channel_name,
 )
 from rpl.core.replication.info import MasterInfo
 from rpl.core.replication.source import ReplicaHosts
@@ -148,8 +148,10 @@ def master_pos_wait(channels: ReplicaChannels, args: list[object]) -> int | None
 
 
 def _checked_name(name: str) -> str:
-    """A FOR CHANNEL name, lower-cased (names are case-insensitive); 3072 if too long."""
-    if len(name) > MAX_CHANNEL_NAME:
+    """A FOR CHANNEL name, lower-cased (names are case-insensitive); 3072 if too long, or
+    if it holds a character a file name cannot (the channel's files are named after it).
+    """
+    if not valid_channel_name(name):
         raise MySQLError.of(ER_SLAVE_CHANNEL_NAME_INVALID_OR_TOO_LONG)
     return name.lower()
 
