@@ -415,6 +415,30 @@ ER_SLAVE_CHANNEL_WAS_NOT_RUNNING: Final = _code(
 ER_SLAVE_CHANNEL_DOES_NOT_EXIST: Final = _code(
     3074, "ER_SLAVE_CHANNEL_DOES_NOT_EXIST", "HY000", "Replica channel '%s' does not exist."
 )
+ER_SLAVE_CHANNEL_NAME_INVALID_OR_TOO_LONG: Final = _code(
+    3072,
+    "ER_SLAVE_CHANNEL_NAME_INVALID_OR_TOO_LONG",
+    "HY000",
+    "Invalid channel name provided. Channel names must be at most 64 characters.",
+)
+ER_SLAVE_MULTIPLE_CHANNELS_CMD: Final = _code(
+    3079,
+    "ER_SLAVE_MULTIPLE_CHANNELS_CMD",
+    "HY000",
+    "Multiple channels exist on the replica. Please provide channel name as an argument.",
+)
+ER_SLAVE_CHANNEL_OPERATION_NOT_ALLOWED: Final = _code(
+    3139,
+    "ER_SLAVE_CHANNEL_OPERATION_NOT_ALLOWED",
+    "HY000",
+    "%s cannot be performed on channel '%s'.",
+)
+ER_BAD_SLAVE_UNTIL_COND: Final = _code(
+    1277,
+    "ER_BAD_SLAVE_UNTIL_COND",
+    "HY000",
+    "Incorrect parameter or combination of parameters for START REPLICA UNTIL",
+)
 ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG: Final = _code(
     13114,
     "ER_SERVER_MASTER_FATAL_ERROR_READING_BINLOG",

@@ -18,7 +18,7 @@ from rpl.group_replication import variables as gr_vars
 from rpl.group_replication.gcs import Gcs, GcsError
 from rpl.group_replication.group import APPLIER_CHANNEL, GroupConfig, GroupMember
 from rpl.group_replication.members import MemberState
-from rpl.group_replication.recovery import recover_from_donor
+from rpl.group_replication.recovery import RECOVERY_CHANNEL, recovery
 from rpl.group_replication.timings import CommitTimings
 from rpl.observers import (
     CommitDecision,
@@ -193,7 +193,7 @@ class GroupReplicationPlugin(ReplicationPlugin):
                 services.server,
                 services.channels.applier_channel(APPLIER_CHANNEL),
                 log,
-                recover_from_donor,
+                recovery(services.channels),
             )
             log.note(
                 f"Plugin group_replication reported: 'Group communication engine etcd "
@@ -309,6 +309,7 @@ class GroupReplicationPlugin(ReplicationPlugin):
             return self._in_order(member, param.gtid, param.hold_timeout)
         if (
             param.thread_kind is ThreadKind.REPLICA_APPLIER
+            and param.channel_name == RECOVERY_CHANNEL
             and member.state is MemberState.RECOVERING
         ):
             return None  # distributed recovery: the donor's history, already the group's

@@ -1,59 +1,110 @@
 """Distributed recovery: a joiner catches up with a donor before it goes ONLINE.
 
-The joiner replicates from the donor with GTID auto-positioning until it has executed
-every GTID the group had certified at its join view, then stops replicating; what the
-group delivered since the view waits in the ``group_replication_applier`` channel and is
-applied after. The replication is the server's own asynchronous replica (its receiver,
-relay log and applier: crash-safe as any replica), driven through
-:meth:`rpl.observers.ServerControl.execute`.
+The joiner replicates from the donor through a receiver channel of its own named
+``group_replication_recovery``, as MySQL's does: GTID auto-positioning, the
+``group_replication_recovery_user`` / ``group_replication_recovery_password``
+credentials, and ``UNTIL SQL_AFTER_GTIDS`` the GTIDs the group had certified at the join
+view, so the channel's applier stops by itself once they are executed; then the channel
+is stopped and purged (RESET SLAVE ALL on it: relay logs and settings gone). What the
+group delivered since the view waits in the ``group_replication_applier`` channel and
+is applied after.
 
-Differs from MySQL: MySQL replicates through a channel of its own named
-``group_replication_recovery``; here it is the server's default channel (``''``), so a
-member must not also be an asynchronous replica while it recovers.
+The channel is the server's receiver machinery under that name
+(:class:`rpl.observers.ReceiverChannel`): its own relay log
+(``<relay_log>-group_replication_recovery.NNNNNN``) and info files, crash-safe as any
+replica, visible in SHOW SLAVE STATUS (Channel_Name) and performance_schema's
+replication tables while recovery runs. Its applier's transactions reach the
+transaction hooks with ``thread_kind`` REPLICA_APPLIER and that channel name, so the
+plugin does not certify them (they are the group's history). Since recovery no longer
+uses the default channel ``''``, a member can be an asynchronous replica there too.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rpl.group_replication.gtid_sets import GtidSet
 from rpl.group_replication.members import Member
-from rpl.observers import QueryError
+from rpl.observers import ChannelService, QueryError, ReceiverChannel
 
 if TYPE_CHECKING:
     from rpl.group_replication.group import GroupMember
 
+RECOVERY_CHANNEL = "group_replication_recovery"
+"""The channel distributed recovery replicates through (MySQL's name)."""
 RECOVERY_TIMEOUT = 3600.0
 """Seconds a recovery may take before the joiner gives up (ERROR)."""
 
 
-def _quoted(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+def recovery(channels: ChannelService) -> Callable[[GroupMember, Member, GtidSet], None]:
+    """The recovery :class:`~rpl.group_replication.group.GroupMember` runs: replicate
+    from a donor through ``channels``' ``group_replication_recovery`` channel.
+    """
+
+    def recover(member: GroupMember, donor: Member, until: GtidSet) -> None:
+        recover_from_donor(member, donor, until, channels.receiver_channel(RECOVERY_CHANNEL))
+
+    return recover
 
 
-def recover_from_donor(member: GroupMember, donor: Member, until: GtidSet) -> None:
-    """Replicate from ``donor`` until ``until`` is executed here; RuntimeError if not."""
-    server = member.server
+def recover_from_donor(
+    member: GroupMember,
+    donor: Member,
+    until: GtidSet,
+    channel: ReceiverChannel,
+    timeout: float = RECOVERY_TIMEOUT,
+) -> None:
+    """Replicate from ``donor`` through ``channel`` until ``until`` is executed here;
+    RuntimeError if not (the channel's error says why). The channel is purged after,
+    whatever happened.
+    """
     config = member.config
     member.log.note(
         "Plugin group_replication reported: 'Establishing group recovery connection with "
         f"a possible donor. Attempt 1/1' (donor {donor.address})"
     )
     try:
-        server.execute("STOP SLAVE")
-        server.execute(
-            f"CHANGE MASTER TO MASTER_HOST={_quoted(donor.host)}, MASTER_PORT={donor.port}, "
-            f"MASTER_USER={_quoted(config.recovery_user)}, "
-            f"MASTER_PASSWORD={_quoted(config.recovery_password)}, MASTER_AUTO_POSITION=1"
+        _purge(channel)  # what a recovery cut short (a crash) left
+        channel.configure(
+            host=donor.host,
+            port=donor.port,
+            user=config.recovery_user,
+            password=config.recovery_password,
+            auto_position=True,
         )
-        server.execute("START SLAVE")
-        if not server.wait_for_gtid_set(str(until), RECOVERY_TIMEOUT):
-            raise RuntimeError(f"the donor did not send {until} in time")
-        server.execute("STOP SLAVE")
-        server.execute("RESET SLAVE ALL")
+        channel.start(until_sql_after_gtids=str(until))
+        deadline = time.monotonic() + timeout
+        while not channel.wait_until_applier_stops(min(1.0, deadline - time.monotonic())):
+            if time.monotonic() >= deadline:
+                raise RuntimeError(f"the donor did not send {until} in time")
+        executed = GtidSet.parse(member.server.gtid_executed())
+        if not until.issubset(executed):
+            errno, message = channel.last_sql_error
+            if not errno:
+                errno, message = channel.last_io_error
+            raise RuntimeError(
+                f"the recovery channel stopped before {until} was applied: "
+                f"error {errno}: {message or 'stopped'}"
+            )
     except QueryError as exc:
-        raise RuntimeError(f"recovery statement failed: {exc}") from exc
+        raise RuntimeError(f"recovery channel operation failed: {exc}") from exc
+    finally:
+        try:
+            _purge(channel)
+        except QueryError as exc:
+            member.log.error(
+                f"Plugin group_replication reported: 'Error when purging the recovery "
+                f"channel: {exc}'"
+            )
     member.log.note(
         "Plugin group_replication reported: 'Terminating existing group replication donor "
         "connection and purging the corresponding logs.'"
     )
+
+
+def _purge(channel: ReceiverChannel) -> None:
+    """Stop the channel and remove it (RESET SLAVE ALL FOR CHANNEL)."""
+    channel.stop()
+    channel.reset()

@@ -43,10 +43,12 @@ class NetError(Exception):
 
 
 class QueryError(Exception):
-    """A statement sent to the source over the replica's connection failed.
+    """A statement sent to the source over the replica's connection failed, or the
+    server refused a statement (``ServerControl.execute``) or a channel operation
+    (``ReceiverChannel``).
 
-    Carries the source's MySQL error: ``errno`` (e.g. 1193,
-    ER_UNKNOWN_SYSTEM_VARIABLE), ``sqlstate`` and ``message``.
+    Carries the MySQL error: ``errno`` (e.g. 1193, ER_UNKNOWN_SYSTEM_VARIABLE),
+    ``sqlstate`` and ``message``.
     """
 
     def __init__(self, errno: int, sqlstate: str, message: str) -> None:

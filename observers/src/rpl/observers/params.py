@@ -38,7 +38,10 @@ class ThreadKind(enum.Enum):
     CLIENT = "CLIENT"
     """A client connection's session (also the server's own internal sessions)."""
     REPLICA_APPLIER = "REPLICA_APPLIER"
-    """The applier (SQL) thread of the asynchronous replica channel (``''``)."""
+    """The applier (SQL) thread of a receiver channel: the asynchronous replica's
+    default channel (``''``) or a named one (``TransParam.channel_name`` says which:
+    ``group_replication_recovery`` during Group Replication's distributed recovery);
+    see :class:`rpl.observers.ReceiverChannel`."""
     PLUGIN_APPLIER = "PLUGIN_APPLIER"
     """The applier of a channel a plugin feeds (``TransParam.channel_name`` names it:
     ``group_replication_applier``); see :class:`rpl.observers.ApplierChannel`."""

@@ -268,8 +268,8 @@ class ServerControl(Protocol):
         """Run ``statement`` in an internal session of the server (no account: no
         privilege checks, not refused by ``super_read_only``, binlogged as any
         session's) and return its rows (empty for a statement without a result set).
-        Raises :class:`rpl.observers.QueryError` with the MySQL error. Group
-        Replication's distributed recovery drives the replica channel with it.
+        Raises :class:`rpl.observers.QueryError` with the MySQL error. (A receiver
+        channel is driven through :class:`ReceiverChannel`, not statements.)
         Must not be called from a transaction hook.
         """
         ...
@@ -340,6 +340,118 @@ class ApplierChannel(Protocol):
 
 
 @runtime_checkable
+class ReceiverChannel(Protocol):
+    """A named receiver channel: the server's asynchronous replica under another name,
+    with a receiver (I/O) thread that replicates from a source into the channel's own
+    relay log and an applier (SQL) thread that applies it. Group Replication's
+    distributed recovery replicates from a donor through ``group_replication_recovery``
+    as MySQL's does through its channel service (``channel_create``, ``channel_start``
+    with an UNTIL condition, ``channel_stop``, ``channel_purge``).
+
+    Why a service and not ``ServerControl.execute("CHANGE MASTER ... FOR CHANNEL")``:
+    the channels Group Replication reserves (``group_replication_*``) are refused to
+    users' START/STOP SLAVE and CHANGE MASTER (3139, as in MySQL), so a plugin needs a
+    way in that statements do not give; the settings travel as values (no SQL quoting of
+    a password); and a plugin gets the facts it decides on typed (the received set, the
+    threads' last errors) instead of parsing SHOW SLAVE STATUS.
+
+    What holds, exactly as for the server's default channel ``''`` (it is the same
+    code): the relay log files are ``<relay_log>-<name>.NNNNNN`` with their own index,
+    the settings and positions ``master-<name>.info`` and ``relay-log-<name>.info`` in
+    the data directory; a server that crashes mid-stream recovers the channel's relay log
+    at its next start (nothing received is lost, nothing applied twice: the applier
+    skips every GTID this server has executed, whichever channel applied it); every
+    transaction applied goes through the transaction hooks (``thread_kind``
+    REPLICA_APPLIER, ``channel_name`` the channel's name), this server's binary log with
+    its original GTID, and ``gtid_executed``. SHOW SLAVE STATUS and performance_schema's
+    replication tables show the channel while it is configured. A Group Replication
+    channel is not started by the server at boot: it is the plugin's.
+
+    Every method may be called from any thread but a transaction hook's; they are
+    serialised with each other and with the statements on the channel. Server refusals
+    raise :class:`rpl.observers.QueryError` with MySQL's error (3021 configure while the
+    receiver runs, 1198 reset while a thread runs, 1772 a malformed GTID set).
+    """
+
+    @property
+    def name(self) -> str:
+        """The channel's name (``group_replication_recovery``)."""
+        ...
+
+    def configure(
+        self, *, host: str, port: int, user: str, password: str, auto_position: bool = True
+    ) -> None:
+        """Point the channel at a source, as ``CHANGE MASTER TO MASTER_HOST=..,
+        MASTER_PORT=.., MASTER_USER=.., MASTER_PASSWORD=.., MASTER_AUTO_POSITION=..`` on
+        the channel would (created if it does not exist): its relay logs are purged and
+        the receiver starts over at the new source (with ``auto_position`` from the
+        GTIDs this server executed, else at the source's first binlog). The threads must
+        be stopped (QueryError 3021 or 1198 otherwise); settings are saved durably before
+        it returns.
+        """
+        ...
+
+    def start(self, *, until_sql_after_gtids: str | None = None) -> None:
+        """Start the receiver and the applier (a thread that runs is left running;
+        QueryError 1200 if the channel was never configured). With
+        ``until_sql_after_gtids`` (a GTID set) the applier stops by itself once every GTID
+        of the set is executed here (at once if they already are), as ``START SLAVE
+        UNTIL SQL_AFTER_GTIDS`` does; the receiver goes on until :meth:`stop`. Returns
+        once the threads are started, before they connect or apply anything.
+        """
+        ...
+
+    def wait_until_applier_stops(self, timeout: float) -> bool:
+        """Block until the applier thread is not running (its UNTIL condition reached,
+        an error, or :meth:`stop`) or the receiver stopped with an error (a source it
+        cannot reach after its retries, a source that refused it), or ``timeout`` seconds
+        pass; whether one of those happened. The caller tells which from
+        :attr:`last_sql_error`, :attr:`last_io_error` and the GTIDs executed.
+        """
+        ...
+
+    def stop(self) -> None:
+        """Stop the receiver, then the applier after the transaction it is applying;
+        wait for both (a no-op for a stopped channel or one that does not exist).
+        """
+        ...
+
+    def reset(self) -> None:
+        """Remove the channel, as ``RESET SLAVE ALL`` on it: its relay log files, index
+        and info files are deleted, its settings forgotten, its SHOW SLAVE STATUS and
+        performance_schema rows gone. The threads must be stopped (QueryError 1198).
+        A no-op for a channel that does not exist; :meth:`configure` makes it again.
+        """
+        ...
+
+    @property
+    def io_running(self) -> bool:
+        """Whether the receiver thread runs (connected or trying to connect)."""
+        ...
+
+    @property
+    def sql_running(self) -> bool:
+        """Whether the applier thread runs."""
+        ...
+
+    def received_gtid_set(self) -> str:
+        """The GTIDs the receiver wrote whole to the relay log (Retrieved_Gtid_Set,
+        RECEIVED_TRANSACTION_SET), empty for a channel that does not exist.
+        """
+        ...
+
+    @property
+    def last_io_error(self) -> tuple[int, str]:
+        """The receiver's last error (Last_IO_Errno, Last_IO_Error), ``(0, "")`` if none."""
+        ...
+
+    @property
+    def last_sql_error(self) -> tuple[int, str]:
+        """The applier's last error (Last_SQL_Errno, Last_SQL_Error), ``(0, "")`` if none."""
+        ...
+
+
+@runtime_checkable
 class ChannelService(Protocol):
     """Named replication channels a plugin creates (``performance_schema`` lists
     them with their names as MySQL lists ``group_replication_applier``).
@@ -348,6 +460,15 @@ class ChannelService(Protocol):
     def applier_channel(self, name: str) -> ApplierChannel:
         """The applier-only channel ``name``, created if it does not exist.
         ``ValueError`` for ``''`` (the asynchronous replica's channel).
+        """
+        ...
+
+    def receiver_channel(self, name: str) -> ReceiverChannel:
+        """The receiver channel ``name`` (case-insensitive; it exists once
+        :meth:`ReceiverChannel.configure` ran, and for as long as its files do, across
+        restarts). ``ValueError`` for ``''`` (the default channel is the users'), for a
+        name longer than 64 characters or holding ``/``, ``\\`` or NUL (the channel's
+        files are named after it), and for the name of an applier-only channel.
         """
         ...
 

@@ -10,7 +10,7 @@ services for as long as it is installed.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -22,7 +22,12 @@ from rpl.core.execution.execute import execute
 from rpl.core.execution.results import Rows
 from rpl.core.execution.session import Session
 from rpl.core.execution.virtual_tables import PERFORMANCE_SCHEMA, Computed, RowsOf, definition
-from rpl.core.replication.plugin_channel import PluginApplierChannel, PluginChannels
+from rpl.core.replication.channel import ReplicaChannels, valid_channel_name
+from rpl.core.replication.plugin_channel import (
+    PluginApplierChannel,
+    PluginChannels,
+    PluginReceiverChannel,
+)
 from rpl.observers import PluginCommand, PluginTable, QueryError
 
 if TYPE_CHECKING:
@@ -96,13 +101,26 @@ class PluginServer:
 
 @attrs.frozen
 class PluginChannelService:
-    """``rpl.observers.ChannelService`` for one plugin."""
+    """``rpl.observers.ChannelService`` for one plugin. ``receivers`` gives the server's
+    receiver channels at each call (they are built after the plugins are loaded).
+    """
 
     channels: PluginChannels
+    receivers: Callable[[], ReplicaChannels]
 
     def applier_channel(self, name: str) -> PluginApplierChannel:
         """The applier-only channel ``name``."""
         return self.channels.applier_channel(name)
+
+    def receiver_channel(self, name: str) -> PluginReceiverChannel:
+        """The receiver channel ``name``."""
+        if not name:
+            raise ValueError("'' is the asynchronous replica's channel")
+        if not valid_channel_name(name):
+            raise ValueError(f"invalid channel name (at most 64 characters, no /): {name!r}")
+        if any(c.name == name.lower() for c in self.channels.all()):
+            raise ValueError(f"{name!r} is an applier-only channel")
+        return PluginReceiverChannel(self.receivers(), name)
 
 
 @attrs.frozen

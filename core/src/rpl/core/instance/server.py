@@ -49,7 +49,7 @@ from rpl.core.net.handshake import password_hash
 from rpl.core.plugins import Plugins, ServerBound
 from rpl.core.replication import source
 from rpl.core.replication import statements as replica_statements
-from rpl.core.replication.channel import ReplicaChannel
+from rpl.core.replication.channel import ReplicaChannels
 from rpl.core.replication.plugin_channel import PluginChannels
 from rpl.core.replication.source import ReplicaHosts
 from rpl.core.threads import ThreadRegistry
@@ -207,20 +207,24 @@ class Server:
         threading.Thread(target=self._checkpointer, name="rpl-checkpointer", daemon=True).start()
         self.delegates.server_state.after_recovery(param)
         self.replica_hosts = ReplicaHosts()
-        self.replica = ReplicaChannel(self, config.datadir.resolve())  # relay log recovery
+        # relay log recovery, of every channel:
+        self.replica_channels = ReplicaChannels(self, config.datadir.resolve())
+        self.replica = self.replica_channels.default
         source.register(self.commands, self.replica_hosts)
-        replica_statements.register(self.dispatch, self.replica, self.replica_hosts)
-        self.functions.update(replica_statements.functions(self.replica))
+        replica_statements.register(self.dispatch, self.replica_channels, self.replica_hosts)
+        self.functions.update(replica_statements.functions(self.replica_channels))
         self.thread_pool = self._make_thread_pool()
         self._listen()
         errorlog.log(_log, logging.INFO, self.ready_line(), code=10931)
-        self.replica.start_at_boot()
+        self.replica_channels.start_at_boot()
 
     def _plugin_services(self, name: str) -> ServerBound:
         """The server-bound services of plugin ``name``."""
         return ServerBound(
             self.plugin_server,
-            plugin_services.PluginChannelService(self.plugin_channels),
+            plugin_services.PluginChannelService(
+                self.plugin_channels, lambda: self.replica_channels
+            ),
             plugin_services.PluginCommandRegistry(self, name),
             plugin_services.PluginTableRegistry(self.plugin_tables, name),
         )
@@ -597,8 +601,8 @@ class Server:
             except OSError:
                 pass
             self._listener.close()
-        if hasattr(self, "replica"):
-            self.replica.shutdown()
+        if hasattr(self, "replica_channels"):
+            self.replica_channels.shutdown()
         with self._sessions_lock:
             connections = [c for _, c in self._sessions.values() if c is not None]
         for connection in connections:

@@ -99,7 +99,7 @@ class Applier(ChannelThread):
         return RelayIOParam(
             self.server.server_id,
             self.channel.sql_thread_id,
-            "",
+            self.channel.name,
             info.host,
             info.port,
             info.user,
@@ -122,6 +122,7 @@ class Applier(ChannelThread):
         self.registered = registered
         self.session = Session(self.server, None, "", channel.sql_thread_id)
         self.session.thread_kind = ThreadKind.REPLICA_APPLIER
+        self.session.channel_name = channel.name
         self.session.deferred = self.batch.tickets
         self.session.command = "Connect"
         self.server.add_session(self.session, None)
@@ -132,13 +133,14 @@ class Applier(ChannelThread):
             errorlog.log(
                 _log,
                 logging.INFO,
-                f"Replica SQL thread for channel '' initialized, starting replication "
-                f"in log '{channel.relay_info.master_log_file or 'FIRST'}' at "
+                f"Replica SQL thread for channel '{channel.name}' initialized, starting "
+                f"replication in log '{channel.relay_info.master_log_file or 'FIRST'}' at "
                 f"position {channel.relay_info.master_log_pos}, relay log "
                 f"'{channel.relay_info.relay_log_file}' position: "
                 f"{channel.relay_info.relay_log_pos}",
                 code=10686,
             )
+            self._check_until()
             self._read_relay_log()
         except ApplierStopped:
             pass
@@ -167,7 +169,7 @@ class Applier(ChannelThread):
             relay.applier_stop(self._param(), aborted)
             self.exited(
                 registered,
-                f"Replica SQL thread for channel '' exiting, replication "
+                f"Replica SQL thread for channel '{channel.name}' exiting, replication "
                 f"stopped in log '{channel.relay_info.master_log_file}' at position "
                 f"{channel.relay_info.master_log_pos}",
             )
@@ -242,6 +244,7 @@ class Applier(ChannelThread):
                 if end.file != name and tail.position >= tail.size():
                     return
                 self._flush()
+                self._check_until()
                 self.caught_up = self.idle
                 self._set_state(STATE_IDLE)
                 relay_log.wait_for_update(end, IDLE_CHECK)
@@ -310,9 +313,12 @@ class Applier(ChannelThread):
         """
         batch = self.batch
         gtid = transaction.gtid
+        until = self.channel.until_sql_after_gtids
         if gtid in self.server.binlog.gtid_executed or batch.holds(gtid):
             self._flush()
             self.completed(transaction)
+            if until is not None:
+                self._check_until()
             return
         if not batch.admits(transaction):
             self._flush()
@@ -332,8 +338,28 @@ class Applier(ChannelThread):
             self.session.lock_wait_override = None
             apply_transaction(self.session, transaction, self.retries(), self.stop_requested.is_set)
         batch.add(transaction)
-        if transaction.is_ddl or batch.full():
-            self._flush()
+        if transaction.is_ddl or batch.full() or until is not None:
+            self._flush()  # UNTIL: one at a time, so the applier stops right after them
+        if until is not None:
+            self._check_until()
+
+    def _check_until(self) -> None:
+        """START SLAVE UNTIL SQL_AFTER_GTIDS: stop once every GTID of the condition is
+        executed (at once when they already were at start), as MySQL's applier does; the
+        condition ends with the thread.
+        """
+        until = self.channel.until_sql_after_gtids
+        if until is None or not until.is_subset(self.server.binlog.gtid_executed):
+            return
+        self.channel.until_sql_after_gtids = None
+        errorlog.log(
+            _log,
+            logging.INFO,
+            f"Replica SQL thread for channel '{self.channel.name}' stopped because it "
+            f"reached UNTIL SQL_AFTER_GTIDS {until}",
+            code=10835,
+        )
+        raise ApplierStopped()
 
     def _flush(self) -> None:
         """Commit the batch as one binlog group; the position moves past it."""

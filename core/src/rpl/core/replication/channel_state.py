@@ -35,12 +35,19 @@ class ChannelState:
     applier's position (relay-log.info), the relay log, the last errors.
     """
 
-    def __init__(self, server: ServerContext, datadir: Path) -> None:
-        """As the files in ``datadir`` (master.info, relay-log.info, the relay log) left it."""
+    def __init__(self, server: ServerContext, datadir: Path, name: str = "") -> None:
+        """Channel ``name`` as the files in ``datadir`` (master.info, relay-log.info, the
+        relay log; ``master-<name>.info``, ``relay-log-<name>.info`` and
+        ``<relay_log>-<name>.NNNNNN`` for a named channel) left it.
+        """
         self.server = server
         self.datadir = datadir
-        self.master_info = info_files.load_master_info(self.datadir) or MasterInfo()
-        self.relay_info = info_files.load_relay_log_info(self.datadir) or RelayLogInfo()
+        self.name = name
+        self.master_info = info_files.load_master_info(self.datadir, name) or MasterInfo()
+        self.relay_info = info_files.load_relay_log_info(self.datadir, name) or RelayLogInfo()
+        self.until_sql_after_gtids: GtidSet | None = None
+        """START SLAVE UNTIL SQL_AFTER_GTIDS: the applier stops once it has applied all
+        of these (None: no UNTIL condition)."""
         self.retrieved_gtids = GtidSet.parse(self.master_info.retrieved_gtids)
         self.boundary = (self.master_info.log_file, self.master_info.log_pos)
         """The source position after the last whole transaction received: where a
@@ -48,7 +55,7 @@ class ChannelState:
         get = server.variables.get_global
         self.relay_log = RelayLog(
             self.datadir,
-            str(get("relay_log")),
+            str(get("relay_log")) + (f"-{name}" if name else ""),
             server.server_id,
             get("binlog_checksum") == "CRC32",
             sync_every=server.variables.int_reader("sync_relay_log"),
@@ -91,12 +98,12 @@ class ChannelState:
             log_pos=self.boundary[1],
             retrieved_gtids=str(self.retrieved_gtids),
         )
-        info_files.save(self.datadir, record)
+        info_files.save(self.datadir, record, self.name)
 
     def save_relay_log_info(self) -> None:
         """Write relay-log.info (the applier's position)."""
         if self.master_info.configured:
-            info_files.save(self.datadir, self.relay_info)
+            info_files.save(self.datadir, self.relay_info, self.name)
 
     # -------------------------------------------------------------- errors
     def set_io_error(self, errno: int, message: str, log: bool = True) -> None:
@@ -106,7 +113,7 @@ class ChannelState:
             errorlog.log(
                 _log,
                 logging.ERROR,
-                f"Replica I/O for channel '': {message}, Error_code: MY-{errno:06d}",
+                f"Replica I/O for channel '{self.name}': {message}, Error_code: MY-{errno:06d}",
                 code=10572,
             )
 
@@ -120,7 +127,7 @@ class ChannelState:
         errorlog.log(
             _log,
             logging.ERROR,
-            f"Replica SQL for channel '': {message}, Error_code: MY-{errno:06d}",
+            f"Replica SQL for channel '{self.name}': {message}, Error_code: MY-{errno:06d}",
             code=10584,
         )
 
@@ -130,22 +137,25 @@ class ChannelState:
 
     def reset(self, everything: bool) -> None:
         """RESET SLAVE [ALL] (threads stopped): relay logs and positions go; with ALL,
-        the connection settings too.
+        the connection settings too (and a named channel's relay log index: the channel
+        is gone).
         """
         self.relay_log.reset()
         self.relay_info = RelayLogInfo()
         self.retrieved_gtids = GtidSet()
         info = self.master_info
         param = RelayIOParam(
-            self.server.server_id, 0, "", info.host, info.port, info.user, "", 4, None
+            self.server.server_id, 0, self.name, info.host, info.port, info.user, "", 4, None
         )
         if everything:
             self.master_info = MasterInfo()
-            info_files.remove(self.datadir, master=True, relay=True)
+            info_files.remove(self.datadir, master=True, relay=True, channel=self.name)
+            if self.name:  # the channel goes away: its relay log index too
+                Path(self.relay_log.index.path).unlink(missing_ok=True)
         else:
             info.log_file, info.log_pos, info.retrieved_gtids = "", 4, ""
             self.boundary = ("", 4)
-            info_files.remove(self.datadir, master=False, relay=True)
+            info_files.remove(self.datadir, master=False, relay=True, channel=self.name)
             self.save_master_info()
         self.last_io_error = self.last_sql_error = (0, "", "")
         self.server.delegates.binlog_relay_io.after_reset_slave(param)
@@ -157,4 +167,4 @@ class ChannelState:
         info = self.master_info
         self.boundary = (info.log_file, info.log_pos)
         self.relay_info = RelayLogInfo(master_log_file=info.log_file, master_log_pos=info.log_pos)
-        info_files.remove(self.datadir, master=False, relay=True)
+        info_files.remove(self.datadir, master=False, relay=True, channel=self.name)

@@ -1,6 +1,8 @@
 """``master.info`` and ``relay-log.info``: the replica's connection settings and positions.
 
-Both are small JSON files in the data directory, replaced atomically (write a temporary
+Both are small JSON files in the data directory (``master.info`` and ``relay-log.info``
+for the default channel ``''``, ``master-<channel>.info`` and ``relay-log-<channel>.info``
+for a named one, as MySQL's file repositories named them), replaced atomically (write a temporary
 file, fsync, rename, fsync the directory). The positions they hold are hints for a
 restart, not the truth: the applier skips any transaction whose GTID this server has
 already executed, so re-reading from an older position never applies anything twice
@@ -58,14 +60,34 @@ class RelayLogInfo:
 _Info = TypeVar("_Info", MasterInfo, RelayLogInfo)
 
 
-def load_master_info(datadir: Path) -> MasterInfo | None:
-    """The saved master.info, or None when there is none."""
-    return _load(datadir / MASTER_INFO, MasterInfo)
+def file_name(kind: str, channel: str) -> str:
+    """The file of ``kind`` (:data:`MASTER_INFO` or :data:`RELAY_LOG_INFO`) for
+    ``channel``: ``master.info`` for ``''``, ``master-<channel>.info`` for a named one.
+    """
+    if not channel:
+        return kind
+    stem, _, suffix = kind.rpartition(".")
+    return f"{stem}-{channel}.{suffix}"
 
 
-def load_relay_log_info(datadir: Path) -> RelayLogInfo | None:
-    """The saved relay-log.info, or None when there is none."""
-    return _load(datadir / RELAY_LOG_INFO, RelayLogInfo)
+def saved_channels(datadir: Path) -> list[str]:
+    """The named channels whose master.info is in ``datadir``, by name."""
+    prefix, suffix = "master-", ".info"
+    return sorted(
+        path.name[len(prefix) : -len(suffix)]
+        for path in datadir.glob(f"{prefix}*{suffix}")
+        if len(path.name) > len(prefix) + len(suffix)
+    )
+
+
+def load_master_info(datadir: Path, channel: str = "") -> MasterInfo | None:
+    """The saved master.info of ``channel``, or None when there is none."""
+    return _load(datadir / file_name(MASTER_INFO, channel), MasterInfo)
+
+
+def load_relay_log_info(datadir: Path, channel: str = "") -> RelayLogInfo | None:
+    """The saved relay-log.info of ``channel``, or None when there is none."""
+    return _load(datadir / file_name(RELAY_LOG_INFO, channel), RelayLogInfo)
 
 
 def _load(path: Path, kind: type[_Info]) -> _Info | None:
@@ -76,14 +98,14 @@ def _load(path: Path, kind: type[_Info]) -> _Info | None:
     return kind(**{k: v for k, v in data.items() if k in fields})
 
 
-def save(datadir: Path, info: MasterInfo | RelayLogInfo) -> None:
-    """Replace the file of ``info`` atomically."""
-    name = MASTER_INFO if isinstance(info, MasterInfo) else RELAY_LOG_INFO
+def save(datadir: Path, info: MasterInfo | RelayLogInfo, channel: str = "") -> None:
+    """Replace the file of ``info`` (of ``channel``) atomically."""
+    name = file_name(MASTER_INFO if isinstance(info, MasterInfo) else RELAY_LOG_INFO, channel)
     write_durably(datadir / name, json.dumps(attrs.asdict(info), indent=1).encode())
 
 
-def remove(datadir: Path, *, master: bool, relay: bool) -> None:
-    """Delete the files (RESET SLAVE [ALL])."""
+def remove(datadir: Path, *, master: bool, relay: bool, channel: str = "") -> None:
+    """Delete the files of ``channel`` (RESET SLAVE [ALL])."""
     for name, wanted in ((MASTER_INFO, master), (RELAY_LOG_INFO, relay)):
         if wanted:
-            (datadir / name).unlink(missing_ok=True)
+            (datadir / file_name(name, channel)).unlink(missing_ok=True)

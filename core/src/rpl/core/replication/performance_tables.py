@@ -1,9 +1,10 @@
-"""performance_schema's replication tables for the replica channel.
+"""performance_schema's replication tables for the replica's receiver channels.
 
 The statement layer defines the tables (:mod:`rpl.core.execution.system_tables`) and
 cannot import the replica; at start the replica registers the providers here
 (:func:`register`), which read the same channel state SHOW SLAVE STATUS reads, so the
-two never disagree. Each table has one row once CHANGE MASTER named a source, none
+two never disagree. Each table has one row per channel once CHANGE MASTER named its
+source (CHANNEL_NAME: ``''`` for the default channel, then the named ones by name), none
 before, as MySQL's. The applier is single-threaded: as in MySQL with
 ``replica_parallel_workers=0``, replication_applier_status_by_worker shows it as worker 0
 and replication_applier_status_by_coordinator stays empty.
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from rpl.core.execution.session import Session
 from rpl.core.execution.virtual_tables import PERFORMANCE_SCHEMA, VirtualTables
-from rpl.core.replication.channel import ReplicaChannel
+from rpl.core.replication.channel import ReplicaChannel, ReplicaChannels
 
 ZERO_TIMESTAMP = "0000-00-00 00:00:00.000000"
 """What performance_schema shows for a moment that has not happened (no error yet)."""
@@ -167,18 +168,20 @@ _TABLES: Mapping[str, Facts] = {
 }
 
 
-def register(tables: VirtualTables, channel: ReplicaChannel) -> None:
-    """Fill the replica's performance_schema tables from ``channel``."""
+def register(tables: VirtualTables, channels: ReplicaChannels) -> None:
+    """Fill the replica's performance_schema tables from ``channels``."""
     for name, facts in _TABLES.items():
-        tables.provide(PERFORMANCE_SCHEMA, name, _provider(channel, facts))
+        tables.provide(PERFORMANCE_SCHEMA, name, _provider(channels, facts))
 
 
 def _provider(
-    channel: ReplicaChannel, facts: Facts
+    channels: ReplicaChannels, facts: Facts
 ) -> Callable[[Session], Iterable[Mapping[str, object]]]:
     def rows(session: Session) -> Iterable[Mapping[str, object]]:
-        if not channel.master_info.configured:
-            return []
-        return [{"CHANNEL_NAME": "", **facts(channel)}]
+        return [
+            {"CHANNEL_NAME": channel.name, **facts(channel)}
+            for channel in channels.all()
+            if channel.master_info.configured
+        ]
 
     return rows

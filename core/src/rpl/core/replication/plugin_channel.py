@@ -1,4 +1,6 @@
-"""Applier-only channels a plugin feeds (``rpl.observers.ApplierChannel``).
+"""Applier-only channels a plugin feeds (``rpl.observers.ApplierChannel``), and the
+receiver channels a plugin drives (``rpl.observers.ReceiverChannel``:
+:class:`PluginReceiverChannel`, at the end).
 
 Group Replication hands the server each transaction the group certified; the server
 applies it through a named channel (``group_replication_applier``), as MySQL's plugin
@@ -23,6 +25,7 @@ import collections
 import logging
 import struct
 import threading
+import time
 
 from rpl.core import errorlog
 from rpl.core.binlog.events import (
@@ -34,11 +37,19 @@ from rpl.core.binlog.events import (
 )
 from rpl.core.binlog.events.header import HEADER_LEN
 from rpl.core.binlog.gtid import Gtid, GtidSet
-from rpl.core.errors import MySQLError
+from rpl.core.errors import (
+    ER_BAD_SLAVE,
+    ER_MALFORMED_GTID_SET_SPECIFICATION,
+    ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP,
+    ER_SLAVE_MUST_STOP,
+    ER_SLAVE_SQL_THREAD_MUST_STOP,
+    MySQLError,
+)
 from rpl.core.execution.session import ServerContext, Session
+from rpl.core.replication.channel import ReplicaChannel, ReplicaChannels
 from rpl.core.replication.relay_transaction import RelayTransaction, apply_transaction
 from rpl.core.threads import next_thread_id
-from rpl.observers import ThreadKind
+from rpl.observers import QueryError, ThreadKind
 
 _log = errorlog.logger("applier")
 STATE_IDLE = "Replica has read all relay log; waiting for more updates"
@@ -256,3 +267,135 @@ class PluginChannels:
             channel = self._channels.pop(name, None)
         if channel is not None:
             channel.close()
+
+
+def _query_error(error: MySQLError) -> QueryError:
+    return QueryError(error.errno, error.sqlstate, error.message)
+
+
+class PluginReceiverChannel:
+    """A receiver channel a plugin drives (implements ``rpl.observers.ReceiverChannel``):
+    a view of channel ``name`` of the server's :class:`ReplicaChannels`, looked up at each
+    call (so it stays valid across :meth:`reset` and :meth:`configure`), doing what the
+    statements on the channel do (CHANGE MASTER, START SLAVE UNTIL, STOP SLAVE, RESET
+    SLAVE ALL) without their checks for users (Group Replication's names are allowed).
+    """
+
+    POLL = 0.05
+    """Seconds between two looks at the threads in :meth:`wait_until_applier_stops`."""
+
+    def __init__(self, channels: ReplicaChannels, name: str) -> None:
+        self._channels = channels
+        self._name = name.lower()
+
+    @property
+    def name(self) -> str:
+        """The channel's name."""
+        return self._name
+
+    def _channel(self) -> ReplicaChannel | None:
+        return self._channels.get(self._name)
+
+    def configure(
+        self, *, host: str, port: int, user: str, password: str, auto_position: bool = True
+    ) -> None:
+        """CHANGE MASTER TO host, port, user, password, auto-position on the channel."""
+        if not host.strip() or not 0 < port <= 65535:
+            raise ValueError(f"bad source address {host!r}:{port}")
+        channel = self._channels.create(self._name)
+        with channel.lock:
+            if channel.io_running:
+                raise _query_error(MySQLError.of(ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP, self._name))
+            if channel.sql_running:
+                raise _query_error(MySQLError.of(ER_SLAVE_SQL_THREAD_MUST_STOP))
+            info = channel.master_info
+            info.host, info.port, info.user, info.password = host, port, user, password
+            info.auto_position = auto_position
+            info.log_file, info.log_pos = "", 4
+            channel.purge_relay_logs()
+            channel.save_master_info()
+            channel.save_relay_log_info()
+
+    def start(self, *, until_sql_after_gtids: str | None = None) -> None:
+        """START SLAVE [UNTIL SQL_AFTER_GTIDS] on the channel."""
+        until = None
+        if until_sql_after_gtids is not None:
+            try:
+                until = GtidSet.parse(until_sql_after_gtids)
+            except ValueError:
+                raise _query_error(
+                    MySQLError.of(ER_MALFORMED_GTID_SET_SPECIFICATION, until_sql_after_gtids)
+                ) from None
+        channel = self._channel()
+        if channel is None or not channel.master_info.configured:
+            raise _query_error(MySQLError.of(ER_BAD_SLAVE))
+        with channel.lock:
+            if not channel.sql_running:
+                channel.start_sql(until)
+            if not channel.io_running:
+                channel.start_io()
+
+    def wait_until_applier_stops(self, timeout: float) -> bool:
+        """Wait for the applier to stop, or the receiver to stop with an error."""
+        deadline = time.monotonic() + timeout
+        while True:
+            channel = self._channel()
+            if (
+                channel is None
+                or not channel.sql_running
+                or (not channel.io_running and channel.last_io_error[0])
+            ):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(self.POLL, left))
+
+    def stop(self) -> None:
+        """STOP SLAVE on the channel."""
+        channel = self._channel()
+        if channel is None:
+            return
+        with channel.lock:
+            channel.stop_io()
+            channel.stop_sql()
+
+    def reset(self) -> None:
+        """RESET SLAVE ALL on the channel."""
+        channel = self._channel()
+        if channel is None:
+            return
+        with self._channels.lock, channel.lock:
+            if channel.io_running or channel.sql_running:
+                raise _query_error(MySQLError.of(ER_SLAVE_MUST_STOP))
+            channel.reset(True)
+            self._channels.remove(self._name)
+
+    @property
+    def io_running(self) -> bool:
+        """Whether the receiver runs."""
+        channel = self._channel()
+        return channel is not None and channel.io_running
+
+    @property
+    def sql_running(self) -> bool:
+        """Whether the applier runs."""
+        channel = self._channel()
+        return channel is not None and channel.sql_running
+
+    def received_gtid_set(self) -> str:
+        """Retrieved_Gtid_Set."""
+        channel = self._channel()
+        return str(channel.retrieved_gtids) if channel is not None else ""
+
+    @property
+    def last_io_error(self) -> tuple[int, str]:
+        """Last_IO_Errno, Last_IO_Error."""
+        channel = self._channel()
+        return channel.last_io_error[:2] if channel is not None else (0, "")
+
+    @property
+    def last_sql_error(self) -> tuple[int, str]:
+        """Last_SQL_Errno, Last_SQL_Error."""
+        channel = self._channel()
+        return channel.last_sql_error[:2] if channel is not None else (0, "")

@@ -138,7 +138,7 @@ class Receiver(ChannelThread):
         return RelayIOParam(
             self.server.server_id,
             self.channel.io_thread_id,
-            "",
+            self.channel.name,
             info.host,
             info.port,
             info.user,
@@ -193,7 +193,7 @@ class Receiver(ChannelThread):
             relay.thread_stop(self.param(with_link=False))
             self.exited(
                 registered,
-                f"Replica I/O thread exiting for channel '', read up to "
+                f"Replica I/O thread exiting for channel '{channel.name}', read up to "
                 f"log '{channel.master_info.log_file or 'FIRST'}', position "
                 f"{channel.master_info.log_pos}",
             )
@@ -228,7 +228,7 @@ class Receiver(ChannelThread):
                     errorlog.log(
                         _log,
                         logging.WARNING,
-                        f"Error reading packet from server for channel '': "
+                        f"Error reading packet from server for channel '{self.channel.name}': "
                         f"{lost.message} (server_errno={lost.errno})",
                         code=10996,
                     )
@@ -282,7 +282,7 @@ class Receiver(ChannelThread):
         errorlog.log(
             _log,
             logging.INFO,
-            f"Replica I/O thread for channel '': connected to source "
+            f"Replica I/O thread for channel '{self.channel.name}': connected to source "
             f"'{info.user}@{info.host}:{info.port}',replication started in log "
             f"'{info.log_file or 'FIRST'}' at position {info.log_pos}",
             code=10562,

@@ -1,6 +1,24 @@
 """The replica's SQL: CHANGE MASTER TO, START/STOP/RESET SLAVE, SHOW SLAVE STATUS and
 SHOW SLAVE HOSTS, with MySQL's checks, errors and result columns (the REPLICA/SOURCE
 spellings of 8.0.22+ give the new column names).
+
+Channels as MySQL 8.0's multi-source replication has them:
+
+* ``CHANGE MASTER TO ... FOR CHANNEL 'name'`` creates channel ``name`` (names are
+  case-insensitive, at most 64 characters: 3072 ER_SLAVE_CHANNEL_NAME_INVALID_OR_TOO_LONG).
+* ``FOR CHANNEL`` naming a channel that does not exist: 3074
+  ER_SLAVE_CHANNEL_DOES_NOT_EXIST.
+* Without FOR CHANNEL, CHANGE MASTER, START SLAVE UNTIL and MASTER_POS_WAIT act on
+  the default channel while it is the only one, else 3079 ER_SLAVE_MULTIPLE_CHANNELS_CMD;
+  START/STOP/RESET SLAVE act on every channel; SHOW SLAVE STATUS shows one row per
+  configured channel (Channel_Name), Group Replication's included.
+* Group Replication's channels (``group_replication_recovery``,
+  ``group_replication_applier``) are the plugin's: START/STOP SLAVE FOR CHANNEL on them,
+  and CHANGE MASTER on them with anything but MASTER_USER / MASTER_PASSWORD, are 3139
+  ER_SLAVE_CHANNEL_OPERATION_NOT_ALLOWED; the statements without FOR CHANNEL leave them
+  alone (SHOW SLAVE STATUS shows them).
+* ``START SLAVE [SQL_THREAD] UNTIL SQL_AFTER_GTIDS = 'set'``: the applier stops once it
+  has applied every GTID of the set (at once if they were all executed already).
 """
 
 from __future__ import annotations
@@ -9,17 +27,22 @@ import time
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 
+from rpl.core.binlog.gtid import GtidSet
 from rpl.core.binlog.logfile import file_number
 from rpl.core.errors import (
     ER_BAD_SLAVE,
     ER_BAD_SLAVE_AUTO_POSITION,
+    ER_MALFORMED_GTID_SET_SPECIFICATION,
     ER_NOT_SUPPORTED_YET,
     ER_SLAVE_CHANNEL_DOES_NOT_EXIST,
     ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP,
+    ER_SLAVE_CHANNEL_NAME_INVALID_OR_TOO_LONG,
+    ER_SLAVE_CHANNEL_OPERATION_NOT_ALLOWED,
     ER_SLAVE_CHANNEL_WAS_NOT_RUNNING,
     ER_SLAVE_CHANNEL_WAS_RUNNING,
     ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE,
     ER_SLAVE_HEARTBEAT_VALUE_OUT_OF_RANGE_MAX,
+    ER_SLAVE_MULTIPLE_CHANNELS_CMD,
     ER_SLAVE_MUST_STOP,
     ER_SLAVE_SQL_THREAD_MUST_STOP,
     ER_WRONG_ARGUMENTS,
@@ -31,7 +54,13 @@ from rpl.core.execution.results import Ok, Result, Rows
 from rpl.core.execution.session import Session
 from rpl.core.net.responses import int_column, text_column
 from rpl.core.replication import performance_tables
-from rpl.core.replication.channel import ReplicaChannel
+from rpl.core.replication.channel import (
+    GROUP_REPLICATION_CHANNELS,
+    ReplicaChannel,
+    ReplicaChannels,
+    valid_channel_name,
+)
+from rpl.core.replication.info import MasterInfo
 from rpl.core.replication.source import ReplicaHosts
 from rpl.core.sql import ast
 
@@ -58,29 +87,31 @@ MOVES_RECEIVER = frozenset(
 )
 
 
-def register(dispatch: Dispatch, channel: ReplicaChannel, hosts: ReplicaHosts) -> None:
-    """Put the replica's statements and SHOW kinds in ``dispatch``, run on ``channel``
-    (the default channel) and ``hosts`` (the replicas registered with this source).
+def register(dispatch: Dispatch, channels: ReplicaChannels, hosts: ReplicaHosts) -> None:
+    """Put the replica's statements and SHOW kinds in ``dispatch``, run on ``channels``
+    and ``hosts`` (the replicas registered with this source).
     """
-    dispatch.statement(ast.ChangeMaster, plain(lambda s, st: change_master(channel, s, st)))
-    dispatch.statement(ast.StartSlave, plain(lambda s, st: start_slave(channel, s, st)))
-    dispatch.statement(ast.StopSlave, plain(lambda s, st: stop_slave(channel, s, st)))
-    dispatch.statement(ast.ResetSlave, plain(lambda s, st: reset_slave(channel, s, st)))
-    dispatch.show("SLAVE STATUS", lambda s, st: show_slave_status(channel, s, st))
+    dispatch.statement(ast.ChangeMaster, plain(lambda s, st: change_master(channels, s, st)))
+    dispatch.statement(ast.StartSlave, plain(lambda s, st: start_slave(channels, s, st)))
+    dispatch.statement(ast.StopSlave, plain(lambda s, st: stop_slave(channels, s, st)))
+    dispatch.statement(ast.ResetSlave, plain(lambda s, st: reset_slave(channels, s, st)))
+    dispatch.show("SLAVE STATUS", lambda s, st: show_slave_status(channels, s, st))
     dispatch.show("SLAVE HOSTS", lambda s, st: show_slave_hosts(hosts, s, st))
-    performance_tables.register(dispatch.virtual_tables, channel)
+    performance_tables.register(dispatch.virtual_tables, channels)
 
 
-def functions(channel: ReplicaChannel) -> dict[str, Callable[[Session, list[object]], object]]:
+def functions(
+    channels: ReplicaChannels,
+) -> dict[str, Callable[[Session, list[object]], object]]:
     """The SQL functions the replica provides: MASTER_POS_WAIT and SOURCE_POS_WAIT."""
 
     def pos_wait(session: Session, args: list[object]) -> object:
-        return master_pos_wait(channel, args)
+        return master_pos_wait(channels, args)
 
     return {"MASTER_POS_WAIT": pos_wait, "SOURCE_POS_WAIT": pos_wait}
 
 
-def master_pos_wait(channel: ReplicaChannel, args: list[object]) -> int | None:
+def master_pos_wait(channels: ReplicaChannels, args: list[object]) -> int | None:
     """MASTER_POS_WAIT(file, pos [, timeout [, channel]]): wait until the applier has
     executed the source's events up to ``file``:``pos``. 0 once it has (the function
     does not count the events it waited for), -1 after ``timeout`` seconds (a timeout of
@@ -91,8 +122,7 @@ def master_pos_wait(channel: ReplicaChannel, args: list[object]) -> int | None:
         raise MySQLError.of(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, "MASTER_POS_WAIT")
     if args[0] is None or args[1] is None:
         return None
-    if len(args) == 4 and args[3] is not None:
-        _channel(channel, str(args[3]))
+    channel = _one(channels, str(args[3]) if len(args) == 4 and args[3] is not None else None)
     try:
         target = (file_number(str(args[0])), int(str(args[1])))
     except ValueError:  # no binlog file name, or no position
@@ -117,25 +147,76 @@ def master_pos_wait(channel: ReplicaChannel, args: list[object]) -> int | None:
         time.sleep(0.01)
 
 
-def _channel(channel: ReplicaChannel, name: str | None) -> ReplicaChannel:
-    if name not in (None, ""):
+def _checked_name(name: str) -> str:
+    """A FOR CHANNEL name, lower-cased (names are case-insensitive); 3072 if too long, or
+    if it holds a character a file name cannot (the channel's files are named after it).
+    """
+    if not valid_channel_name(name):
+        raise MySQLError.of(ER_SLAVE_CHANNEL_NAME_INVALID_OR_TOO_LONG)
+    return name.lower()
+
+
+def _one(channels: ReplicaChannels, name: str | None) -> ReplicaChannel:
+    """The channel a one-channel statement acts on: FOR CHANNEL's (3074 if it does not
+    exist), else the default one while it is the only one (3079 if there are several).
+    """
+    if name is None:
+        if channels.count() > 1:
+            raise MySQLError.of(ER_SLAVE_MULTIPLE_CHANNELS_CMD)
+        return channels.default
+    channel = channels.get(_checked_name(name))
+    if channel is None:
         raise MySQLError.of(ER_SLAVE_CHANNEL_DOES_NOT_EXIST, name)
     return channel
 
 
+def _not_group_replications(name: str | None, statement: str) -> None:
+    """3139 for ``statement`` FOR CHANNEL on a channel Group Replication reserves."""
+    if name is not None and name.lower() in GROUP_REPLICATION_CHANNELS:
+        raise MySQLError.of(ER_SLAVE_CHANNEL_OPERATION_NOT_ALLOWED, statement, name.lower())
+
+
 # ------------------------------------------------------------------ CHANGE MASTER
-def change_master(channel: ReplicaChannel, session: Session, stmt: ast.ChangeMaster) -> Result:
-    """CHANGE MASTER TO / CHANGE REPLICATION SOURCE TO."""
+GROUP_REPLICATION_RECOVERY_OPTIONS = frozenset(("MASTER_USER", "MASTER_PASSWORD"))
+"""What a user's CHANGE MASTER may set on ``group_replication_recovery`` (its
+credentials, as MySQL's documentation has users set them)."""
+
+
+def change_master(channels: ReplicaChannels, session: Session, stmt: ast.ChangeMaster) -> Result:
+    """CHANGE MASTER TO / CHANGE REPLICATION SOURCE TO [FOR CHANNEL 'name']: FOR CHANNEL
+    creates the channel if it does not exist.
+    """
     session.require(*ADMIN_PRIVILEGES)
-    channel = _channel(channel, stmt.channel)
     options = dict(stmt.options)
+    if stmt.channel is None:
+        channel = _one(channels, None)
+    else:
+        name = _checked_name(stmt.channel)
+        if name == "group_replication_applier" or (
+            name == "group_replication_recovery"
+            and not options.keys() <= GROUP_REPLICATION_RECOVERY_OPTIONS
+        ):
+            raise MySQLError.of(
+                ER_SLAVE_CHANNEL_OPERATION_NOT_ALLOWED,
+                "CHANGE MASTER with the given parameters",
+                name,
+            )
+        found = channels.get(name)
+        if found is None:  # validated before it is made: nothing half-applied
+            _validated(session, MasterInfo(), options)
+            found = channels.create(name)
+        channel = found
+    return _change(session, channel, options)
+
+
+def _change(session: Session, channel: ReplicaChannel, options: Mapping[str, object]) -> Result:
     with channel.lock:
         if channel.io_running:
-            raise MySQLError.of(ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP, "")
+            raise MySQLError.of(ER_SLAVE_CHANNEL_IO_THREAD_MUST_STOP, channel.name)
         moves = bool(options.keys() & MOVES_RECEIVER)
         if moves and channel.sql_running:
             raise MySQLError.of(ER_SLAVE_SQL_THREAD_MUST_STOP)
-        changes = _validated(session, channel, options)
+        changes = _validated(session, channel.master_info, options)
         info = channel.master_info
         host_changed = any(k in options for k in ("MASTER_HOST", "MASTER_PORT"))
         if host_changed and "MASTER_LOG_FILE" not in options and "MASTER_LOG_POS" not in options:
@@ -152,7 +233,7 @@ def change_master(channel: ReplicaChannel, session: Session, stmt: ast.ChangeMas
 
 
 def _validated(
-    session: Session, channel: ReplicaChannel, options: Mapping[str, object]
+    session: Session, current: MasterInfo, options: Mapping[str, object]
 ) -> dict[str, object]:
     changes: dict[str, object] = {}
     for name, value in options.items():
@@ -178,7 +259,7 @@ def _validated(
             continue
         else:
             raise MySQLError.of(ER_NOT_SUPPORTED_YET, f"CHANGE MASTER option {name}")
-    auto = changes.get("auto_position", channel.master_info.auto_position)
+    auto = changes.get("auto_position", current.auto_position)
     if auto and ("log_file" in changes or "log_pos" in changes):
         raise MySQLError.of(ER_BAD_SLAVE_AUTO_POSITION)
     if changes.get("log_file") == "" and "MASTER_LOG_FILE" in options:
@@ -216,53 +297,87 @@ def _threads(stmt: ast.StartSlave | ast.StopSlave) -> tuple[bool, bool]:
     return "IO_THREAD" in stmt.threads, "SQL_THREAD" in stmt.threads
 
 
-def start_slave(channel: ReplicaChannel, session: Session, stmt: ast.StartSlave) -> Result:
-    """START SLAVE [IO_THREAD] [SQL_THREAD]."""
+def _targets(channels: ReplicaChannels, name: str | None) -> list[ReplicaChannel]:
+    """What START/STOP/RESET SLAVE act on: FOR CHANNEL's channel (3074 if it does not
+    exist), else every channel but Group Replication's.
+    """
+    if name is None:
+        return channels.replica_channels()
+    return [_one(channels, name)]
+
+
+def start_slave(channels: ReplicaChannels, session: Session, stmt: ast.StartSlave) -> Result:
+    """START SLAVE [IO_THREAD] [SQL_THREAD] [UNTIL SQL_AFTER_GTIDS = 'set'] [FOR CHANNEL]."""
     session.require(*ADMIN_PRIVILEGES)
-    channel = _channel(channel, stmt.channel)
+    _not_group_replications(stmt.channel, "START SLAVE")
+    until: GtidSet | None = None
+    if stmt.until_sql_after_gtids is not None:
+        try:
+            until = GtidSet.parse(stmt.until_sql_after_gtids)
+        except ValueError:
+            raise MySQLError.of(
+                ER_MALFORMED_GTID_SET_SPECIFICATION, stmt.until_sql_after_gtids
+            ) from None
+        if stmt.channel is None:
+            _one(channels, None)  # UNTIL names one channel's applier: 3079 with several
     io, sql = _threads(stmt)
-    with channel.lock:
-        if not channel.master_info.configured:
-            raise MySQLError.of(ER_BAD_SLAVE)
-        started = False
-        if sql and not channel.sql_running:
-            channel.start_sql()
-            started = True
-        if io and not channel.io_running:
-            channel.start_io()
-            started = True
-        if not started:
-            session.warn(MySQLError.of(ER_SLAVE_CHANNEL_WAS_RUNNING, ""), "Note")
+    targets = [c for c in _targets(channels, stmt.channel) if c.master_info.configured]
+    if not targets:
+        raise MySQLError.of(ER_BAD_SLAVE)
+    for channel in targets:
+        with channel.lock:
+            started = False
+            if sql and not channel.sql_running:
+                channel.start_sql(until)
+                started = True
+            if io and not channel.io_running:
+                channel.start_io()
+                started = True
+            if not started:
+                session.warn(MySQLError.of(ER_SLAVE_CHANNEL_WAS_RUNNING, channel.name), "Note")
     return Ok()
 
 
-def stop_slave(channel: ReplicaChannel, session: Session, stmt: ast.StopSlave) -> Result:
-    """STOP SLAVE [IO_THREAD] [SQL_THREAD]: waits for the threads to end."""
+def stop_slave(channels: ReplicaChannels, session: Session, stmt: ast.StopSlave) -> Result:
+    """STOP SLAVE [IO_THREAD] [SQL_THREAD] [FOR CHANNEL]: waits for the threads to end."""
     session.require(*ADMIN_PRIVILEGES)
-    channel = _channel(channel, stmt.channel)
+    _not_group_replications(stmt.channel, "STOP SLAVE")
     io, sql = _threads(stmt)
-    with channel.lock:
-        stopped = False
-        if io and channel.io_running:
-            channel.stop_io()
-            stopped = True
-        if sql and channel.sql_running:
-            channel.stop_sql()
-            stopped = True
-        if not stopped:
-            session.warn(MySQLError.of(ER_SLAVE_CHANNEL_WAS_NOT_RUNNING, ""), "Note")
+    for channel in _targets(channels, stmt.channel):
+        with channel.lock:
+            stopped = False
+            if io and channel.io_running:
+                channel.stop_io()
+                stopped = True
+            if sql and channel.sql_running:
+                channel.stop_sql()
+                stopped = True
+            if not stopped:
+                session.warn(MySQLError.of(ER_SLAVE_CHANNEL_WAS_NOT_RUNNING, channel.name), "Note")
     return Ok()
 
 
-def reset_slave(channel: ReplicaChannel, session: Session, stmt: ast.ResetSlave) -> Result:
-    """RESET SLAVE [ALL]."""
+def reset_slave(channels: ReplicaChannels, session: Session, stmt: ast.ResetSlave) -> Result:
+    """RESET SLAVE [ALL] [FOR CHANNEL]: ALL on a named channel removes it."""
     session.require(*ADMIN_PRIVILEGES)
-    channel = _channel(channel, stmt.channel)
-    with channel.lock:
-        if channel.io_running or channel.sql_running:
-            raise MySQLError.of(ER_SLAVE_MUST_STOP)
-        channel.reset(stmt.all)
+    targets = _targets(channels, stmt.channel)
+    with channels.lock:
+        for channel in targets:
+            if channel.io_running or channel.sql_running:
+                raise MySQLError.of(ER_SLAVE_MUST_STOP)
+        for channel in targets:
+            with channel.lock:
+                reset_channel(channels, channel, stmt.all)
     return Ok()
+
+
+def reset_channel(channels: ReplicaChannels, channel: ReplicaChannel, everything: bool) -> None:
+    """RESET SLAVE [ALL] of one stopped channel (caller holds its lock); with ALL a named
+    channel is gone after it.
+    """
+    channel.reset(everything)
+    if everything and channel.name:
+        channels.remove(channel.name)
 
 
 # ------------------------------------------------------------------ SHOW
@@ -361,17 +476,27 @@ def new_term(name: str) -> str:
     )
 
 
-def show_slave_status(channel: ReplicaChannel, session: Session, stmt: ast.Show) -> Result:
-    """SHOW SLAVE STATUS / SHOW REPLICA STATUS: one row once CHANGE MASTER ran."""
+def show_slave_status(channels: ReplicaChannels, session: Session, stmt: ast.Show) -> Result:
+    """SHOW SLAVE STATUS / SHOW REPLICA STATUS [FOR CHANNEL]: a row per channel CHANGE
+    MASTER configured (the default channel first, then by name); FOR CHANNEL: that
+    channel's (3074 if it does not exist).
+    """
     session.require("SUPER", "REPLICATION CLIENT")
+    if stmt.channel is not None and stmt.channel.lower() == "group_replication_applier":
+        raise MySQLError.of(
+            ER_SLAVE_CHANNEL_OPERATION_NOT_ALLOWED, "SHOW SLAVE STATUS", "group_replication_applier"
+        )
+    shown = channels.all() if stmt.channel is None else [_one(channels, stmt.channel)]
     names = [new_term(n) if stmt.new_terms else n for n in STATUS_COLUMNS]
     columns = [
         int_column(new) if old in INTEGER_COLUMNS else text_column(new)
         for old, new in zip(STATUS_COLUMNS, names, strict=True)
     ]
-    if not channel.master_info.configured:
-        return Rows(columns, [])
-    return Rows(columns, [[_status(channel)[n] for n in STATUS_COLUMNS]])
+    rows = [
+        [values[n] for n in STATUS_COLUMNS]
+        for values in (_status(c) for c in shown if c.master_info.configured)
+    ]
+    return Rows(columns, rows)
 
 
 def _running(flag: bool, connecting: bool = False) -> str:
@@ -386,6 +511,7 @@ def _status(channel: ReplicaChannel) -> dict[str, object]:
     io_errno, io_error, io_when = channel.last_io_error
     sql_errno, sql_error, sql_when = channel.last_sql_error
     io_running = channel.io_running
+    until = channel.until_sql_after_gtids if channel.sql_running else None
     values: dict[str, object] = {name: "" for name in STATUS_COLUMNS}
     values.update(
         {
@@ -406,7 +532,7 @@ def _status(channel: ReplicaChannel) -> dict[str, object]:
             "Skip_Counter": 0,
             "Exec_Master_Log_Pos": relay.master_log_pos,
             "Relay_Log_Space": channel.relay_log.space(),
-            "Until_Condition": "None",
+            "Until_Condition": "SQL_AFTER_GTIDS" if until is not None else "None",
             "Until_Log_Pos": 0,
             "Master_SSL_Allowed": "No",
             "Seconds_Behind_Master": channel.seconds_behind(),
@@ -428,6 +554,7 @@ def _status(channel: ReplicaChannel) -> dict[str, object]:
             "Executed_Gtid_Set": str(channel.server.binlog.gtid_executed),
             "Auto_Position": int(info.auto_position),
             "Get_master_public_key": 0,
+            "Channel_Name": channel.name,
         }
     )
     return values

@@ -851,7 +851,7 @@ class Show(Statement):
     COLUMNS, INDEX; ``file``/``pos``/``limit``/``offset`` for BINLOG EVENTS (limit also
     for WARNINGS/ERRORS); ``user`` for GRANTS FOR; ``where`` for the SHOWs that take
     LIKE (a filter over the result rows, which names their columns); ``if_not_exists``
-    for CREATE DATABASE IF NOT EXISTS.
+    for CREATE DATABASE IF NOT EXISTS; ``channel`` for SLAVE STATUS FOR CHANNEL.
     """
 
     kind: ShowKind
@@ -868,6 +868,7 @@ class Show(Statement):
     new_terms: bool = False
     where: Expression | None = None
     if_not_exists: bool = False
+    channel: str | None = None
 
 
 @attrs.frozen
@@ -1036,13 +1037,16 @@ class ChangeMaster(Statement):
 
 @attrs.frozen
 class StartSlave(Statement):
-    """START SLAVE|REPLICA [IO_THREAD|SQL_THREAD][, ...] [FOR CHANNEL 'c'].
+    """START SLAVE|REPLICA [IO_THREAD|SQL_THREAD][, ...] [UNTIL SQL_AFTER_GTIDS = 'set']
+    [FOR CHANNEL 'c'].
 
-    ``threads`` is empty for both threads.
+    ``threads`` is empty for both threads; ``until_sql_after_gtids`` is the UNTIL
+    condition's GTID set text (None without UNTIL).
     """
 
     threads: tuple[str, ...] = ()
     channel: str | None = None
+    until_sql_after_gtids: str | None = None
 
 
 @attrs.frozen

@@ -6,7 +6,7 @@ whatever the spelling; :data:`SHOW_RULES` holds a rule per word after SHOW, so a
 is a rule and an entry there. The SHOWs that take LIKE take WHERE too (SHOW INDEX takes
 WHERE only). EXPLAIN / DESCRIBE of a data statement is
 :func:`rpl.core.sql.parser.dml.explain`'s; EXPLAIN ANALYZE / FOR CONNECTION and FLUSH ...
-FOR CHANNEL are refused with 1235.
+FOR CHANNEL are refused with 1235 (SHOW SLAVE STATUS FOR CHANNEL is SHOW's).
 """
 
 from __future__ import annotations
@@ -167,9 +167,8 @@ def show_slave(p: Parser, key: str, full: bool, scope: str | None) -> ast.Show |
     """SLAVE STATUS, SLAVE HOSTS (also REPLICA STATUS, REPLICA HOSTS)."""
     if p.key == "STATUS":
         p.i += 1
-        if p.key == "FOR":
-            raise not_supported("SHOW SLAVE STATUS FOR CHANNEL")
-        return ast.Show("SLAVE STATUS", new_terms=key == "REPLICA")
+        name = p.name_or_string() if p.accept_seq("FOR", "CHANNEL") else None
+        return ast.Show("SLAVE STATUS", new_terms=key == "REPLICA", channel=name)
     if p.key == "HOSTS":
         p.i += 1
         return ast.Show("SLAVE HOSTS", new_terms=key == "REPLICA")

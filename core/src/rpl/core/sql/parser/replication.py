@@ -81,19 +81,24 @@ def change_value(p: Parser, name: str) -> ast.ChangeMasterValue:
 def start_slave(p: Parser) -> ast.StartSlave:
     """START SLAVE (or REPLICA)."""
     p.i += 2
-    threads, channel_name = slave_tail(p, "START")
-    return ast.StartSlave(threads, channel_name)
+    threads, until, channel_name = slave_tail(p, "START")
+    return ast.StartSlave(threads, channel_name, until)
 
 
 def stop_slave(p: Parser) -> ast.StopSlave:
     """STOP SLAVE (or REPLICA)."""
     p.i += 2
-    threads, channel_name = slave_tail(p, "STOP")
+    threads, until, channel_name = slave_tail(p, "STOP")
+    if until is not None:
+        p.error()
     return ast.StopSlave(threads, channel_name)
 
 
-def slave_tail(p: Parser, verb: str) -> tuple[tuple[str, ...], str | None]:
-    """START/STOP SLAVE's ``[thread, ...] [FOR CHANNEL 'c']``."""
+def slave_tail(p: Parser, verb: str) -> tuple[tuple[str, ...], str | None, str | None]:
+    """START/STOP SLAVE's ``[thread, ...] [UNTIL SQL_AFTER_GTIDS = 'set'] [FOR CHANNEL
+    'c']``: the threads, the UNTIL set, the channel. The other UNTIL conditions and the
+    connection options are refused with 1235.
+    """
     threads: list[str] = []
     if p.key in _THREADS:
         while True:
@@ -103,9 +108,14 @@ def slave_tail(p: Parser, verb: str) -> tuple[tuple[str, ...], str | None]:
             p.i += 1
             if not p.accept(","):
                 break
+    until: str | None = None
+    if verb == "START" and p.key == "UNTIL" and p.peek_key() == "SQL_AFTER_GTIDS":
+        p.i += 2
+        p.expect("=")
+        until = p.string()
     if p.key in ("UNTIL", "USER", "PASSWORD", "DEFAULT_AUTH", "PLUGIN_DIR"):
         raise not_supported(f"{verb} SLAVE ... {p.key}")
-    return tuple(threads), channel(p)
+    return tuple(threads), until, channel(p)
 
 
 def channel(p: Parser) -> str | None:
