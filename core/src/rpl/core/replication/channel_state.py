@@ -45,6 +45,12 @@ class ChannelState:
         self.name = name
         self.master_info = info_files.load_master_info(self.datadir, name) or MasterInfo()
         self.relay_info = info_files.load_relay_log_info(self.datadir, name) or RelayLogInfo()
+        self.replicate_same_server_id = name.lower().startswith("group_replication_")
+        """Whether the receiver relays events that originated on this server: only on
+        Group Replication's channels, as MySQL's plugin creates them (a member that
+        rejoins must get back what the group certified of its own before it crashed
+        without logging it); never elsewhere (loop prevention, MySQL's
+        ``replicate_same_server_id`` = 0). Users cannot create those channels (3139)."""
         self.until_sql_after_gtids: GtidSet | None = None
         """START SLAVE UNTIL SQL_AFTER_GTIDS: the applier stops once it has applied all
         of these (None: no UNTIL condition)."""

@@ -21,7 +21,8 @@ on that connection. In order, as MySQL's IO thread:
 6. ``thread_stop`` whatever the reason it ends.
 
 Events the source sent that originated on this server (same server_id) are not
-relayed (loop prevention, ``replicate_same_server_id`` = 0).
+relayed (loop prevention, ``replicate_same_server_id`` = 0), except on Group
+Replication's channels (``ChannelState.replicate_same_server_id``).
 """
 
 from __future__ import annotations
@@ -464,6 +465,7 @@ class Receiver(ChannelThread):
             channel.boundary = (info.log_file, info.log_pos)
         if code in (PREVIOUS_GTIDS_LOG_EVENT, STOP_EVENT) or (
             server_id == self.server.server_id
+            and not channel.replicate_same_server_id
             and code != ROTATE_EVENT
             and code != FORMAT_DESCRIPTION_EVENT
         ):
