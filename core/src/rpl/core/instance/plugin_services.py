@@ -52,7 +52,9 @@ class PluginServer:
 
     @property
     def host(self) -> str:
-        """``@@hostname``, or the address the server listens on when that is loopback."""
+        """The host members and replicas should reach this server at: ``report_host``
+        when set, else the machine's host name (MySQL's ``@@hostname``).
+        """
         return str(self._server.variables.get_global("report_host") or socket.gethostname())
 
     @property

@@ -46,14 +46,13 @@ from rpl.core.errors import (
     MySQLError,
 )
 from rpl.core.execution.session import ServerContext, Session
+from rpl.core.replication.applier import STATE_APPLYING, STATE_IDLE
 from rpl.core.replication.channel import ReplicaChannel, ReplicaChannels
 from rpl.core.replication.relay_transaction import RelayTransaction, apply_transaction
 from rpl.core.threads import next_thread_id
 from rpl.observers import QueryError, ThreadKind
 
 _log = errorlog.logger("applier")
-STATE_IDLE = "Replica has read all relay log; waiting for more updates"
-STATE_APPLYING = "Applying batch of row changes"
 
 
 def relay_transaction(
