@@ -124,7 +124,8 @@ class TransactionObserver:
         may block (Group Replication waits here for the group's certification):
         the server counts the session as waiting while the hook runs, so with
         ``thread_handling=pool-of-threads`` another worker serves the other
-        connections meanwhile (MySQL's ``thd_wait_begin``);
+        connections meanwhile (MySQL's ``thd_wait_begin``), and the session's
+        PROCESSLIST_STATE is ``waiting for handler commit`` (MySQL's stage there);
         it may call any service of :class:`rpl.observers.ServerServices`,
         including a wait for a GTID set, but must not wait for a transaction
         that needs this one's row locks.

@@ -666,6 +666,7 @@ class Session:
             gtid=str(self.gtid_next) if self.gtid_next is not None else None,
             hold_timeout=cast(int, self.setting("wait_timeout")),
         )
+        self.state = "waiting for handler commit"  # MySQL's stage while the hook runs
         with thd_wait():  # an observer may block here (Group Replication certifies)
             return self.server.delegates.transaction.before_commit(param)
 
