@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rpl.core.binlog.events import GtidEvent
+from rpl.core.testing.binlogs import binlog_entries
 from rpl.core.testing.process import ServerProcess, free_port
 
 GROUP_NAME = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
@@ -208,3 +210,12 @@ def wait_until(
 def new_uuid() -> str:
     """A random UUID text."""
     return str(uuid.uuid4())
+
+
+def group_gtids(group: Group, index: int) -> list[str]:
+    """The group GTIDs in member ``index``'s binlog, in binlog order."""
+    return [
+        f"{e.event.sid}:{e.event.gno}"
+        for e in binlog_entries(group.servers[index].datadir)
+        if isinstance(e.event, GtidEvent) and str(e.event.sid) == GROUP_NAME
+    ]

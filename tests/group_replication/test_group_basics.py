@@ -6,39 +6,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pymysql
 import pytest
-from group_kit import GROUP_NAME, EtcdMembers, Group, wait_until
+from group_kit import GROUP_NAME, EtcdMembers, Group, group_gtids, wait_until
 
-from rpl.core.binlog.events import GtidEvent
-from rpl.core.testing.binlogs import binlog_entries
 from rpl.group_replication.gcs.batching import frame
-
-
-@pytest.fixture
-def etcd(tmp_path: Path) -> Iterator[EtcdMembers]:
-    members = EtcdMembers(tmp_path / "etcd").start()
-    yield members
-    members.stop()
-
-
-@pytest.fixture
-def group(tmp_path: Path, etcd: EtcdMembers) -> Iterator[Group]:
-    made = Group(tmp_path, etcd).start_servers()
-    yield made
-    made.stop()
-
-
-def _group_gtids(group: Group, index: int) -> list[str]:
-    """The group GTIDs in member ``index``'s binlog, in binlog order."""
-    return [
-        f"{e.event.sid}:{e.event.gno}"
-        for e in binlog_entries(group.servers[index].datadir)
-        if isinstance(e.event, GtidEvent) and str(e.event.sid) == GROUP_NAME
-    ]
 
 
 def _errno(server: object, sql: str) -> int:
@@ -73,7 +46,7 @@ def test_three_members_replicate_in_one_order(group: Group) -> None:
     )
     sums = [s.query("CHECKSUM TABLE d.t") for s in group.servers]
     assert sums[0] == sums[1] == sums[2]
-    orders = [_group_gtids(group, i) for i in range(3)]
+    orders = [group_gtids(group, i) for i in range(3)]
     assert len(orders[0]) == 33
     assert orders[0] == orders[1] == orders[2]
     assert _errno(group.servers[1], "INSERT INTO d.t VALUES (100, 'x')") == 1290
@@ -195,7 +168,7 @@ def test_joiner_recovers_what_it_missed_then_follows(group: Group) -> None:
     joiner = group.servers[1]
     wait_until(lambda: joiner.query("SELECT COUNT(*) FROM d.t") == [(30,)])
     assert joiner.query("CHECKSUM TABLE d.t") == primary.query("CHECKSUM TABLE d.t")
-    assert _group_gtids(group, 1) == _group_gtids(group, 0)
+    assert group_gtids(group, 1) == group_gtids(group, 0)
     assert "Establishing group recovery connection" in joiner.error_log()
 
 
@@ -250,7 +223,7 @@ def test_group_goes_on_when_an_etcd_member_dies(group: Group, etcd: EtcdMembers)
     for i in range(20):
         primary.query(f"INSERT INTO d.t VALUES ({i})")
     wait_until(lambda: group.servers[1].query("SELECT COUNT(*) FROM d.t") == [(20,)])
-    assert _group_gtids(group, 0) == _group_gtids(group, 1)
+    assert group_gtids(group, 0) == group_gtids(group, 1)
 
 
 @pytest.mark.parametrize(
@@ -432,7 +405,7 @@ def test_joiners_under_write_load_reach_online_with_the_same_data(group: Group) 
     for index, server in enumerate(group.servers):
         assert server.query("CHECKSUM TABLE d.t") == checksum, index
         assert set(acknowledged) <= {r[0] for r in server.query("SELECT id FROM d.t")}, index
-    assert _group_gtids(group, 1) == _group_gtids(group, 0) == _group_gtids(group, 2)
+    assert group_gtids(group, 1) == group_gtids(group, 0) == group_gtids(group, 2)
 
 
 def test_a_commit_blocked_in_the_group_leaves_the_thread_pool_serving(

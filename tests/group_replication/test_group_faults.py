@@ -12,26 +12,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pymysql
 import pytest
-from group_kit import GROUP_NAME, EtcdMembers, Group, wait_until
-
-from rpl.core.binlog.events import GtidEvent
-from rpl.core.testing.binlogs import binlog_entries
+from group_kit import Group, group_gtids, wait_until
 
 TRIALS = int(os.environ.get("RPL_GROUP_FAULT_TRIALS", "1"))
-
-
-@pytest.fixture
-def group(tmp_path: Path) -> Iterator[Group]:
-    etcd = EtcdMembers(tmp_path / "etcd").start()
-    made = Group(tmp_path, etcd).start_servers()
-    yield made
-    made.stop()
-    etcd.stop()
 
 
 class Writers:
@@ -95,14 +81,6 @@ def _primary(group: Group) -> int | None:
     return None
 
 
-def _group_gtids(group: Group, index: int) -> list[str]:
-    return [
-        f"{e.event.sid}:{e.event.gno}"
-        for e in binlog_entries(group.servers[index].datadir)
-        if isinstance(e.event, GtidEvent) and str(e.event.sid) == GROUP_NAME
-    ]
-
-
 @pytest.mark.parametrize("trial", range(TRIALS))
 @pytest.mark.parametrize("victim", ["primary", "secondary"])
 def test_a_member_killed_under_writes_loses_nothing_acknowledged(
@@ -132,7 +110,7 @@ def test_a_member_killed_under_writes_loses_nothing_acknowledged(
         rows = {r[0] for r in group.servers[index].query("SELECT id FROM d.t")}
         lost = set(writers.acknowledged) - rows
         assert not lost, (index, sorted(lost)[:10])
-    assert _group_gtids(group, survivors[0]) == _group_gtids(group, survivors[1])
+    assert group_gtids(group, survivors[0]) == group_gtids(group, survivors[1])
     group.wait_states(survivors[0], ["ONLINE"] * 2, timeout=60)  # the old incarnation expelled
     old = group.servers[killed]
     old.start()

@@ -13,7 +13,7 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 import pytest
-from group_kit import EtcdMembers, Group, wait_until
+from group_kit import Group, wait_until
 
 from rpl.core.testing.process import ServerProcess
 
@@ -21,17 +21,8 @@ RECOVERY = "group_replication_recovery"
 
 
 @pytest.fixture
-def etcd(tmp_path: Path) -> Iterator[EtcdMembers]:
-    members = EtcdMembers(tmp_path / "etcd").start()
-    yield members
-    members.stop()
-
-
-@pytest.fixture
-def group(tmp_path: Path, etcd: EtcdMembers) -> Iterator[Group]:
-    made = Group(tmp_path, etcd, count=2).start_servers()
-    yield made
-    made.stop()
+def group_size() -> int:
+    return 2
 
 
 @pytest.fixture
