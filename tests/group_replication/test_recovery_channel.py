@@ -13,7 +13,7 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 import pytest
-from group_kit import Group, wait_until
+from group_kit import EtcdMembers, Group, wait_until
 
 from rpl.core.testing.process import ServerProcess
 
@@ -130,3 +130,49 @@ def test_an_async_replica_member_recovers_through_its_own_channel(
     # and the member follows the group
     donor.query("INSERT INTO d.t VALUES (1000, 0)")
     wait_until(lambda: joiner.query("SELECT COUNT(*) FROM d.t") == [(51,)], 60)
+
+
+def test_a_donor_that_refuses_the_joiner_is_left_for_another(
+    tmp_path: Path, etcd: EtcdMembers
+) -> None:
+    """The member that sends the joiner its certification state has no account for the
+    recovery user (made with sql_log_bin = 0 on the other member only): the first attempt
+    fails, the second, on the other ONLINE member, recovers (MySQL's donor retries).
+    """
+    group = Group(tmp_path / "three", etcd, count=3).start_servers()
+    try:
+        group.bootstrap(0)
+        group.join(1)
+        group.wait_states(1, ["ONLINE"] * 2)
+        first = group.servers[0]
+        first.query("CREATE DATABASE d")
+        first.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
+        first.query("INSERT INTO d.t VALUES (1), (2), (3)")
+        ids = {i: group.servers[i].query("SELECT @@server_uuid")[0][0] for i in (0, 1)}
+        sender = min(ids, key=lambda i: ids[i])  # the lowest ONLINE member id sends the state
+        other = group.servers[1 - sender]
+        connection = other.connect()
+        with connection.cursor() as cursor:  # as a DBA does it on a read-only secondary
+            cursor.execute("SELECT @@super_read_only")
+            (read_only,) = cursor.fetchone()
+            cursor.execute("SET GLOBAL super_read_only = OFF")
+            cursor.execute("SET sql_log_bin = 0")
+            cursor.execute("CREATE USER 'rec'@'%' IDENTIFIED BY 'secret'")
+            cursor.execute("GRANT REPLICATION SLAVE ON *.* TO 'rec'@'%'")
+            cursor.execute(f"SET GLOBAL super_read_only = {int(read_only)}")
+        connection.close()
+        joiner = group.servers[2]
+        group.configure(
+            2,
+            group_replication_recovery_user="rec",
+            group_replication_recovery_password="secret",
+            group_replication_recovery_reconnect_interval=1,
+        )
+        joiner.query("START GROUP_REPLICATION")
+        group.wait_states(2, ["ONLINE"] * 3, timeout=120)
+        assert joiner.query("SELECT id FROM d.t ORDER BY id") == [(1,), (2,), (3,)]
+        log = joiner.error_log()
+        assert "Attempt 1/10" in log and "Attempt 2/10" in log
+        assert "Retrying with another donor" in log
+    finally:
+        group.stop()

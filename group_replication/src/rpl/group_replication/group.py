@@ -85,6 +85,8 @@ class GroupConfig:
     recovery_user: str
     recovery_password: str
     local_address: str = ""
+    recovery_retry_count: int = 10
+    recovery_reconnect_interval: int = 60
 
 
 class _Ticket:
@@ -776,6 +778,22 @@ class GroupMember:
             self.go_error(f"Group communication failure: {reason}")
 
     # --------------------------------------------------------- recovery
+    def online_members(self) -> list[Member]:
+        """The other members ONLINE in the current view, by member id."""
+        with self._lock:
+            return sorted(
+                (
+                    m
+                    for m in self.members.values()
+                    if m.state is MemberState.ONLINE and m.member_id != self.me
+                ),
+                key=lambda m: m.member_id,
+            )
+
+    def leaving(self, seconds: float) -> bool:
+        """Wait up to ``seconds``; whether the member is leaving the group meanwhile."""
+        return self._stopping.wait(seconds)
+
     def _run_recovery(self, donor: Member, until: GtidSet) -> None:
         """Catch up with ``donor`` to ``until``, then apply the buffer, then ONLINE."""
         try:

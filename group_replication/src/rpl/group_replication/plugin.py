@@ -162,6 +162,12 @@ class GroupReplicationPlugin(ReplicationPlugin):
             recovery_user=self.vars.text("group_replication_recovery_user"),
             recovery_password=self.vars.text("group_replication_recovery_password"),
             local_address=local,
+            recovery_retry_count=int(
+                self.vars.value("group_replication_recovery_retry_count") or 0
+            ),
+            recovery_reconnect_interval=int(
+                self.vars.value("group_replication_recovery_reconnect_interval") or 0
+            ),
         )
 
     def _start(self, thread_id: int) -> None:

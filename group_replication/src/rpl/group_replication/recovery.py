@@ -17,6 +17,12 @@ replication tables while recovery runs. Its applier's transactions reach the
 transaction hooks with ``thread_kind`` REPLICA_APPLIER and that channel name, so the
 plugin does not certify them (they are the group's history). Since recovery no longer
 uses the default channel ``''``, a member can be an asynchronous replica there too.
+
+Donors, as MySQL tries them: the member that sent the certification state first, then
+the other ONLINE members in turn, ``group_replication_recovery_retry_count`` attempts in
+all (each logged "Attempt n/N"), waiting ``group_replication_recovery_reconnect_interval``
+seconds after each round of every donor; an attempt fails when its donor refuses or
+cannot be reached, or its channel stops before the GTIDs are applied.
 """
 
 from __future__ import annotations
@@ -44,9 +50,39 @@ def recovery(channels: ChannelService) -> Callable[[GroupMember, Member, GtidSet
     """
 
     def recover(member: GroupMember, donor: Member, until: GtidSet) -> None:
-        recover_from_donor(member, donor, until, channels.receiver_channel(RECOVERY_CHANNEL))
+        channel = channels.receiver_channel(RECOVERY_CHANNEL)
+        config = member.config
+        attempts = max(config.recovery_retry_count, 1)
+        for attempt in range(1, attempts + 1):
+            candidates = _donors(member, donor)
+            if not candidates:
+                raise RuntimeError("no ONLINE member is left to recover from")
+            current = candidates[(attempt - 1) % len(candidates)]
+            try:
+                recover_from_donor(member, current, until, channel, attempt=(attempt, attempts))
+                return
+            except RuntimeError as exc:
+                if attempt == attempts:
+                    raise
+                member.log.error(
+                    "Plugin group_replication reported: 'There was an error when connecting "
+                    f"to the donor server ({current.address}): {exc}. Retrying with another "
+                    "donor.'"
+                )
+            if attempt % len(candidates) == 0 and member.leaving(
+                config.recovery_reconnect_interval
+            ):
+                raise RuntimeError("the member left the group during recovery")
 
     return recover
+
+
+def _donors(member: GroupMember, first: Member) -> list[Member]:
+    """The members recovery may replicate from, in the order it tries them: the one
+    that sent the certification state first, then the other ONLINE members.
+    """
+    others = [m for m in member.online_members() if m.member_id != first.member_id]
+    return [first, *others]
 
 
 def recover_from_donor(
@@ -55,6 +91,7 @@ def recover_from_donor(
     until: GtidSet,
     channel: ReceiverChannel,
     timeout: float = RECOVERY_TIMEOUT,
+    attempt: tuple[int, int] = (1, 1),
 ) -> None:
     """Replicate from ``donor`` through ``channel`` until ``until`` is executed here;
     RuntimeError if not (the channel's error says why). The channel is purged after,
@@ -63,7 +100,7 @@ def recover_from_donor(
     config = member.config
     member.log.note(
         "Plugin group_replication reported: 'Establishing group recovery connection with "
-        f"a possible donor. Attempt 1/1' (donor {donor.address})"
+        f"a possible donor. Attempt {attempt[0]}/{attempt[1]}' (donor {donor.address})"
     )
     try:
         _purge(channel)  # what a recovery cut short (a crash) left
