@@ -150,8 +150,10 @@ def execute(session: Session, sql: str) -> Result:
             session.warnings = []
             session.server.questions += 1
             return commands.run(session, command)
-    with stack_guard():
+    try:
         return execute_parsed(session, parse(sql), sql)
+    except RecursionError:
+        raise stack_overrun() from None
 
 
 @contextlib.contextmanager
@@ -162,8 +164,15 @@ def stack_guard() -> Iterator[None]:
     try:
         yield
     except RecursionError:
-        stack = sys.getrecursionlimit() * FRAME_BYTES
-        raise MySQLError.of(ER_STACK_OVERRUN_NEED_MORE, stack, stack, FRAME_BYTES) from None
+        raise stack_overrun() from None
+
+
+def stack_overrun() -> MySQLError:
+    """MySQL's 1436 for a RecursionError (the statement path catches it itself: a
+    ``try`` costs nothing, a context manager a generator per statement).
+    """
+    stack = sys.getrecursionlimit() * FRAME_BYTES
+    return MySQLError.of(ER_STACK_OVERRUN_NEED_MORE, stack, stack, FRAME_BYTES)
 
 
 def execute_parsed(
@@ -198,13 +207,14 @@ def execute_parsed(
         session.before_dml(table.schema or session.db or "", table.name)
     statement = before_statement(session, statement, writes)
     try:
-        with stack_guard():
-            if isinstance(statement, CATALOG_STATEMENTS):
-                with session.server.ddl_lock:
-                    return handler(session, statement, sql)
-            if isinstance(statement, ast.Select):
-                return sysvars.limit_rows(session, statement, handler(session, statement, sql))
-            return handler(session, statement, sql)
+        if isinstance(statement, CATALOG_STATEMENTS):
+            with session.server.ddl_lock:
+                return handler(session, statement, sql)
+        if isinstance(statement, ast.Select):
+            return sysvars.limit_rows(session, statement, handler(session, statement, sql))
+        return handler(session, statement, sql)
+    except RecursionError:
+        raise stack_overrun() from None
     finally:
         after_statement(session)
         if not keep_warnings:
