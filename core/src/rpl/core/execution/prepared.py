@@ -38,7 +38,7 @@ import decimal
 import math
 import threading
 from collections.abc import Callable
-from typing import Final
+from typing import Final, cast
 
 import attrs
 
@@ -138,9 +138,11 @@ class PreparedStatement:
         """
         if self.by_text:
             return parse(self._text(values) if text is None else text)
-        built = self.template if self.build is None else self.build(values)
-        assert isinstance(built, ast.Statement)
-        return built
+        if self.build is None:
+            return self.template
+        # a cast, not an isinstance test: the compiled build's isinstance against an attrs
+        # base class (slotted: attrs made a new class) is false for its subclasses
+        return cast(ast.Statement, self.build(values))
 
     def _text(self, values: list[binary.ParameterValue]) -> str:
         """The statement's text with each ``?`` replaced by its value as a literal (the
