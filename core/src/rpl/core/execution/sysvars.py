@@ -646,7 +646,7 @@ def limit_rows(session: Session, statement: ast.Select, result: Result) -> Resul
     """
     if statement.limit is not None or not isinstance(result, Rows):
         return result
-    limit = int(session.variable("sql_select_limit", None))  # type: ignore[call-overload]
+    limit = int(session.setting("sql_select_limit"))  # type: ignore[call-overload]
     if len(result.rows) <= limit:
         return result
     return Rows(result.columns, result.rows[:limit])

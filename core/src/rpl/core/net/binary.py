@@ -25,7 +25,7 @@ import datetime
 import decimal
 import re
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final, TypeAlias
 
 from rpl.core.net.packets import PayloadReader, ProtocolError, lenenc_int
@@ -408,41 +408,78 @@ def _integer(value: object) -> int:
 
 def _cell(column: Column, value: object) -> bytes:
     """One non-NULL value in the binary form of ``column``'s type."""
+    return _writer(column)(value)
+
+
+CellWriter: TypeAlias = Callable[[object], bytes]
+"""Encodes one non-NULL value of a column in its binary form."""
+
+
+def _writer_for(column: Column) -> CellWriter:
+    """The encoder of ``column``'s cells: by its type code and UNSIGNED flag."""
     code = column.type_code
     formats = _INT_FORMATS.get(code)
     if formats is not None:
-        fmt = formats[1] if column.flags & UNSIGNED_FLAG else formats[0]
-        return struct.pack(fmt, _integer(value))
+        pack_int = struct.Struct(formats[1] if column.flags & UNSIGNED_FLAG else formats[0]).pack
+        return lambda value: pack_int(_integer(value))
     if code == MYSQL_TYPE_DOUBLE:
-        return struct.pack("<d", float(value))  # type: ignore[arg-type]
+        pack_double = struct.Struct("<d").pack
+        return lambda value: pack_double(float(value))  # type: ignore[arg-type]
     if code == MYSQL_TYPE_FLOAT:
-        return struct.pack("<f", float(value))  # type: ignore[arg-type]
+        pack_float = struct.Struct("<f").pack
+        return lambda value: pack_float(float(value))  # type: ignore[arg-type]
     if code in _DATE_TYPES:
-        return _date_cell(value)
+        return _date_cell
     if code in _TIME_TYPES:
-        return _time_cell(value)
-    return text_value(value)
+        return _time_cell
+    return text_value
+
+
+_WRITERS: dict[int, tuple[Column, CellWriter]] = {}
+"""Cell encoders by the id of the (immutable) Column they encode for; each entry holds
+its Column, so the id is not reused while it lives."""
+_WRITERS_KEPT: Final = 4096
+
+
+def _writer(column: Column) -> CellWriter:
+    entry = _WRITERS.get(id(column))
+    if entry is not None and entry[0] is column:
+        return entry[1]
+    writer = _writer_for(column)
+    if len(_WRITERS) >= _WRITERS_KEPT:
+        _WRITERS.clear()
+    _WRITERS[id(column)] = (column, writer)
+    return writer
 
 
 def binary_row(columns: Sequence[Column], row: Sequence[object]) -> bytes:
     """A binary result set row: 0x00, the NULL bitmap (offset 2), the non-NULL cells."""
-    bitmap = bytearray((len(columns) + 9) // 8)
-    cells = []
-    for index, (column, value) in enumerate(zip(columns, row, strict=True)):
+    return _row([_writer(column) for column in columns], row)
+
+
+def _row(writers: list[CellWriter], row: Sequence[object]) -> bytes:
+    if len(row) != len(writers):
+        raise ValueError(f"a row of {len(row)} values for {len(writers)} columns")
+    bitmap = bytearray((len(writers) + 9) // 8)
+    cells = [b"\x00", b""]
+    for index, value in enumerate(row):
         if value is None:
             bitmap[(index + 2) >> 3] |= 1 << ((index + 2) & 7)
         else:
-            cells.append(_cell(column, value))
-    return b"\x00" + bytes(bitmap) + b"".join(cells)
+            cells.append(writers[index](value))
+    cells[1] = bytes(bitmap)
+    return b"".join(cells)
 
 
 def binary_result_set(
     columns: Sequence[Column], rows: Iterable[Sequence[object]], status: int, warnings: int = 0
 ) -> list[bytes]:
     """The payloads of a binary result set: count, definitions, EOF, rows, EOF."""
+    eof = eof_packet(warnings, status)
     payloads = [lenenc_int(len(columns))]
     payloads.extend([column_definition(column) for column in columns])
-    payloads.append(eof_packet(warnings, status))
-    payloads.extend([binary_row(columns, row) for row in rows])
-    payloads.append(eof_packet(warnings, status))
+    payloads.append(eof)
+    writers = [_writer(column) for column in columns]
+    payloads.extend([_row(writers, row) for row in rows])
+    payloads.append(eof)
     return payloads

@@ -179,9 +179,10 @@ def result_set(
     columns: Sequence[Column], rows: Iterable[Sequence[object]], status: int, warnings: int = 0
 ) -> list[bytes]:
     """The payloads of a text result set: count, definitions, EOF, rows, EOF."""
+    eof = eof_packet(warnings, status)
     payloads = [lenenc_int(len(columns))]
     payloads.extend([column_definition(column) for column in columns])
-    payloads.append(eof_packet(warnings, status))
+    payloads.append(eof)
     payloads.extend([b"".join(map(text_value, row)) for row in rows])
-    payloads.append(eof_packet(warnings, status))
+    payloads.append(eof)
     return payloads
