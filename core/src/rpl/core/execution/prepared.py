@@ -391,9 +391,13 @@ def com_stmt_execute(session: Session, payload: bytes) -> tuple[ast.Statement, s
     except ProtocolError:
         raise MySQLError.of(ER_WRONG_ARGUMENTS, "mysqld_stmt_execute") from None
     statement = find(session, statement_id, "mysqld_stmt_execute")
-    long_data = {index: bytes(data) for index, data in statement.long_data.items()}
-    error, statement.long_data, statement.error = statement.error, {}, None
+    long_data: dict[int, bytes] = {}
+    if statement.long_data:
+        long_data = {index: bytes(data) for index, data in statement.long_data.items()}
+        statement.long_data = {}
+    error = statement.error
     if error is not None:
+        statement.error = None
         raise error
     try:
         reader.take(5)  # flags (a cursor is never opened: rows are sent at once), iterations
