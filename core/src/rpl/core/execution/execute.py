@@ -12,6 +12,7 @@ import contextlib
 import datetime
 import sys
 from collections.abc import Iterator
+from typing import cast
 
 from rpl.core.errors import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -22,7 +23,7 @@ from rpl.core.errors import (
 )
 from rpl.core.execution import privileges, sysvars, virtual_tables
 from rpl.core.execution.expressions import Context
-from rpl.core.execution.results import Result
+from rpl.core.execution.results import Result, Rows
 from rpl.core.execution.session import Session
 from rpl.core.execution.sysvars import SERVER_VERSION
 from rpl.core.execution.transactions import after_statement, before_statement
@@ -175,6 +176,18 @@ def stack_overrun() -> MySQLError:
     return MySQLError.of(ER_STACK_OVERRUN_NEED_MORE, stack, stack, FRAME_BYTES)
 
 
+def limit_rows(session: Session, statement: ast.Select, result: Result) -> Result:
+    """A top-level SELECT without LIMIT returns at most sql_select_limit rows (what
+    JDBC's setMaxRows and ``mysql --safe-updates`` set).
+    """
+    if statement.limit is not None or not isinstance(result, Rows):
+        return result
+    limit = int(cast(int, session.setting("sql_select_limit")))
+    if len(result.rows) <= limit:
+        return result
+    return Rows(result.columns, result.rows[:limit])
+
+
 def execute_parsed(
     session: Session, statement: ast.Statement, sql: str, question: bool = True
 ) -> Result:
@@ -211,7 +224,7 @@ def execute_parsed(
             with session.server.ddl_lock:
                 return handler(session, statement, sql)
         if isinstance(statement, ast.Select):
-            return sysvars.limit_rows(session, statement, handler(session, statement, sql))
+            return limit_rows(session, statement, handler(session, statement, sql))
         return handler(session, statement, sql)
     except RecursionError:
         raise stack_overrun() from None
