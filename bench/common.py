@@ -240,18 +240,21 @@ class MariaDB:
         self.options = list(options)
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> MariaDB:
-        install = shutil.which("mariadb-install-db") or "mysql_install_db"
-        subprocess.run(
-            [
-                install,
-                f"--datadir={self.datadir}",
-                "--user=root",
-                "--auth-root-authentication-method=normal",
-            ],
-            check=True,
-            capture_output=True,
-        )
+    def start(self, install: bool = True) -> MariaDB:
+        """Initialise the data directory (unless ``install`` is off: a Galera joiner's
+        comes from its donor), start the server, wait until it answers.
+        """
+        if install:
+            subprocess.run(
+                [
+                    shutil.which("mariadb-install-db") or "mysql_install_db",
+                    f"--datadir={self.datadir}",
+                    "--user=root",
+                    "--auth-root-authentication-method=normal",
+                ],
+                check=True,
+                capture_output=True,
+            )
         server = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
         self.process = subprocess.Popen(
             [

@@ -107,3 +107,85 @@ def test_writes_read_the_same_ranges(cur: Any) -> None:
     assert cur.execute("DELETE FROM w WHERE id BETWEEN 7.5 AND 9") == 2
     cur.execute("SELECT id, v FROM w ORDER BY id")
     assert cur.fetchall() == ((1, 0), (2, 0), (3, 1), (4, 1), (5, 1), (6, 0), (7, 0), (10, 0))
+
+
+# ------------------------------------------------------------ every key type
+# A read narrowed by the primary key must return what the same WHERE returns when every row
+# is tested: ``NOT NOT (w)`` has w's truth (NULL stays NULL) and hides the key terms from the
+# narrowing, so the server's own scan is the oracle. The values are chosen so that MySQL's
+# conversions matter: text that reads as the same number, fractions, dates as numbers.
+KEY_TYPES: dict[str, tuple[list[str], list[str]]] = {
+    "VARCHAR(10)": (
+        ["'5'", "'05'", "' 5'", "'5.0'", "'5x'", "'abc'", "'b'"],
+        ["5", "'5'", "5.0", "'05'", "0", "'abc'", "4.5", "'a'", "NULL"],
+    ),
+    "CHAR(4)": (["'5'", "'05'", "'5.0'", "'x'"], ["5", "'5'", "'05'", "0", "'x'"]),
+    "DECIMAL(5,2)": (
+        ["1.5", "2", "2.25", "-1"],
+        ["1.5", "'1.5'", "2", "'2.00'", "2.25", "2.250", "1.499", "-1", "'x'", "NULL"],
+    ),
+    "DOUBLE": (["1.5", "2", "-0.5"], ["1.5", "'1.5'", "2", "2.0", "-0.5", "'2'", "0"]),
+    "DATE": (
+        ["'2020-01-01'", "'2021-06-15'"],
+        ["'2020-01-01'", "'2021-06-15'", "'2020-1-1'", "'2020-06-01'", "'x'"],
+    ),
+    "DATETIME": (
+        ["'2020-01-01 10:00:00'", "'2020-01-01 00:00:00'"],
+        ["'2020-01-01 10:00:00'", "'2020-01-01'", "'2020-01-01 00:00:00'"],
+    ),
+    "BIGINT UNSIGNED": (["0", "7", "18446744073709551615"], ["7", "'7'", "7.0", "'07'", "-1"]),
+}
+
+
+@pytest.mark.parametrize("key_type", sorted(KEY_TYPES))
+def test_every_key_type_reads_what_a_scan_reads(cur: Any, key_type: str) -> None:
+    values, constants = KEY_TYPES[key_type]
+    table = "k" + "".join(c for c in key_type if c.isalnum()).lower()
+    cur.execute(f"CREATE TABLE {table} (id {key_type} PRIMARY KEY, v INT)")
+    cur.execute(
+        f"INSERT INTO {table} VALUES " + ",".join(f"({v}, {n})" for n, v in enumerate(values))
+    )
+    wheres = [f"id = {c}" for c in constants]
+    wheres += [f"{c} = id" for c in constants]
+    wheres += [f"id IN ({a}, {b})" for a, b in zip(constants, constants[1:], strict=False)]
+    wheres += [f"id {op} {c}" for c in constants for op in ("<", ">=")]
+    wheres += [f"id BETWEEN {a} AND {b}" for a, b in zip(constants, constants[2:], strict=False)]
+    wheres += [f"v >= 0 AND id = {c}" for c in constants]
+    for where in wheres:
+        cur.execute(f"SELECT v FROM {table} WHERE {where} ORDER BY v")
+        narrowed = cur.fetchall()
+        cur.execute(f"SELECT v FROM {table} WHERE NOT NOT ({where}) ORDER BY v")
+        assert narrowed == cur.fetchall(), (key_type, where)
+        # UPDATE and DELETE read through the same narrowing: the same rows, counted
+        cur.execute("BEGIN")
+        assert cur.execute(f"UPDATE {table} SET v = v + 1000 WHERE {where}") == len(narrowed)
+        assert cur.execute(f"DELETE FROM {table} WHERE {where}") == len(narrowed)
+        cur.execute("ROLLBACK")
+
+
+def test_text_key_against_a_number_compares_as_numbers(cur: Any) -> None:
+    """MySQL's answers: a string column equals a number when the string reads as it."""
+    cur.execute("CREATE TABLE tn (id VARCHAR(10) PRIMARY KEY, v INT)")
+    cur.execute("INSERT INTO tn VALUES ('5', 1), ('05', 2), (' 5', 3), ('5.0', 4), ('6', 5)")
+    cur.execute("SELECT v FROM tn WHERE id = 5 ORDER BY v")
+    assert cur.fetchall() == ((1,), (2,), (3,), (4,))
+    cur.execute("SELECT v FROM tn WHERE id = '5' ORDER BY v")
+    assert cur.fetchall() == ((1,),)
+    assert cur.execute("UPDATE tn SET v = v + 10 WHERE id IN (5, 7)") == 4
+    cur.execute("SELECT id, v FROM tn ORDER BY id")
+    assert cur.fetchall() == ((" 5", 13), ("05", 12), ("5", 11), ("5.0", 14), ("6", 5))
+
+
+def test_decimal_and_date_keys_find_their_rows(cur: Any) -> None:
+    cur.execute("CREATE TABLE kd (id DECIMAL(5,2) PRIMARY KEY, v INT)")
+    cur.execute("INSERT INTO kd VALUES (1.5, 1), (2, 2), (2.25, 3)")
+    cur.execute("SELECT v FROM kd WHERE id = 1.5")
+    assert cur.fetchall() == ((1,),)
+    cur.execute("SELECT v FROM kd WHERE id = '2.25'")
+    assert cur.fetchall() == ((3,),)
+    assert cur.execute("DELETE FROM kd WHERE id = 1.50") == 1
+    cur.execute("CREATE TABLE kt (id DATE PRIMARY KEY, v INT)")
+    cur.execute("INSERT INTO kt VALUES ('2020-01-01', 1), ('2021-06-15', 2)")
+    cur.execute("SELECT v FROM kt WHERE id = '2020-01-01'")
+    assert cur.fetchall() == ((1,),)
+    assert cur.execute("UPDATE kt SET v = 9 WHERE id = '2021-06-15'") == 1

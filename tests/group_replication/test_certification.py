@@ -10,6 +10,7 @@ from rpl.group_replication.certifier import Certifier
 from rpl.group_replication.gtid_sets import GtidSet, intersect_all
 from rpl.group_replication.messages import (
     CertificationState,
+    MemberStats,
     MessageError,
     Recovered,
     StableSet,
@@ -95,6 +96,7 @@ def test_state_transfer_gives_the_same_decisions() -> None:
         CertificationState(S, G, "12", f"{G}:1", ((5, f"{G}:1"),), (S,), S),
         Recovered(S),
         StableSet(S, f"{G}:1-9"),
+        MemberStats(S, "1:2", 0, 9, 1, 4, f"{G}:1-7", f"{G}:9", 2, 5, 3, 1),
     ],
 )
 def test_messages_round_trip(message: object) -> None:
@@ -112,6 +114,7 @@ def test_messages_round_trip(message: object) -> None:
         encode(Recovered(S)).replace(b"RGR\x01", b"RGR\x02"),
         encode(Recovered(S)) + b"tail",
         encode(StableSet(S, "x")).replace(b'"member"', b'"someone"'),
+        encode(MemberStats(S, "1", 0, 9, 1, 4, "", "", 2, 5, 3, 1)).replace(b"9", b'"9"'),
     ],
 )
 def test_malformed_messages_are_refused(data: bytes) -> None:

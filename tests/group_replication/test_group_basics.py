@@ -4,6 +4,8 @@ multi-primary mode, bad configurations."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,6 +81,43 @@ def test_three_members_replicate_in_one_order(group: Group) -> None:
         "FROM performance_schema.replication_group_member_stats"
     )
     assert stats[0][0] >= 33 and stats[0][1] == 0
+    # every member shows every member's counters, the primary's as it sent them
+    member_ids = {
+        r[0]
+        for r in group.servers[0].query(
+            "SELECT MEMBER_ID FROM performance_schema.replication_group_members"
+        )
+    }
+    everyone = (
+        "SELECT MEMBER_ID, COUNT_TRANSACTIONS_LOCAL_PROPOSED, LAST_CONFLICT_FREE_TRANSACTION, "
+        "TRANSACTIONS_COMMITTED_ALL_MEMBERS FROM performance_schema.replication_group_member_stats"
+    )
+    primary_id = primary.query("SELECT @@server_uuid")[0][0]
+
+    def primary_row_seen_by_each() -> bool:
+        for server in group.servers:
+            rows = {r[0]: r for r in server.query(everyone)}
+            if set(rows) != member_ids:
+                return False
+            if rows[primary_id][1:] != (33, f"{GROUP_NAME}:33", f"{GROUP_NAME}:1-33"):
+                return False
+        return True
+
+    wait_until(
+        primary_row_seen_by_each, 30, lambda: str([s.query(everyone) for s in group.servers])
+    )
+    timings = [_commit_timings(s) for s in group.servers]
+    assert timings[0]["count"] == 33  # every group transaction was local there
+    assert timings[1]["count"] == timings[2]["count"] == 0
+    assert timings[0]["broadcast_time"] > 0 and timings[0]["server_time"] > 0
+    primary.query("FLUSH STATUS")
+    assert set(_commit_timings(primary).values()) == {0}
+
+
+def _commit_timings(server: object) -> dict[str, int]:
+    """The group_replication_commit_* totals (rpl.group_replication.timings)."""
+    rows = server.query("SHOW GLOBAL STATUS LIKE 'group_replication_commit_%'")  # type: ignore[attr-defined]
+    return {name.removeprefix("group_replication_commit_"): int(v) for name, v in rows}
 
 
 def test_multi_primary_conflict_one_commits(group: Group) -> None:
@@ -254,8 +293,6 @@ def test_a_paused_member_is_suspected_expelled_and_can_rejoin(group: Group) -> N
 
 
 def test_stop_group_replication_under_load_loses_nothing_acknowledged(group: Group) -> None:
-    import threading
-
     group.bootstrap(0)
     group.join(1)
     group.wait_states(1, ["ONLINE"] * 2)
@@ -287,3 +324,142 @@ def test_stop_group_replication_under_load_loses_nothing_acknowledged(group: Gro
     assert set(acknowledged) <= rows
     group.wait_states(1, ["ONLINE"])
     wait_until(lambda: set(acknowledged) <= {r[0] for r in secondary.query("SELECT id FROM d.t")})
+
+
+def test_local_transactions_waiting_on_a_row_lock_do_not_conflict(group: Group) -> None:
+    """The snapshot is gtid_executed at commit, as MySQL takes it: a transaction that began
+    before another local one committed, then changed the row that one released, is no
+    conflict (with a snapshot taken when the transaction began it got 3101).
+    """
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    primary = group.servers[0]
+    primary.query("CREATE DATABASE d")
+    primary.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+    primary.query("INSERT INTO d.t VALUES (1, 0)")
+    first, second = primary.connect(autocommit=False), primary.connect(autocommit=False)
+    with first.cursor() as a, second.cursor() as b:
+        a.execute("UPDATE d.t SET v = v + 1 WHERE id = 1")
+        b.execute("SELECT COUNT(*) FROM d.t")  # the second transaction begins here
+        waiting = threading.Thread(
+            target=b.execute, args=("UPDATE d.t SET v = v + 10 WHERE id = 1",)
+        )
+        waiting.start()
+        wait_until(
+            lambda: any(
+                "UPDATE d.t SET v = v + 10" in str(row[7] or "")
+                for row in primary.query("SHOW PROCESSLIST")
+            ),
+            30,
+            lambda: str(primary.query("SHOW PROCESSLIST")),
+        )
+        first.commit()
+        waiting.join(30)
+        second.commit()
+    assert primary.query("SELECT v FROM d.t WHERE id = 1") == [(11,)]
+    first.close()
+    second.close()
+
+
+def test_joiners_under_write_load_reach_online_with_the_same_data(group: Group) -> None:
+    """Two members join while the primary takes inserts and updates from three sessions:
+    each recovers from a donor, applies what the group delivered meanwhile, goes ONLINE,
+    and ends with the primary's data (CHECKSUM TABLE) and every acknowledged write.
+    """
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    primary = group.servers[0]
+    primary.query("CREATE DATABASE d")
+    primary.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+    primary.query("INSERT INTO d.t VALUES " + ",".join(f"({i}, 0)" for i in range(100)))
+    acknowledged: list[int] = []
+    updates = [0]
+    done = threading.Event()
+
+    def insert(first: int) -> None:
+        connection = primary.connect()
+        for i in range(first, first + 100_000):
+            if done.is_set():
+                break
+            connection.cursor().execute(f"INSERT INTO d.t VALUES ({i}, {i})")
+            acknowledged.append(i)
+        connection.close()
+
+    def update() -> None:
+        connection = primary.connect()
+        while not done.is_set():
+            connection.cursor().execute(f"UPDATE d.t SET v = v + 1 WHERE id = {updates[0] % 100}")
+            updates[0] += 1
+        connection.close()
+
+    writers = [threading.Thread(target=insert, args=(n,)) for n in (1_000_000, 2_000_000)]
+    writers.append(threading.Thread(target=update))
+    for writer in writers:
+        writer.start()
+    try:
+        wait_until(lambda: len(acknowledged) > 30)
+        group.join(1)
+        group.wait_states(1, ["ONLINE"] * 2, timeout=120)
+        group.join(2)
+        group.wait_states(2, ["ONLINE"] * 3, timeout=120)
+        joined_at = len(acknowledged)
+        wait_until(lambda: len(acknowledged) > joined_at + 30)
+    finally:
+        done.set()
+        for writer in writers:
+            writer.join(60)
+    assert updates[0] > 0
+    executed = primary.query("SELECT @@gtid_executed")
+    wait_until(
+        lambda: all(s.query("SELECT @@gtid_executed") == executed for s in group.servers),
+        120,
+        lambda: str([s.query("SELECT @@gtid_executed") for s in group.servers]),
+    )
+    checksum = primary.query("CHECKSUM TABLE d.t")
+    for index, server in enumerate(group.servers):
+        assert server.query("CHECKSUM TABLE d.t") == checksum, index
+        assert set(acknowledged) <= {r[0] for r in server.query("SELECT id FROM d.t")}, index
+    assert _group_gtids(group, 1) == _group_gtids(group, 0) == _group_gtids(group, 2)
+
+
+def test_a_commit_blocked_in_the_group_leaves_the_thread_pool_serving(
+    group: Group, etcd: EtcdMembers
+) -> None:
+    """With one pool worker and a stall limit of a minute, a commit that waits in
+    before_commit for the group (etcd has lost its majority, so the broadcast cannot be
+    ordered) is a wait the pool is told of: another connection is served at once.
+    """
+    server = group.servers[0]
+    server.stop()
+    server.start(
+        "--thread-handling=pool-of-threads",
+        "--thread-pool-size=1",
+        "--thread-pool-stall-limit=60000",
+    )
+    group.bootstrap(0)
+    group.wait_states(0, ["ONLINE"])
+    server.query("CREATE DATABASE d")
+    server.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    etcd.kill(1)
+    etcd.kill(2)
+    outcome: list[object] = []
+
+    def write() -> None:
+        try:
+            server.query("INSERT INTO d.t VALUES (1)")
+            outcome.append("committed")
+        except pymysql.err.MySQLError as exc:
+            outcome.append(exc)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    time.sleep(1.0)  # the INSERT is in before_commit, its broadcast waiting for etcd
+    connection = server.connect(read_timeout=8, connect_timeout=8)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW PROCESSLIST")
+            infos = [str(row[7]) for row in cursor.fetchall()]
+    finally:
+        connection.close()
+    assert not outcome, outcome  # the write was still blocked while the pool served this
+    assert "INSERT INTO d.t VALUES (1)" in infos

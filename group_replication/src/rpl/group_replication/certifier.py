@@ -48,6 +48,8 @@ class Certifier:
         self.info: dict[int, GtidSet] = {}
         self.positive = 0
         self.negative = 0
+        self.last_positive = 0
+        """The GNO of the last transaction certified positive (0: none yet)."""
 
     def certify(self, snapshot: GtidSet, write_set: frozenset[int]) -> Certified | None:
         """The decision for a transaction that ran on ``snapshot``; None is negative."""
@@ -65,6 +67,7 @@ class Certifier:
             for item in write_set:
                 info[item] = recorded
         self.positive += 1
+        self.last_positive = gno
         return Certified(gno)
 
     def add_executed(self, gtids: GtidSet) -> None:

@@ -46,6 +46,7 @@ from rpl.group_replication.members import (
 )
 from rpl.group_replication.messages import (
     CertificationState,
+    MemberStats,
     Message,
     MessageError,
     Recovered,
@@ -81,13 +82,17 @@ class GroupConfig:
 class _Ticket:
     """A local transaction waiting for its certification."""
 
-    __slots__ = ("done", "gtid", "error", "errno")
+    __slots__ = ("done", "gtid", "error", "errno", "delivered_ns", "certified_ns")
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.gtid: str | None = None
         self.error: str | None = None
         self.errno = ER_TRANSACTION_ROLLBACK_DURING_COMMIT
+        self.delivered_ns = 0
+        """When the delivery thread read it back (``time.perf_counter_ns``)."""
+        self.certified_ns = 0
+        """When its certification was done."""
 
 
 class CommitOrder:
@@ -171,10 +176,14 @@ class GroupMember:
         self._next_ticket = 0
         self._buffer: list[GcsMessage] = []
         self._stable: dict[str, GtidSet] = {}
+        self._stats: dict[str, MemberStats] = {}
+        """Every other member's last counters (MemberStats), by member id."""
         self._stopping = threading.Event()
         self.local_proposed = 0
         self.local_rollback = 0
         self.remote_queued = 0
+        self.committed_all_members = GtidSet()
+        """The stable set: what every member has committed (from their StableSets)."""
         self.error_reason = ""
 
     # ------------------------------------------------------------ control
@@ -253,9 +262,10 @@ class GroupMember:
         events: bytes,
         server_id: int,
         timeout: float,
-    ) -> str:
-        """Certify a local transaction; its group GTID, once it may enter the commit
-        queue. ObserverError (3101) when the group refused it, (3100) otherwise.
+    ) -> tuple[str, dict[str, int]]:
+        """Certify a local transaction: its group GTID, and the nanoseconds its
+        broadcast, delivery and certification took (:mod:`.timings`). ObserverError
+        (3101) when the group refused it, (3100) otherwise.
         """
         with self._lock:
             if self._stopping.is_set() or self.state is not MemberState.ONLINE:
@@ -279,7 +289,9 @@ class GroupMember:
             events,
         )
         try:
+            sending = time.perf_counter_ns()
             self.gcs.send(encode(message))
+            sent = time.perf_counter_ns()
             if not ticket.done.wait(timeout):
                 raise ObserverError(
                     "Timeout while waiting for the group communication engine.",
@@ -298,7 +310,12 @@ class GroupMember:
             sqlstate = "40000" if ticket.errno == ER_TRANSACTION_ROLLBACK_DURING_COMMIT else "HY000"
             raise ObserverError(ticket.error, errno=ticket.errno, sqlstate=sqlstate)
         assert ticket.gtid is not None
-        return ticket.gtid
+        delivered = max(ticket.delivered_ns, sent)
+        return ticket.gtid, {
+            "broadcast": sent - sending,
+            "delivery": delivered - sent,
+            "certification": max(ticket.certified_ns - delivered, 0),
+        }
 
     def _fail_waiters(self, reason: str) -> None:
         with self._lock:
@@ -367,10 +384,15 @@ class GroupMember:
             self._recovered(message.member)
         elif isinstance(message, StableSet):
             self._stable_set(message)
+        elif isinstance(message, MemberStats):
+            with self._lock:
+                if message.member in self.members and message.member != self.me:
+                    self._stats[message.member] = message
 
     def _certify(self, message: TransactionMessage) -> None:
         certifier = self.certifier
         assert certifier is not None
+        delivered = time.perf_counter_ns()
         try:
             snapshot = GtidSet.parse(message.snapshot)
         except ValueError as exc:
@@ -391,6 +413,7 @@ class GroupMember:
                 ticket.error = ROLLBACK_TEXT
             else:
                 ticket.gtid = result.gtid(self.config.group_name)
+            ticket.delivered_ns, ticket.certified_ns = delivered, time.perf_counter_ns()
             ticket.done.set()
             return
         if result is None:
@@ -434,6 +457,37 @@ class GroupMember:
                 return
             stable = intersect_all(self._stable[i] for i in ids)
             self.certifier.garbage_collect(stable)
+            self.committed_all_members = stable
+
+    # -------------------------------------------------------------- stats
+    def own_stats(self) -> MemberStats | None:
+        """This member's counters (None before it has a certifier)."""
+        certifier = self.certifier
+        if certifier is None:
+            return None
+        group = self.config.group_name
+        queued = self.applier.queue_size()
+        return MemberStats(
+            self.me,
+            self.view_id,
+            len(self._buffer),
+            certifier.positive + certifier.negative,
+            certifier.negative,
+            len(certifier.info),
+            str(self.committed_all_members),
+            f"{group}:{certifier.last_positive}" if certifier.last_positive else "",
+            queued,
+            self.remote_queued - queued,
+            self.local_proposed,
+            self.local_rollback,
+        )
+
+    def member_stats(self) -> list[MemberStats]:
+        """Every member's last counters: this member's now, the others' last sent."""
+        own = self.own_stats()
+        with self._lock:
+            others = [self._stats[m] for m in sorted(self._stats) if m in self.members]
+        return ([own] if own is not None else []) + others
 
     # ---------------------------------------------------------- GCS: views
     def on_view_changed(self, view: GcsView) -> None:
@@ -444,6 +498,7 @@ class GroupMember:
             for gone in view.left:
                 self.members.pop(gone, None)
                 self._stable.pop(gone, None)
+                self._stats.pop(gone, None)
             for info in view.members:
                 if info.member_id not in self.members:
                     weight, bootstrap = read_member_data(info.data)
@@ -576,7 +631,9 @@ class GroupMember:
 
     # ------------------------------------------------------- housekeeping
     def _housekeeping(self) -> None:
-        """Every second: the applier's health; every 5: this member's stable set."""
+        """Every second: the applier's health and this member's counters (MemberStats,
+        as MySQL sends them every flow-control period); every 5: its stable set.
+        """
         ticks = 0
         while not self._stopping.wait(1.0):
             ticks += 1
@@ -589,3 +646,6 @@ class GroupMember:
             if ticks % 5 == 0 and self.state is MemberState.ONLINE:
                 message = StableSet(self.me, self.server.gtid_executed())
                 self._send_quietly(encode(message))
+            stats = self.own_stats()
+            if stats is not None and self.state in (MemberState.ONLINE, MemberState.RECOVERING):
+                self._send_quietly(encode(stats))

@@ -18,6 +18,9 @@ Types, in MySQL's terms:
 * :class:`StableSet` (``Gtid_Executed_message``): a member's ``gtid_executed``, sent
   periodically; the intersection over the members is the stable set certification
   garbage-collects against.
+* :class:`MemberStats` (``Pipeline_stats_member_message``): a member's counters, sent
+  every second; every member shows every member's last ones in
+  ``performance_schema.replication_group_member_stats``.
 """
 
 from __future__ import annotations
@@ -88,9 +91,32 @@ class StableSet:
     executed: str
 
 
-Message = TransactionMessage | CertificationState | Recovered | StableSet
+@attrs.frozen
+class MemberStats:
+    """``member``'s replication_group_member_stats row, from its VIEW_ID on."""
+
+    TYPE = 5
+    member: str
+    view_id: str
+    in_queue: int
+    checked: int
+    conflicts: int
+    rows_validating: int
+    committed_all_members: str
+    last_conflict_free: str
+    remote_in_applier_queue: int
+    remote_applied: int
+    local_proposed: int
+    local_rollback: int
+
+    def row(self, channel: str) -> tuple[object, ...]:
+        """The table's row (its CHANNEL_NAME first)."""
+        return (channel, self.view_id, self.member, *attrs.astuple(self)[2:])
+
+
+Message = TransactionMessage | CertificationState | Recovered | StableSet | MemberStats
 _TYPES: Final[dict[int, type[Message]]] = {
-    t.TYPE: t for t in (TransactionMessage, CertificationState, Recovered, StableSet)
+    t.TYPE: t for t in (TransactionMessage, CertificationState, Recovered, StableSet, MemberStats)
 }
 
 

@@ -10,6 +10,7 @@ member's own (tried first).
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable
 
@@ -18,6 +19,7 @@ from rpl.group_replication.gcs import Gcs, GcsError
 from rpl.group_replication.group import APPLIER_CHANNEL, GroupConfig, GroupMember
 from rpl.group_replication.members import MemberState
 from rpl.group_replication.recovery import recover_from_donor
+from rpl.group_replication.timings import CommitTimings
 from rpl.observers import (
     CommitDecision,
     ObserverError,
@@ -75,6 +77,9 @@ class GroupReplicationPlugin(ReplicationPlugin):
         services.variables.register_status_variable(
             StatusVariable("group_replication_primary_member", self._primary_member)
         )
+        self.timings = CommitTimings()
+        for variable in self.timings.status_variables():
+            services.variables.register_status_variable(variable)
         commands = services.commands
         commands.register_command("START GROUP_REPLICATION", self._start, "GROUP_REPLICATION_ADMIN")
         commands.register_command("STOP GROUP_REPLICATION", self._stop, "GROUP_REPLICATION_ADMIN")
@@ -245,14 +250,29 @@ class GroupReplicationPlugin(ReplicationPlugin):
             and member.state is MemberState.RECOVERING
         ):
             return None  # distributed recovery: the donor's history, already the group's
-        gtid = member.local_commit(
+        gtid, stages = member.local_commit(
             param.gtid_executed,
             param.write_set,
             param.trx_cache,
             param.server_id,
             float(param.hold_timeout),
         )
-        return self._in_order(member, gtid, param.hold_timeout)
+        waiting = time.perf_counter_ns()
+        decision = self._in_order(member, gtid, param.hold_timeout)
+        self.timings.decided(
+            param.thread_id, {**stages, "order_wait": time.perf_counter_ns() - waiting}
+        )
+        return decision
+
+    @hookimpl
+    def after_commit(self, param: TransParam) -> None:
+        """Count a local commit's server commit time (:mod:`.timings`)."""
+        self.timings.committed(param.thread_id)
+
+    @hookimpl
+    def after_rollback(self, param: TransParam) -> None:
+        """A transaction certified here that did not commit is not counted."""
+        self.timings.abandoned(param.thread_id)
 
     @staticmethod
     def _in_order(member: GroupMember, gtid: str, timeout: float) -> CommitDecision:
@@ -312,24 +332,6 @@ class GroupReplicationPlugin(ReplicationPlugin):
 
     def _stats_rows(self) -> Iterable[tuple[object, ...]]:
         member = self.member
-        if member is None or member.certifier is None:
+        if member is None:
             return []
-        certifier = member.certifier
-        applier = member.applier
-        return [
-            (
-                APPLIER_CHANNEL,
-                member.view_id,
-                member.me,
-                applier.queue_size(),
-                certifier.positive + certifier.negative,
-                certifier.negative,
-                len(certifier.info),
-                "",
-                str(certifier.group_executed),
-                applier.queue_size(),
-                member.remote_queued - applier.queue_size(),
-                member.local_proposed,
-                member.local_rollback,
-            )
-        ]
+        return [stats.row(APPLIER_CHANNEL) for stats in member.member_stats()]

@@ -115,13 +115,16 @@ class TransactionObserver:
         details).
 
         ``param.gtid_executed`` is the transaction's snapshot (the server's
-        ``gtid_executed`` when its first statement ran); ``param.thread_kind``
+        ``gtid_executed`` as this hook is called); ``param.thread_kind``
         and ``param.channel_name`` say whose transaction it is (a client's, the
         asynchronous replica's applier, or the applier of a plugin's channel).
 
         Holds: every row lock of the transaction is held; its changes are
         visible only to itself; nothing of it is in the binary log. A callback
-        may block (Group Replication waits here for the group's certification);
+        may block (Group Replication waits here for the group's certification):
+        the server counts the session as waiting while the hook runs, so with
+        ``thread_handling=pool-of-threads`` another worker serves the other
+        connections meanwhile (MySQL's ``thd_wait_begin``);
         it may call any service of :class:`rpl.observers.ServerServices`,
         including a wait for a GTID set, but must not wait for a transaction
         that needs this one's row locks.

@@ -103,9 +103,13 @@ class TransParam:
     """Seconds a hook may hold the session (the session's ``wait_timeout``)."""
     gtid_executed: str = ""
     """``before_commit`` only: the transaction's snapshot, the server's
-    ``gtid_executed`` (a GTID set in MySQL's text) as it was when the
-    transaction's first statement ran: every transaction in it was committed
-    and visible to this one. Group Replication certifies against it."""
+    ``gtid_executed`` (a GTID set in MySQL's text) as it is when ``before_commit``
+    is called, as MySQL takes it, read while no commit group is between its
+    engine commits and its ``gtid_executed`` update: every transaction in it
+    committed before this one's commit began, and every transaction whose row
+    lock this one waited for is in it. Group Replication certifies against it,
+    so a row this transaction changed after a local commit released it is no
+    conflict."""
     thread_kind: ThreadKind = ThreadKind.CLIENT
     """The kind of thread the hook runs on."""
     channel_name: str = ""

@@ -115,9 +115,9 @@ def pk_keys(
                 return left
             return KeyRange(left.lows + right.lows, left.highs + right.highs)
         if where.op == "=" and is_pk(where.left) and _is_constant(where.right):
-            return [constant(where.right)]
+            return _point_keys(schema, [constant(where.right)])
         if where.op == "=" and is_pk(where.right) and _is_constant(where.left):
-            return [constant(where.left)]
+            return _point_keys(schema, [constant(where.left)])
         if where.op in _RANGE_OPS:
             op, other = where.op, where.right
             if not is_pk(where.left):
@@ -136,7 +136,7 @@ def pk_keys(
         and is_pk(where.operand)
         and all(_is_constant(i) for i in where.items)
     ):
-        return [constant(i) for i in where.items]
+        return _point_keys(schema, [constant(i) for i in where.items])
     if (
         isinstance(where, ast.Between)
         and not where.negated
@@ -148,14 +148,45 @@ def pk_keys(
     return None
 
 
-def _range_constant(schema: TableSchema, expr: ast.Expression) -> bool:
-    """A constant a key range may be bounded by: any for an integer key; for a string key
-    only a string literal (MySQL compares a string column with a number as numbers, in
-    another order than the keys').
+def _key_kind(schema: TableSchema) -> str | None:
+    """How the one-column primary key's values are keyed for reads narrowed by constants:
+    ``"integer"``, ``"text"`` (CHAR, VARCHAR, TEXT: the engine's keys are the strings), or
+    None for every other type (DECIMAL, FLOAT, DOUBLE, the temporal and binary types...):
+    MySQL compares those with a constant after converting the constant to the column's
+    type, which a key lookup by the constant's own value would not do, so they are scanned.
     """
-    if schema.columns[schema.pk_positions[0]].type_name in _INTEGER_TYPES:
+    type_name = schema.columns[schema.pk_positions[0]].type_name
+    if type_name in _INTEGER_TYPES:
+        return "integer"
+    if type_name in _TEXT_TYPES:
+        return "text"
+    return None
+
+
+def _point_keys(schema: TableSchema, values: list[object]) -> list[object] | None:
+    """``values`` as the keys to read, or None (scan) when some value has no key that stands
+    for exactly the rows it equals: any value has one for an integer key (a number, or a
+    string MySQL reads as one; a fraction or NULL equals no row); for a text key only a
+    string (or NULL) has one, since MySQL compares a string column with a number as numbers
+    (``id = 5`` is true of ``'5'``, ``'05'``, ``' 5'`` and ``'5.0'``).
+    """
+    kind = _key_kind(schema)
+    if kind == "integer":
+        return values
+    if kind == "text" and all(v is None or isinstance(v, str) for v in values):
+        return values
+    return None
+
+
+def _range_constant(schema: TableSchema, expr: ast.Expression) -> bool:
+    """A constant a key range may be bounded by: any for an integer key; for a text key
+    only a string literal (MySQL compares a string column with a number as numbers, in
+    another order than the keys'); none for any other key type (:func:`_key_kind`).
+    """
+    kind = _key_kind(schema)
+    if kind == "integer":
         return _is_constant(expr)
-    return isinstance(expr, ast.Literal) and isinstance(expr.value, str)
+    return kind == "text" and isinstance(expr, ast.Literal) and isinstance(expr.value, str)
 
 
 def _bound(schema: TableSchema, bound: tuple[object, bool], low: bool) -> object:
@@ -180,19 +211,19 @@ def _is_constant(expr: ast.Expression) -> bool:
 
 
 def _key_for(schema: TableSchema, value: object) -> object:
-    """``value`` as the engine keys the primary key column; None where no key can equal
-    it (NULL, or a fraction for an integer key).
+    """``value`` (one :func:`_point_keys` kept) as the engine keys the primary key column;
+    None where no key can equal it (NULL, or a fraction for an integer key).
     """
     if value is None:
         return None
-    column = schema.columns[schema.pk_positions[0]]
-    if column.type_name in ("CHAR", "VARCHAR", "TEXT"):
-        return str(value)
+    if _key_kind(schema) == "text":
+        return value
     number = to_number(value)
     return int(number) if number == int(number) else None
 
 
 _INTEGER_TYPES = frozenset(("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT"))
+_TEXT_TYPES = frozenset(("CHAR", "VARCHAR", "TEXT"))
 
 
 def _guaranteed(schema: TableSchema, expr: ast.Expression) -> bool:

@@ -50,6 +50,7 @@ from rpl.core.net.packets import ReplyBatch
 from rpl.core.threads import next_thread_id
 from rpl.core.variables import Warning as SqlWarning
 from rpl.core.variables import display
+from rpl.core.waits import thd_wait
 from rpl.observers import CommitDecision, TableInfo, ThreadKind, TransFlags, TransParam
 
 _log = errorlog.logger("session")
@@ -257,9 +258,6 @@ class Session:
         transaction hooks' ``TransParam.thread_kind``."""
         self.channel_name = ""
         """The channel whose applier runs this session ('' for a client)."""
-        self.snapshot: GtidSet | None = None
-        """``gtid_executed`` when the open transaction began, kept only while someone
-        observes ``before_commit`` (``TransParam.gtid_executed``)."""
         self.original_commit_timestamp: int | None = None
         """A replicated transaction's commit time on its originating server (µs)."""
         self.deferred: list[tuple[CommitTicket, Transaction | None]] | None = None
@@ -408,8 +406,6 @@ class Session:
             self.trx = self.server.engine.begin(self.thread_id)
             self.events = []
             self.tables = {}
-            if not self.server.delegates.transaction.is_empty("before_commit"):
-                self.snapshot = self.server.binlog.gtid_executed.copy()
             self._hook("begin")
         return self.trx
 
@@ -613,7 +609,6 @@ class Session:
             raise
         self.trx = None
         self.events = []
-        self.snapshot = None
         self.gtid_next = None
         ticket = CommitTicket(
             thread_id=self.thread_id,
@@ -656,17 +651,23 @@ class Session:
     def _before_commit(
         self, events: list[bytearray], write_set: frozenset[int] | None
     ) -> CommitDecision | None:
-        """Run ``before_commit`` (someone observes it); the GTID an observer chose."""
-        snapshot = self.snapshot if self.snapshot is not None else self.server.binlog.gtid_executed
-        return self.server.delegates.transaction.before_commit(
-            self._param(
-                trx_cache=_trx_cache(events, self.server.encoder.checksum),
-                write_set=write_set or frozenset(),
-                gtid_executed=str(snapshot),
-                gtid=str(self.gtid_next) if self.gtid_next is not None else None,
-                hold_timeout=cast(int, self.setting("wait_timeout")),
-            )
+        """Run ``before_commit`` (someone observes it); the GTID an observer chose. The
+        snapshot (``TransParam.gtid_executed``) is read under the binlog's commit-stage
+        lock, so a commit group that released this transaction's row locks in its engine
+        commits has added its GTIDs already.
+        """
+        binlog = self.server.binlog
+        with binlog.commit_stage_lock:
+            snapshot = str(binlog.gtid_executed)
+        param = self._param(
+            trx_cache=_trx_cache(events, self.server.encoder.checksum),
+            write_set=write_set or frozenset(),
+            gtid_executed=snapshot,
+            gtid=str(self.gtid_next) if self.gtid_next is not None else None,
+            hold_timeout=cast(int, self.setting("wait_timeout")),
         )
+        with thd_wait():  # an observer may block here (Group Replication certifies)
+            return self.server.delegates.transaction.before_commit(param)
 
     def _write_set(self, trx: Transaction) -> frozenset[int]:
         """The transaction's write set (:mod:`rpl.core.execution.write_sets`): MySQL's

@@ -17,7 +17,7 @@ The pool is MariaDB's pool-of-threads with one thread group:
   ``thread_pool_size`` are active; the others park.
 - A worker is *active* while it runs a command and does not wait. A worker about to
   block says so (:func:`rpl.core.waits.thd_wait`: row lock waits, commits that wait for
-  their group, binlog dumps): it stops counting, and an idle worker, or a new one up to
+  their group, the ``before_commit`` hook, binlog dumps): it stops counting, and an idle worker, or a new one up to
   ``thread_pool_max_threads``, takes over the queue and the listening. A command still
   running after ``thread_pool_stall_limit`` milliseconds stops counting too (a wait
   nobody announced), so the pool never stalls behind one.

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
@@ -455,10 +455,12 @@ def deploy_group(
     members: int = 3,
     multi_primary: bool = False,
     base_port: int = DEFAULT_BASE_PORT,
+    options: Sequence[str] = (),
     say: Callable[[str], None] = lambda _: None,
 ) -> Sandbox:
     """A Group Replication group of ``members`` rpl servers, each with an etcd member of
-    its own, in ``directory``; returns once every member is ONLINE.
+    its own, in ``directory``, the servers started with ``options`` too; returns once
+    every member is ONLINE.
     """
     if not 1 <= members <= 9:
         raise SandboxError("--members must be between 1 and 9")
@@ -514,6 +516,7 @@ def deploy_group(
                 f"--group-replication-local-address=127.0.0.1:{client_ports[i]}",
                 f"--group-replication-single-primary-mode={'OFF' if multi_primary else 'ON'}",
                 "--report-host=127.0.0.1",
+                *options,
             ],
         )
         for i in range(members)

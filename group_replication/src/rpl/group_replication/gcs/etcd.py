@@ -7,7 +7,9 @@ Keys, under ``/rpl/gr/<group_name>/``:
   member (JSON, with the lease id). A PUT of a new one is a join, a DELETE (leave, or
   the lease expired: an expel) a leave.
 * ``msg/<member_id>/<seq>``: one per message, created only if absent, so a retried send
-  is never ordered twice. A message's place in the total order is its revision.
+  is never ordered twice. A message's place in the total order is its revision; one
+  whose sender is not a member at that revision (an expelled member that sent before it
+  noticed) is delivered by no member: every member decides it at the same revision.
 * ``delivered/<member_id>``: how far a member has delivered (garbage collection).
 
 Every member reads one watch stream of the whole prefix from its join revision on: etcd
@@ -231,7 +233,8 @@ class EtcdGcs:
         self._last_revision = revision
         if rest.startswith(b"msg/") and event.get("type") != "DELETE":
             sender = rest.split(b"/")[1].decode()
-            listener.on_message(GcsMessage(sender, revision, unb64(kv.get("value"))))
+            if sender in self._members:  # not one an expelled member sent after its expel
+                listener.on_message(GcsMessage(sender, revision, unb64(kv.get("value"))))
 
     # ----------------------------------------------------- liveness
     def _keepalive_loop(self) -> None:

@@ -9,7 +9,8 @@ Guarantees every binding keeps (and the tests check on each):
 * **Views in the order.** A membership change is delivered at one place in that order,
   the same on every member: messages before it were sent to the old membership, after it
   to the new one. A member's first delivery is its own join view.
-* **One thread.** Callbacks run on one delivery thread, one at a time, in order.
+* **One at a time.** Callbacks run one at a time, in order, on the binding's delivery
+  thread (the join view may come on the joining thread, before :meth:`Gcs.join` returns).
 * **Durable send.** :meth:`Gcs.send` returns once the message has its place in the
   order; a send that failed or timed out may still have been ordered, and retrying it
   inside the binding never delivers it twice.

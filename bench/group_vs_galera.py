@@ -1,0 +1,398 @@
+"""Benchmark: a 3-member rpl Group Replication group against a 3-node MariaDB Galera
+cluster, side by side in one run, with sysbench against the primary (rpl) and the first
+node (Galera).
+
+Not a test: ``tox -e bench`` runs it. Both clusters run on this machine on loopback at
+once, every member and node logging rows with a durable commit (rpl: sync_binlog=1;
+MariaDB: sync_binlog=1, innodb_flush_log_at_trx_commit=1), Galera with
+``wsrep_sync_wait=0`` and rpl's consistency EVENTUAL: a commit returns once the group
+has ordered and certified it and the member it ran on has committed it, on both sides.
+rpl is single-primary (its default), each member with its own etcd member, started by
+``rpl sandbox deploy group`` (:func:`rpl.core.sandbox.sandbox.deploy_group`); Galera's
+joiners take their first state from the first node (rsync SST).
+
+For each workload and thread count, the two take turns round by round, seconds apart,
+so the machine's drift stays out of the ratios as far as it can; a cell shows its
+median run by tps. Besides tps and p95 each run records the conflicts the run met (rpl:
+COUNT_CONFLICTS_DETECTED of replication_group_member_stats on the primary; Galera:
+wsrep_local_cert_failures + wsrep_local_bf_aborts on the node) and, for rpl, where a
+commit's time went: the primary's ``group_replication_commit_*`` status totals
+(:mod:`rpl.group_replication.timings`) over the run, divided by its local commits.
+
+Writes docs/bench/group.md, group.json and group.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+from common import (
+    POOL,
+    MariaDB,
+    add_list_argument,
+    add_out_argument,
+    fmt,
+    int_list,
+    machine_line,
+    median_cells,
+    name_list,
+    publish,
+    pyplot,
+    ratio,
+    round_ratios,
+    save_figure,
+    sysbench,
+    sysbench_result,
+)
+from rpl.core.sandbox.sandbox import MEMBER, deploy_group, stop
+from rpl.core.testing.process import free_port
+
+WORKLOADS = ("oltp_write_only", "oltp_insert")
+THREADS = (1, 4, 16)
+TARGET_THREADS = 16
+RPL, GALERA = "rpl group", "MariaDB Galera"
+STAGES = ("broadcast", "delivery", "certification", "order_wait", "server")
+IGNORED_ERRORS = "1213,1180,3101"
+"""What sysbench retries instead of stopping: deadlocks and certification failures (a
+conflict on either side), counted as conflicts."""
+Row = dict[str, Any]
+
+
+# ------------------------------------------------------------------ the clusters
+class Galera:
+    """Three MariaDB nodes in one Galera cluster on loopback."""
+
+    def __init__(self, root: Path, nodes: int = 3) -> None:
+        self.root = root
+        self.group_ports = [free_port() for _ in range(nodes)]
+        self.nodes: list[MariaDB] = []
+
+    def _options(self, index: int) -> list[str]:
+        address = "gcomm://" + ",".join(f"127.0.0.1:{p}" for p in self.group_ports)
+        port = self.group_ports[index]
+        listen = f"gmcast.listen_addr=tcp://127.0.0.1:{port};ist.recv_addr=127.0.0.1:{free_port()}"
+        return [
+            "--wsrep-on=ON",
+            "--wsrep-provider=/usr/lib/galera/libgalera_smm.so",
+            f"--wsrep-cluster-address={address}",
+            f"--wsrep-node-address=127.0.0.1:{port}",
+            f"--wsrep-provider-options={listen}",
+            f"--wsrep-sst-receive-address=127.0.0.1:{free_port()}",
+            "--wsrep-sst-method=rsync",
+            "--wsrep-cluster-name=bench",
+            f"--wsrep-node-name=node{index + 1}",
+            "--wsrep-sync-wait=0",
+            "--innodb-autoinc-lock-mode=2",
+            *(["--wsrep-new-cluster"] if index == 0 else []),
+        ]
+
+    def start(self) -> Galera:
+        """Bootstrap the first node, then join the others one by one. A joiner's data
+        directory is empty and owned by ``nobody``: the rsync daemon that receives the
+        state runs as that user when started by root.
+        """
+        for index in range(len(self.group_ports)):
+            node = MariaDB(self.root, f"galera{index + 1}", index + 1, self._options(index))
+            if index:
+                node.datadir.mkdir(parents=True)
+                os.chmod(node.datadir, 0o777)
+                shutil.chown(node.datadir, "nobody", "nogroup")
+            self.nodes.append(node.start(install=index == 0))
+        size = _status(self.nodes[0].port).get("wsrep_cluster_size")
+        if size != str(len(self.nodes)):
+            raise RuntimeError(f"the Galera cluster has {size} nodes")
+        return self
+
+    def stop(self) -> None:
+        for node in reversed(self.nodes):
+            node.stop()
+
+
+def _status(port: int) -> dict[str, str]:
+    connection = pymysql.connect(host="127.0.0.1", port=port, user="root")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW GLOBAL STATUS")
+            return {str(k): str(v) for k, v in cursor.fetchall()}
+    finally:
+        connection.close()
+
+
+def _query(port: int, sql: str) -> list[tuple[Any, ...]]:
+    connection = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+            return list(cursor.fetchall())
+    finally:
+        connection.close()
+
+
+@contextmanager
+def clusters(root: Path) -> Iterator[dict[str, int]]:
+    """Both clusters running: the port sysbench drives on each."""
+    print("starting the rpl group (3 members, 3 etcd members)", flush=True)
+    group = deploy_group(root / "group", members=3, options=[POOL], say=print)
+    galera: Galera | None = None
+    try:
+        print("starting the Galera cluster (3 nodes)", flush=True)
+        galera = Galera(root / "galera").start()
+        primary = next(n for n in group.nodes if n.role == MEMBER)
+        yield {RPL: primary.port, GALERA: galera.nodes[0].port}
+    finally:
+        if galera is not None:
+            galera.stop()
+        stop(group)
+
+
+# ------------------------------------------------------------------ measuring
+def _counters(server: str, port: int) -> dict[str, int]:
+    """The conflicts so far and, for rpl, the commit-time totals."""
+    status = _status(port)
+    if server == GALERA:
+        failures = int(status.get("wsrep_local_cert_failures", 0))
+        return {"conflicts": failures + int(status.get("wsrep_local_bf_aborts", 0))}
+    table = "performance_schema.replication_group_member_stats"
+    rows = _query(port, f"SELECT COUNT_CONFLICTS_DETECTED FROM {table}")
+    found = {"conflicts": int(rows[0][0]) if rows else 0}
+    found["commits"] = int(status.get("group_replication_commit_count", 0))
+    for stage in STAGES:
+        found[stage] = int(status.get(f"group_replication_commit_{stage}_time", 0))
+    return found
+
+
+def measure_point(
+    server: str, port: int, workload: str, threads: int, seconds: int, round_: int
+) -> Row:
+    """One sysbench run against one cluster."""
+    before = _counters(server, port)
+    out = sysbench(
+        port,
+        workload,
+        "run",
+        f"--threads={threads}",
+        f"--time={seconds}",
+        "--percentile=95",
+        f"--mysql-ignore-errors={IGNORED_ERRORS}",
+    )
+    after = _counters(server, port)
+    transactions, tps, p95 = sysbench_result(out)
+    row: Row = {
+        "server": server,
+        "workload": workload,
+        "threads": threads,
+        "round": round_,
+        "tps": tps,
+        "p95_ms": p95,
+        "transactions": transactions,
+        "conflicts": after["conflicts"] - before["conflicts"],
+    }
+    commits = after.get("commits", 0) - before.get("commits", 0)
+    for stage in STAGES:
+        spent = after.get(stage, 0) - before.get(stage, 0)
+        row[f"{stage}_us"] = spent / commits if commits else None
+    shown = ", ".join(f"{s} {fmt(row[f'{s}_us'], '.0f')}" for s in STAGES if row[f"{s}_us"])
+    print(
+        f"  {server:15} {workload:16} {threads:3} threads, round {round_}: {tps:8.1f} tps, "
+        f"p95 {p95:7.2f} ms, conflicts {row['conflicts']}" + (f"; µs: {shown}" if shown else ""),
+        flush=True,
+    )
+    return row
+
+
+def measure(
+    ports: dict[str, int], workloads: list[str], threads: list[int], seconds: int, rounds: int
+) -> list[Row]:
+    """Every run: per workload (prepared afresh on both), per thread count, the
+    clusters taking turns ``rounds`` times.
+    """
+    runs: list[Row] = []
+    for workload in workloads:
+        for port in ports.values():
+            _query(port, "DROP DATABASE IF EXISTS sbtest")
+            _query(port, "CREATE DATABASE sbtest")
+            sysbench(port, workload, "prepare")
+        time.sleep(2)  # let the secondaries apply the prepared tables
+        for count in threads:
+            for round_ in range(1, rounds + 1):
+                for server, port in ports.items():
+                    runs.append(measure_point(server, port, workload, count, seconds, round_))
+    return runs
+
+
+# ------------------------------------------------------------------ report
+def report(results: dict[str, Any]) -> str:
+    p = results["parameters"]
+    lines = [
+        "# Group Replication: a 3-member rpl group against a 3-node MariaDB Galera cluster",
+        "",
+        f"On {results['machine']}. Both clusters on this machine at once, on loopback, every "
+        "member logging rows with sync_binlog=1 (MariaDB also "
+        "innodb_flush_log_at_trx_commit=1); rpl single-primary, consistency EVENTUAL, "
+        "thread_handling=pool-of-threads, one etcd member per member; Galera "
+        "wsrep_sync_wait=0. sysbench drives the rpl primary and Galera's first node: "
+        f"{', '.join(p['workloads'])} at {', '.join(map(str, p['threads']))} threads, "
+        f"{p['rounds']} run(s) of {p['seconds']} s per cluster and cell, the clusters taking "
+        "turns; a cell is its median run by tps. *conflicts*: rpl's "
+        "COUNT_CONFLICTS_DETECTED, Galera's wsrep_local_cert_failures + "
+        "wsrep_local_bf_aborts, over the run. The µs columns are where an rpl commit's time "
+        "went on the primary (group_replication_commit_* totals over the run / its local "
+        "commits): the etcd put (broadcast), waiting for the message to come back in the "
+        "group's order (delivery), certification, waiting for the commit order, and the "
+        "server's own commit (binlog sync, engine).",
+        "",
+    ]
+    targets = []
+    for workload in p["workloads"]:
+        cell = next(
+            (
+                c
+                for c in results["ratios"]
+                if c["workload"] == workload and c["threads"] == TARGET_THREADS
+            ),
+            None,
+        )
+        if cell is not None and cell["ratio"] is not None:
+            met = "met" if cell["ratio"] >= 1.0 else "not met"
+            rounds = ", ".join(f"{r:.2f}" for r in cell["round_ratios"])
+            targets.append(
+                f"{workload}, {TARGET_THREADS} threads: **{cell['ratio']:.2f}** ({met}; round "
+                f"by round {rounds})"
+            )
+    if targets:
+        lines += ["Target: rpl/Galera >= 1.0 at 16 threads: " + "; ".join(targets) + ".", ""]
+    header = ["workload", "threads", "rpl tps", "Galera tps", "rpl/Galera", "rpl p95 ms"]
+    header += ["Galera p95 ms", "rpl conflicts", "Galera conflicts"]
+    header += [f"{s} µs" for s in STAGES]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for cell in results["ratios"]:
+        a, b = cell[RPL], cell[GALERA]
+        row = [cell["workload"], str(cell["threads"]), fmt(a["tps"], ".0f"), fmt(b["tps"], ".0f")]
+        row += [fmt(cell["ratio"]), fmt(a["p95_ms"]), fmt(b["p95_ms"])]
+        row += [str(a["conflicts"]), str(b["conflicts"])]
+        row += [fmt(a[f"{s}_us"], ".0f") for s in STAGES]
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "![tps against threads](group.png)", ""]
+    return "\n".join(lines)
+
+
+def plot(results: dict[str, Any], path: Path) -> None:
+    """A panel per workload: each cluster's median tps against threads (with its lowest
+    and highest run), and the rpl commit's stages at each thread count.
+    """
+    workloads = results["parameters"]["workloads"]
+    figure, axes = pyplot().subplots(2, len(workloads), figsize=(5 * len(workloads), 7.5))
+    axes = [[a] for a in axes] if len(workloads) == 1 else [list(r) for r in axes]
+    for column, workload in enumerate(workloads):
+        axis = axes[0][column]
+        for server, style in ((RPL, "o-"), (GALERA, "s--")):
+            points = sorted(
+                (c for c in results["cells"] if (c["server"], c["workload"]) == (server, workload)),
+                key=lambda c: int(c["threads"]),
+            )
+            axis.errorbar(
+                [c["threads"] for c in points],
+                [c["tps"] for c in points],
+                yerr=[
+                    [c["tps"] - c["tps_min"] for c in points],
+                    [c["tps_max"] - c["tps"] for c in points],
+                ],
+                fmt=style,
+                label=server,
+                capsize=3,
+            )
+        axis.set_title(workload)
+        axis.set_xscale("log", base=2)
+        axis.set_xlabel("threads")
+        axis.set_ylabel("transactions/s")
+        axis.legend(fontsize="small")
+        stages = axes[1][column]
+        cells = sorted(
+            (c for c in results["cells"] if (c["server"], c["workload"]) == (RPL, workload)),
+            key=lambda c: int(c["threads"]),
+        )
+        bottom = [0.0] * len(cells)
+        labels = [str(c["threads"]) for c in cells]
+        for stage in STAGES:
+            heights = [float(c[f"{stage}_us"] or 0.0) / 1000 for c in cells]
+            stages.bar(labels, heights, bottom=bottom, label=stage)
+            bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+        stages.set_title(f"{workload}: an rpl commit's time")
+        stages.set_xlabel("threads")
+        stages.set_ylabel("ms per commit (primary)")
+        stages.legend(fontsize="small")
+    figure.suptitle("3-member rpl group vs 3-node Galera, durable commits, loopback, same machine")
+    save_figure(figure, path)
+
+
+def summarise(runs: list[Row], parameters: dict[str, Any]) -> dict[str, Any]:
+    cells = median_cells(runs, ("server", "workload", "threads"))
+    ratios = []
+    for workload in parameters["workloads"]:
+        for count in parameters["threads"]:
+            pair = {
+                c["server"]: c for c in cells if c["workload"] == workload and c["threads"] == count
+            }
+            if RPL in pair and GALERA in pair:
+                ratios.append(
+                    {
+                        "workload": workload,
+                        "threads": count,
+                        RPL: pair[RPL],
+                        GALERA: pair[GALERA],
+                        "ratio": ratio(pair[RPL]["tps"], pair[GALERA]["tps"]),
+                        "round_ratios": round_ratios(
+                            runs, RPL, GALERA, workload=workload, threads=count
+                        ),
+                    }
+                )
+    return {
+        "machine": machine_line(),
+        "parameters": parameters,
+        "runs": runs,
+        "cells": cells,
+        "ratios": ratios,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_list_argument(parser, "--workloads", WORKLOADS, "sysbench workloads", name_list)
+    add_list_argument(parser, "--threads", THREADS, "thread counts", int_list)
+    parser.add_argument("--seconds", type=int, default=10, help="seconds per run (default 10)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per cell (default 3)")
+    add_out_argument(parser)
+    args = parser.parse_args(argv)
+    for program in ("etcd", "sysbench", "mariadbd", "rsync"):
+        if shutil.which(program) is None and not Path(f"/usr/sbin/{program}").exists():
+            print(f"{program} is not installed: tools/system-packages --bench", file=sys.stderr)
+            return 1
+    parameters = {
+        "workloads": args.workloads,
+        "threads": args.threads,
+        "seconds": args.seconds,
+        "rounds": args.rounds,
+    }
+    with tempfile.TemporaryDirectory(prefix="rpl-group-bench-") as tmp:
+        root = Path(tmp)
+        os.chmod(root, 0o755)  # Galera's rsync daemon (nobody) walks into it
+        with clusters(root) as ports:
+            runs = measure(ports, args.workloads, args.threads, args.seconds, args.rounds)
+    results = summarise(runs, parameters)
+    publish(args.out, "group", results, report(results), plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
