@@ -56,16 +56,33 @@ class EtcdMembers:
             *extra,
         ]  # fmt: skip
 
-    def start(self, index: int | None = None) -> EtcdMembers:
-        """Start every member (or one), and wait until the cluster answers."""
+    def start(self, index: int | None = None, *extra: str) -> EtcdMembers:
+        """Start every member (or one, with ``extra`` options), and wait until the
+        cluster answers.
+        """
         self.root.mkdir(parents=True, exist_ok=True)
         for i in range(len(self.names)) if index is None else [index]:
             log = (self.root / f"{self.names[i]}.log").open("ab")
             self.processes[self.names[i]] = subprocess.Popen(
-                self._command(i), stdout=log, stderr=subprocess.STDOUT
+                self._command(i, *extra), stdout=log, stderr=subprocess.STDOUT
             )
         self.wait_healthy()
         return self
+
+    def force_new_cluster(self, index: int) -> None:
+        """Re-form the cluster as member ``index`` alone, keeping its data: stop it
+        cleanly (SIGTERM: its log synced), restart it with ``--force-new-cluster``
+        (etcd's way out of a lost quorum: it drops the other members and every entry
+        it had not seen committed), wait until it takes puts.
+        """
+        process = self.processes.pop(self.names[index])
+        process.terminate()
+        process.wait(30)
+        self.start(index, "--force-new-cluster")
+
+    def signal(self, index: int, number: signal.Signals) -> None:
+        """Send ``number`` to member ``index`` (SIGSTOP/SIGCONT: a partition)."""
+        self.processes[self.names[index]].send_signal(number)
 
     def wait_healthy(self, timeout: float = 30.0) -> None:
         """Until a put succeeds on some member."""
@@ -133,16 +150,23 @@ class Group:
             literal = value if isinstance(value, int) else f"'{value}'"
             server.query(f"SET GLOBAL {name} = {literal}")
 
-    def bootstrap(self, index: int = 0) -> None:
+    def bootstrap(self, index: int = 0, **settings: Any) -> None:
         """Bootstrap the group on member ``index``."""
-        self.configure(index, group_replication_bootstrap_group="ON")
+        self.configure(index, group_replication_bootstrap_group="ON", **settings)
         self.servers[index].query("START GROUP_REPLICATION")
         self.servers[index].query("SET GLOBAL group_replication_bootstrap_group = OFF")
 
-    def join(self, index: int) -> None:
+    def join(self, index: int, **settings: Any) -> None:
         """START GROUP_REPLICATION on member ``index``."""
-        self.configure(index)
+        self.configure(index, **settings)
         self.servers[index].query("START GROUP_REPLICATION")
+
+    def kill_member(self, index: int) -> None:
+        """SIGKILL member ``index`` whole: its server and its etcd member (XCom lives
+        inside mysqld; here a member's share of the consensus is its etcd member).
+        """
+        self.servers[index].kill()
+        self.etcd.kill(index)
 
     def members(self, index: int) -> list[tuple[Any, ...]]:
         """replication_group_members as member ``index`` sees it."""

@@ -20,6 +20,11 @@ What holds:
 * Single-primary mode: the secondaries are ``super_read_only``; a primary is elected
   when the primary leaves (:func:`rpl.group_replication.members.elect`); the new primary
   lifts ``super_read_only`` once its applier has applied what the group delivered before.
+* Majority lost (the members this one reaches, itself included, are no more than half
+  of its view): local transactions block before they are sent, so nothing of them is
+  ordered, until a majority is reachable again or the view shrinks (force_members, an
+  expel); ``group_replication_unreachable_majority_timeout`` seconds of it (0: wait for
+  ever) send the member to ERROR and the blocked transactions roll back.
 """
 
 from __future__ import annotations
@@ -61,6 +66,8 @@ APPLIER_CHANNEL = "group_replication_applier"
 ER_TRANSACTION_ROLLBACK_DURING_COMMIT = 3101
 ROLLBACK_TEXT = "Plugin instructed the server to rollback the current transaction."
 ER_RUN_HOOK_ERROR = 3100
+FORCE_VIEW_TIMEOUT = 60.0
+"""Seconds force_members waits for its view (MySQL's view modification wait)."""
 
 
 @attrs.frozen
@@ -77,6 +84,7 @@ class GroupConfig:
     weight: int
     recovery_user: str
     recovery_password: str
+    local_address: str = ""
 
 
 class _Ticket:
@@ -88,7 +96,7 @@ class _Ticket:
         self.done = threading.Event()
         self.gtid: str | None = None
         self.error: str | None = None
-        self.errno = ER_TRANSACTION_ROLLBACK_DURING_COMMIT
+        self.errno: int | None = ER_TRANSACTION_ROLLBACK_DURING_COMMIT
         self.delivered_ns = 0
         """When the delivery thread read it back (``time.perf_counter_ns``)."""
         self.certified_ns = 0
@@ -166,6 +174,10 @@ class GroupMember:
         self._recover = recover
         self.me = server.server_uuid
         self._lock = threading.RLock()
+        self._majority = threading.Condition(self._lock)
+        self.in_minority = False
+        self._partition_abort: threading.Event | None = None
+        self._plain_hook_error = False
         self.state = MemberState.OFFLINE
         self.members: dict[str, Member] = {}
         self.view_id = ""
@@ -198,6 +210,7 @@ class GroupMember:
             server.port,
             server.version,
             member_data(self.config.weight, self.config.bootstrap),
+            address=self.config.local_address,
         )
         self.gcs.join(me, self, bootstrap=self.config.bootstrap)
         threading.Thread(target=self._housekeeping, name="rpl-gr-stable-set", daemon=True).start()
@@ -208,6 +221,9 @@ class GroupMember:
         """
         self.server.set_super_read_only(True)
         self._stopping.set()
+        with self._lock:
+            self._abort_partition_timer()
+            self._majority.notify_all()
         try:
             self.gcs.leave()
         except GcsError as exc:
@@ -221,24 +237,37 @@ class GroupMember:
             self.primary = None
         self.server.set_super_read_only(True)
 
-    def go_error(self, reason: str) -> None:
-        """Leave the group's work after a failure, as exit_state_action says."""
+    def go_error(self, reason: str, *, hook_error: bool = False) -> None:
+        """Leave the group's work after a failure, as exit_state_action says. Waiting
+        local transactions fail with ``reason`` (ER_RUN_HOOK_ERROR, 3100), or with
+        MySQL's plain hook error when ``hook_error``.
+        """
         with self._lock:
             if self.state in (MemberState.ERROR, MemberState.OFFLINE):
                 return
             self.state = MemberState.ERROR
             self.error_reason = reason
+            self._plain_hook_error = hook_error
             mine = self.members.get(self.me)
             self.members = {self.me: mine} if mine is not None else {}
             if mine is not None:
                 mine.state = MemberState.ERROR
+                mine.suspected = False
+            self.in_minority = False
+            self._abort_partition_timer()
+            self._majority.notify_all()
         self.log.error(f"Plugin group_replication reported: '{reason}'")
+        self.server.set_super_read_only(True)
         self.log.error(
             "Plugin group_replication reported: 'The server was automatically set into read "
             "only mode after an error was detected.'"
         )
-        self.server.set_super_read_only(True)
-        self._fail_waiters(reason)
+        if self.config.exit_state_action == "OFFLINE_MODE":
+            self.log.warning(
+                "Plugin group_replication reported: 'group_replication_exit_state_action "
+                "is OFFLINE_MODE: this server has no offline_mode, it stays read-only.'"
+            )
+        self._fail_waiters(reason, errno=None if hook_error else ER_RUN_HOOK_ERROR)
         threading.Thread(target=self._leave_quietly, daemon=True).start()
         if self.config.exit_state_action == "ABORT_SERVER":
             self.log.error(
@@ -268,7 +297,10 @@ class GroupMember:
         (3101) when the group refused it, (3100) otherwise.
         """
         with self._lock:
+            self._wait_for_majority(timeout)
             if self._stopping.is_set() or self.state is not MemberState.ONLINE:
+                if self.state is MemberState.ERROR and self._plain_hook_error:
+                    raise ObserverError(self.error_reason)  # MySQL's hook error (3100)
                 raise ObserverError(
                     f"Transaction cannot be executed while Group Replication is "
                     f"{self.state.value}.",
@@ -298,6 +330,9 @@ class GroupMember:
                     errno=ER_RUN_HOOK_ERROR,
                 )
         except GcsError as exc:
+            if ticket.done.is_set() and ticket.error is not None and ticket.errno is None:
+                self.local_rollback += 1
+                raise ObserverError(ticket.error) from exc  # MySQL's hook error (3100)
             raise ObserverError(
                 f"Error on broadcasting the transaction to the group: {exc}",
                 errno=ER_RUN_HOOK_ERROR,
@@ -307,6 +342,8 @@ class GroupMember:
                 self._tickets.pop(number, None)
         if ticket.error is not None:
             self.local_rollback += 1
+            if ticket.errno is None:
+                raise ObserverError(ticket.error)  # MySQL's hook error (3100)
             sqlstate = "40000" if ticket.errno == ER_TRANSACTION_ROLLBACK_DURING_COMMIT else "HY000"
             raise ObserverError(ticket.error, errno=ticket.errno, sqlstate=sqlstate)
         assert ticket.gtid is not None
@@ -317,13 +354,128 @@ class GroupMember:
             "certification": max(ticket.certified_ns - delivered, 0),
         }
 
-    def _fail_waiters(self, reason: str) -> None:
+    def _fail_waiters(self, reason: str, errno: int | None = ER_RUN_HOOK_ERROR) -> None:
         with self._lock:
             tickets = list(self._tickets.values())
         for ticket in tickets:
             ticket.error = reason
-            ticket.errno = ER_RUN_HOOK_ERROR
+            ticket.errno = errno
             ticket.done.set()
+
+    # ------------------------------------------------------- majority loss
+    def _wait_for_majority(self, timeout: float) -> None:
+        """Hold a local transaction while this member is in a minority (lock held)."""
+        deadline = time.monotonic() + timeout
+        while self.in_minority and self.state is MemberState.ONLINE:
+            if self._stopping.is_set():
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ObserverError(
+                    "Timeout while waiting for a majority of the group's members.",
+                    errno=ER_RUN_HOOK_ERROR,
+                )
+            self._majority.wait(min(left, 1.0))
+
+    def _check_partition(self) -> None:
+        """Enter or leave the minority state after a suspicion or a view (lock held)."""
+        if self.state not in (MemberState.ONLINE, MemberState.RECOVERING):
+            return
+        members = list(self.members.values())
+        unreachable = sum(1 for m in members if m.suspected and m.member_id != self.me)
+        minority = bool(members) and len(members) - unreachable <= len(members) // 2
+        if minority == self.in_minority:
+            return
+        self.in_minority = minority
+        timeout = self.config.unreachable_majority_timeout
+        if minority:
+            if timeout:
+                self.log.error(
+                    "Plugin group_replication reported: 'This server is not able to reach a "
+                    "majority of members in the group. This server will now block all "
+                    f"updates. The server will remain blocked for the next {timeout} "
+                    "seconds. Unless contact with the majority is restored, after this time "
+                    "the member will error out and leave the group. It is possible to use "
+                    "group_replication_force_members to force a new group membership.'"
+                )
+                abort = self._partition_abort = threading.Event()
+                threading.Thread(
+                    target=self._partition_timer,
+                    args=(abort, timeout),
+                    name="rpl-gr-partition-handler",
+                    daemon=True,
+                ).start()
+            else:
+                self.log.error(
+                    "Plugin group_replication reported: 'This server is not able to reach a "
+                    "majority of members in the group. This server will now block all "
+                    "updates. The server will remain blocked until contact with the majority "
+                    "is restored. It is possible to use group_replication_force_members to "
+                    "force a new group membership.'"
+                )
+            return
+        self._abort_partition_timer()
+        self.log.warning(
+            "Plugin group_replication reported: 'The member has resumed contact with a "
+            "majority of the members in the group. Regular operation is restored and "
+            "transactions are unblocked.'"
+        )
+        self._majority.notify_all()
+
+    def _abort_partition_timer(self) -> None:
+        if self._partition_abort is not None:
+            self._partition_abort.set()
+            self._partition_abort = None
+
+    def _partition_timer(self, abort: threading.Event, timeout: int) -> None:
+        """unreachable_majority_timeout: still in a minority after it, go to ERROR."""
+        if abort.wait(timeout) or self._stopping.is_set():
+            return
+        with self._lock:
+            if abort.is_set() or not self.in_minority:
+                return
+        self.log.error(
+            "Plugin group_replication reported: 'This member could not reach a majority of "
+            f"the members for more than {timeout} seconds. The member will now leave the "
+            "group as instructed by the group_replication_unreachable_majority_timeout "
+            "option.'"
+        )
+        self.go_error(
+            f"The member was in a minority for more than {timeout} seconds "
+            "(group_replication_unreachable_majority_timeout): its blocked transactions "
+            "roll back.",
+            hook_error=True,
+        )
+
+    def force_members(self, addresses: list[str]) -> None:
+        """group_replication_force_members: a view of exactly these members
+        (``group_replication_local_address`` values); GcsError with the reason when
+        it cannot be forced. Returns once this member has installed the view.
+        """
+        with self._lock:
+            if self.state is not MemberState.ONLINE:
+                raise GcsError(
+                    "Member is not ONLINE, it is not possible to force a new group membership."
+                )
+            mine = self.members.get(self.me)
+            if mine is None or mine.local_address not in addresses:
+                raise GcsError("the list does not hold this member's local address")
+            by_address = {m.local_address: m for m in self.members.values()}
+            for address in addresses:
+                member = by_address.get(address)
+                if member is None:
+                    raise GcsError(f"{address} is not the local address of a member of the group")
+                if member.suspected:
+                    raise GcsError(f"the member at {address} is unreachable")
+            keep = {by_address[a].member_id for a in addresses}
+        self.gcs.force_members(sorted(keep))
+        deadline = time.monotonic() + FORCE_VIEW_TIMEOUT
+        with self._lock:
+            while set(self.members) != keep and self.state is MemberState.ONLINE:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise GcsError("Timeout on wait for view")
+                self._majority.wait(min(left, 1.0))
 
     # ---------------------------------------------------- GCS: deliveries
     def on_message(self, message: GcsMessage) -> None:
@@ -509,6 +661,7 @@ class GroupMember:
                         info.version,
                         weight,
                         MemberState.ONLINE if bootstrap else MemberState.RECOVERING,
+                        local_address=info.address,
                     )
             self.members = {k: v for k, v in self.members.items() if k in present}
             self.view_id = view.view_id
@@ -524,6 +677,8 @@ class GroupMember:
             if self.primary is not None and self.primary not in present:
                 self.primary = None
             self._elect()
+            self._check_partition()
+            self._majority.notify_all()
 
     def _joined(self, before: dict[str, Member]) -> None:
         """This member's own join view."""
@@ -605,7 +760,15 @@ class GroupMember:
         """Members the failure detector suspects (UNREACHABLE until expelled)."""
         with self._lock:
             for member in self.members.values():
-                member.suspected = member.member_id in suspected and member.member_id != self.me
+                now = member.member_id in suspected and member.member_id != self.me
+                if now != member.suspected:
+                    self.log.warning(
+                        f"Plugin group_replication reported: 'Member with address "
+                        f"{member.address} "
+                        + ("has become unreachable.'" if now else "is reachable again.'")
+                    )
+                member.suspected = now
+            self._check_partition()
 
     def on_error(self, reason: str) -> None:
         """The group communication engine is lost or expelled this member."""
@@ -643,9 +806,13 @@ class GroupMember:
                     f"The applier thread execution was aborted. Unable to process more "
                     f"transactions, this member will now leave the group. ({error[1]})"
                 )
-            if ticks % 5 == 0 and self.state is MemberState.ONLINE:
+            if ticks % 5 == 0 and self.state is MemberState.ONLINE and not self.in_minority:
                 message = StableSet(self.me, self.server.gtid_executed())
                 self._send_quietly(encode(message))
             stats = self.own_stats()
-            if stats is not None and self.state in (MemberState.ONLINE, MemberState.RECOVERING):
+            if (
+                stats is not None
+                and self.state in (MemberState.ONLINE, MemberState.RECOVERING)
+                and not self.in_minority  # nothing is ordered: a send would only wait
+            ):
                 self._send_quietly(encode(stats))

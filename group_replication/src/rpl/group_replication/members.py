@@ -49,6 +49,8 @@ class Member:
     state: MemberState = MemberState.RECOVERING
     role: MemberRole = MemberRole.SECONDARY
     suspected: bool = False
+    local_address: str = ""
+    """Its ``group_replication_local_address`` (what force_members lists)."""
 
     @property
     def address(self) -> str:

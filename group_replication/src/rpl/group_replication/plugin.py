@@ -27,6 +27,7 @@ from rpl.observers import (
     ReplicationPlugin,
     ServerServices,
     StatusVariable,
+    SysVarValue,
     ThreadKind,
     TransParam,
     hookimpl,
@@ -58,7 +59,6 @@ def etcd_gcs(config: GroupConfig, local_address: str) -> Gcs:
         endpoints=list(dict.fromkeys(endpoints)),
         group_name=config.group_name,
         ttl=config.expel_timeout + 5,
-        unreachable_timeout=max(config.unreachable_majority_timeout, 10),
     )
 
 
@@ -73,7 +73,10 @@ class GroupReplicationPlugin(ReplicationPlugin):
         super().__init__(services)
         self._lock = threading.Lock()
         self.member: GroupMember | None = None
-        self.vars = gr_vars.register(services.variables, self._check_not_running)
+        self._forcing = threading.Lock()
+        self.vars = gr_vars.register(
+            services.variables, self._check_not_running, self._check_force_members
+        )
         services.variables.register_status_variable(
             StatusVariable("group_replication_primary_member", self._primary_member)
         )
@@ -138,6 +141,13 @@ class GroupReplicationPlugin(ReplicationPlugin):
                     "in the group seeds or local address'"
                 )
                 raise ObserverError(CONFIGURATION_TEXT, errno=ER_GROUP_REPLICATION_CONFIGURATION)
+        forced = self.vars.text("group_replication_force_members")
+        if forced.strip():
+            log.error(
+                "Plugin group_replication reported: 'group_replication_force_members must "
+                f"be empty on group start. Current value: '{forced}''"
+            )
+            raise ObserverError(CONFIGURATION_TEXT, errno=ER_GROUP_REPLICATION_CONFIGURATION)
         return GroupConfig(
             group_name=name,
             seeds=seeds,
@@ -151,6 +161,7 @@ class GroupReplicationPlugin(ReplicationPlugin):
             weight=int(self.vars.value("group_replication_member_weight") or 0),
             recovery_user=self.vars.text("group_replication_recovery_user"),
             recovery_password=self.vars.text("group_replication_recovery_password"),
+            local_address=local,
         )
 
     def _start(self, thread_id: int) -> None:
@@ -209,6 +220,57 @@ class GroupReplicationPlugin(ReplicationPlugin):
             self.services.error_log.note(
                 "Plugin group_replication reported: 'Plugin 'group_replication' has been stopped.'"
             )
+
+    def _check_force_members(self, value: SysVarValue) -> None:
+        """SET GLOBAL group_replication_force_members, as MySQL's check does: empty is
+        always accepted; a list only while this member is ONLINE and cannot reach a
+        majority, and then the new membership is forced before the SET returns. A
+        refusal is ER_WRONG_VALUE_FOR_VAR (1231), the reason in the error log.
+        """
+        text = "" if value is None else str(value)
+        if not text:
+            return
+        log = self.services.error_log
+        if not self._forcing.acquire(blocking=False):
+            log.error(
+                "Plugin group_replication reported: 'There is one "
+                "group_replication_force_members operation already ongoing.'"
+            )
+            raise ObserverError("force_members already running")
+        try:
+            member = self.member
+            if member is None or not member.in_minority:
+                log.error(
+                    "Plugin group_replication reported: 'group_replication_force_members "
+                    "can only be updated when Group Replication is running and a majority "
+                    "of the members are unreachable.'"
+                )
+                raise ObserverError("force_members not allowed")
+            if member.state is not MemberState.ONLINE:
+                log.error(
+                    "Plugin group_replication reported: 'Member is not ONLINE, it is not "
+                    "possible to force a new group membership.'"
+                )
+                raise ObserverError("force_members on a member not ONLINE")
+            addresses = [a.strip() for a in text.split(",") if a.strip()]
+            bad = [a for a in addresses if not gr_vars.valid_address(a)]
+            try:
+                if bad or not addresses:
+                    raise GcsError(f"invalid address {', '.join(bad) or repr(text)}")
+                member.force_members(addresses)
+            except GcsError as exc:
+                log.error(
+                    "Plugin group_replication reported: 'Error setting "
+                    f"group_replication_force_members value '{text}' on group "
+                    f"communication interfaces' ({exc})"
+                )
+                raise ObserverError(str(exc)) from exc
+            log.note(
+                "Plugin group_replication reported: 'The group_replication_force_members "
+                f"value '{text}' was set in the group communication interfaces'"
+            )
+        finally:
+            self._forcing.release()
 
     def check_uninstall(self) -> None:
         """UNINSTALL PLUGIN is refused while the member runs (as MySQL refuses it)."""

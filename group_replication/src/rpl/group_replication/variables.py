@@ -90,9 +90,14 @@ class GroupVariables:
         return "" if value is None else str(value)
 
 
-def register(registry: VariableRegistry, not_running: Callable[[], None]) -> GroupVariables:
+def register(
+    registry: VariableRegistry,
+    not_running: Callable[[], None],
+    force_members: Callable[[SysVarValue], None] | None = None,
+) -> GroupVariables:
     """Register every variable; ``not_running`` refuses (raises) a change of a variable
-    that must not change while the member runs.
+    that must not change while the member runs; ``force_members`` checks (and carries
+    out) a new ``group_replication_force_members``.
     """
 
     def frozen_while_running(
@@ -172,7 +177,9 @@ def register(registry: VariableRegistry, not_running: Callable[[], None]) -> Gro
             "group_replication_force_members",
             VarType.STR,
             "",
-            "Force a new membership (after a majority is lost)",
+            "Force a new membership (after a majority is lost): a comma-separated list of "
+            "the members' group_replication_local_address values",
+            check=force_members,
         ),
         SystemVariable(
             "group_replication_exit_state_action",

@@ -19,6 +19,18 @@ delivered revision + 1 on another endpoint when a stream breaks, so an etcd memb
 death loses nothing; a start revision already compacted means this member missed part
 of the order: an error. The watch asks for progress notifications, so a stream that
 stays silent longer than its read timeout is a dead or leaderless etcd member.
+
+A majority lost (no etcd member this member reaches has a leader): nothing is ordered,
+so a send retries until it is (or the member leaves); once no lease renewal has
+succeeded for ``ETCD_LOST_AFTER`` seconds every other member is suspected (their
+liveness cannot be known), until renewals succeed again and the peers' leases show
+them alive (``SUSPECT_AFTER`` + 3 s: a new etcd leader extends every lease, so a dead
+member's lease looks fresh at first). A watch resumed on an etcd cluster whose revision
+is below the last one delivered here (a survivor re-formed with ``--force-new-cluster``
+that had not seen what this member delivered) is an error: the order would fork.
+:meth:`EtcdGcs.force_members` expels the members not listed (their keys deleted in one
+transaction: one view change) once etcd has a majority again: after a loss, the
+survivors' etcd members re-formed as a cluster of their own.
 """
 
 from __future__ import annotations
@@ -42,7 +54,14 @@ KEEPALIVE_EVERY = 1.0
 SUSPECT_AFTER = 3.0
 """Seconds without a peer's lease renewal before it is suspected (three renewals
 missed)."""
+ETCD_LOST_AFTER = 5.0
+"""Seconds without a successful lease renewal before this member takes itself to be
+cut off from an etcd majority (MySQL suspects after 5 s)."""
 GC_EVERY = 5.0
+SEND_ATTEMPT = 5.0
+"""Seconds one attempt of a send may take before it is tried again (the same key)."""
+FORCE_CHECK = 5.0
+"""Seconds force_members waits for an etcd majority's answer before it refuses."""
 
 
 class EtcdGcs:
@@ -53,14 +72,12 @@ class EtcdGcs:
         endpoints: Sequence[str],
         group_name: str,
         ttl: int = 10,
-        unreachable_timeout: float = 10.0,
         send_timeout: float = 15.0,
         watch_timeout: float = 5.0,
     ) -> None:
         self.client = EtcdClient(endpoints)
         self.prefix = f"/rpl/gr/{group_name}/".encode()
         self.ttl = ttl
-        self.unreachable_timeout = unreachable_timeout
         self.send_timeout = send_timeout
         self.watch_timeout = watch_timeout
         self._member: GcsMember | None = None
@@ -73,6 +90,9 @@ class EtcdGcs:
         self._last_revision = 0
         self._delivered = 0
         self._failed = False
+        self._liveness = threading.Lock()
+        self._etcd_ok_at = time.monotonic()
+        self._suspect_all_until = 0.0
 
     # ------------------------------------------------------------ join
     def join(self, member: GcsMember, listener: GcsListener, *, bootstrap: bool) -> None:
@@ -97,6 +117,7 @@ class EtcdGcs:
                     "version": member.version,
                     "data": member.data.decode(),
                     "lease": self._lease,
+                    "address": member.address,
                 }
             ).encode()
             key = self.prefix + b"members/" + member.member_id.encode()
@@ -113,6 +134,7 @@ class EtcdGcs:
             peer, lease = _member_of(kv)
             self._members[peer.member_id] = (peer, lease)
         self._last_revision = revision
+        self._etcd_ok_at = time.monotonic()
         listener.on_view_changed(self._view(revision, (member.member_id,), ()))
         for target, name in (
             (self._watch_loop, "rpl-gcs-delivery"),
@@ -134,32 +156,69 @@ class EtcdGcs:
 
     # ------------------------------------------------------------ send
     def send(self, payload: bytes) -> None:
-        """Create this message's key (idempotently, retried until the bound)."""
+        """Create this message's key (idempotently: the same key at every attempt),
+        retried until it is ordered or this member leaves the group (a lost majority
+        blocks here, as in MySQL).
+        """
         if self._member is None or self._stop.is_set():
             raise GcsError("not in a group")
         with self._seq_lock:
             self._seq += 1
             seq = self._seq
         key = self.prefix + f"msg/{self._member.member_id}/{self._lease:x}-{seq:012d}".encode()
-        try:
-            self.client.create(key, payload, 0, self.send_timeout)
-        except EtcdError as exc:
-            raise GcsError(f"the message could not be ordered: {exc}") from exc
+        while True:
+            try:
+                self.client.create(key, payload, 0, min(SEND_ATTEMPT, self.send_timeout))
+                return
+            except EtcdError as exc:
+                if self._stop.is_set():
+                    raise GcsError(f"the message could not be ordered: {exc}") from exc
+            self._stop.wait(0.2)
 
     def delivered(self, order: int) -> None:
         """Record how far this member delivered (read by garbage collection)."""
         self._delivered = max(self._delivered, order)
 
     def force_members(self, member_ids: Sequence[str]) -> None:
-        """Delete every member key not in ``member_ids``."""
-        keep = set(member_ids)
-        doomed = [
-            self.prefix + b"members/" + m.encode() for m in list(self._members) if m not in keep
-        ]
+        """Expel every member not in ``member_ids``: their keys are deleted in one
+        transaction (one view change), their leases revoked. That takes an etcd
+        majority: after a loss, the survivors' etcd cluster re-formed of their etcd
+        members (``etcd --force-new-cluster`` on a survivor's data directory), as a
+        minority cannot change etcd's membership. Checked first with a linearizable
+        read (which proposes nothing, so a refusal leaves nothing to be committed
+        later), and that the cluster's history holds everything delivered here.
+        """
+        wanted = set(member_ids)
+        members = dict(self._members)
+        if not wanted <= set(members):
+            raise GcsError("not members of the group: " + ", ".join(sorted(wanted - set(members))))
+        doomed = [(mid, lease) for mid, (_, lease) in members.items() if mid not in wanted]
         try:
-            self.client.delete(doomed, self.send_timeout)
+            _, current = self.client.range_prefix(self.prefix + b"members/", FORCE_CHECK)
         except EtcdError as exc:
-            raise GcsError(f"force_members failed: {exc}") from exc
+            raise GcsError(
+                "the etcd cluster has no majority: re-form it of the listed members' etcd "
+                "members first (etcd --force-new-cluster on a survivor's data directory) "
+                f"({exc})"
+            ) from exc
+        if current < self._last_revision:
+            raise GcsError(
+                f"the etcd cluster's history ends at revision {current}, before revision "
+                f"{self._last_revision} this member delivered: re-form it from an etcd "
+                "member that has seen everything"
+            )
+        try:
+            self.client.delete(
+                [self.prefix + b"members/" + mid.encode() for mid, _ in doomed],
+                self.send_timeout,
+            )
+        except EtcdError as exc:
+            raise GcsError(f"the etcd cluster has no majority: {exc}") from exc
+        for _, lease in doomed:
+            try:
+                self.client.revoke(lease, 2.0)
+            except EtcdError:
+                pass  # the key is gone already; the lease expires on its own
 
     # --------------------------------------------------------- delivery
     def _view(self, revision: int, joined: tuple[str, ...], left: tuple[str, ...]) -> GcsView:
@@ -178,32 +237,73 @@ class EtcdGcs:
         """Deliver the prefix's events in revision order, resuming across endpoints."""
         endpoints = self.client.endpoints
         attempt = 0
-        lost_since: float | None = None
         while not self._stop.is_set():
             endpoint = endpoints[attempt % len(endpoints)]
+            served = False
             try:
                 for result in self.client.watch(
                     endpoint, self.prefix, self._last_revision + 1, self.watch_timeout
                 ):
-                    lost_since = None
                     if int(result.get("compact_revision", 0) or 0):
                         self._fail("the group's history this member needs was compacted")
                         return
                     if result.get("canceled"):
                         raise EtcdError(f"watch canceled: {result.get('cancel_reason', '')}")
-                    for event in result.get("events", []):
-                        self._event(event)
+                    current = int(result.get("header", {}).get("revision", 0) or 0)
+                    if result.get("created") and 0 < current < self._last_revision:
+                        self._fail(
+                            f"the etcd cluster's history ends at revision {current}, before "
+                            f"revision {self._last_revision} this member delivered"
+                        )
+                        return
+                    served = True
+                    self._events(result.get("events", []))
                     if self._stop.is_set():
                         return
             except (EtcdError, OSError, ValueError):
                 pass
-            attempt += 1
-            now = time.monotonic()
-            lost_since = lost_since or now
-            if now - lost_since > self.unreachable_timeout:
-                self._fail(f"no etcd member answered the watch for {self.unreachable_timeout:g} s")
+            # a stream that served and broke: this member's own etcd member first again
+            # (the one a forced membership is re-formed from), then the others in turn
+            attempt = 0 if served and attempt % len(endpoints) else attempt + 1
+            # a lost majority: every endpoint refuses; no need to spin
+            self._stop.wait(0.1 if attempt % len(endpoints) else 0.5)
+
+    def _events(self, events: list[Json]) -> None:
+        """One watch response's events; the member keys one transaction deleted
+        (force_members) are one view change.
+        """
+        left: list[str] = []
+        left_revision = 0
+        for event in events:
+            kv = event.get("kv", {})
+            key = unb64(kv.get("key"))
+            revision = int(kv.get("mod_revision", 0) or 0)
+            is_leave = event.get("type") == "DELETE" and key.startswith(self.prefix + b"members/")
+            if left and (not is_leave or revision != left_revision):
+                if not self._leave_view(left_revision, left):
+                    return
+                left = []
+            if is_leave and revision >= self._last_revision:
+                left.append(key[len(self.prefix + b"members/") :].decode())
+                left_revision = revision
+                continue
+            self._event(event)
+            if self._failed:
                 return
-            self._stop.wait(0.1)
+        if left:
+            self._leave_view(left_revision, left)
+
+    def _leave_view(self, revision: int, member_ids: list[str]) -> bool:
+        """The members ``member_ids`` left at ``revision``; False if this one did."""
+        assert self._listener is not None and self._member is not None
+        self._last_revision = revision
+        gone = tuple(m for m in member_ids if self._members.pop(m, None) is not None)
+        if self._member.member_id in gone:
+            self._fail("this member was expelled from the group")
+            return False
+        if gone:
+            self._listener.on_view_changed(self._view(revision, (), gone))
+        return True
 
     def _event(self, event: Json) -> None:
         kv = event.get("kv", {})
@@ -238,18 +338,26 @@ class EtcdGcs:
 
     # ----------------------------------------------------- liveness
     def _keepalive_loop(self) -> None:
-        """Renew the lease every second; no etcd for too long is an error."""
-        last_ok = time.monotonic()
+        """Renew the lease every second; an expired lease is an expel. Renewals that
+        fail mean no etcd majority is reachable (:meth:`majority_lost`): this member
+        waits for one, as MySQL's minority does.
+        """
         while not self._stop.wait(KEEPALIVE_EVERY):
             try:
                 if self.client.keepalive(self._lease, 2.0) <= 0:
                     self._fail("this member's lease expired: it was expelled")
                     return
-                last_ok = time.monotonic()
             except EtcdError:
-                if time.monotonic() - last_ok > self.unreachable_timeout:
-                    self._fail("etcd unreachable: the lease cannot be renewed")
-                    return
+                continue
+            now = time.monotonic()
+            with self._liveness:
+                if self._suspect_all_until == float("inf"):  # a majority again
+                    self._suspect_all_until = now + SUSPECT_AFTER + 3.0
+                self._etcd_ok_at = now
+
+    def majority_lost(self) -> bool:
+        """Whether no lease renewal succeeded for ``ETCD_LOST_AFTER`` seconds."""
+        return time.monotonic() - self._etcd_ok_at > ETCD_LOST_AFTER
 
     def _detector_loop(self) -> None:
         """Suspect peers whose lease was not renewed lately; garbage-collect messages."""
@@ -257,8 +365,15 @@ class EtcdGcs:
         last_gc = time.monotonic()
         while not self._stop.wait(1.0):
             now_suspected = []
+            with self._liveness:
+                if self.majority_lost():
+                    self._suspect_all_until = float("inf")
+                suspect_all = time.monotonic() < self._suspect_all_until
             for member_id, (_, lease) in list(self._members.items()):
                 if self._member is not None and member_id == self._member.member_id:
+                    continue
+                if suspect_all:
+                    now_suspected.append(member_id)
                     continue
                 try:
                     left = self.client.time_to_live(lease, 1.0)
@@ -318,5 +433,6 @@ def _member_of(kv: Json) -> tuple[GcsMember, int]:
         int(fields.get("port", 0)),
         str(fields.get("version", "")),
         str(fields.get("data", "")).encode(),
+        str(fields.get("address", "")),
     )
     return member, int(fields.get("lease", 0))

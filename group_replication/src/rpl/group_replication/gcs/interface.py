@@ -14,6 +14,13 @@ Guarantees every binding keeps (and the tests check on each):
 * **Durable send.** :meth:`Gcs.send` returns once the message has its place in the
   order; a send that failed or timed out may still have been ordered, and retrying it
   inside the binding never delivers it twice.
+* **No order without a majority.** While this member cannot reach a majority of the
+  engine, nothing is ordered: a send blocks (it retries until the message is ordered or
+  the member leaves), and every other member is suspected (:meth:`GcsListener.on_suspicions`).
+* **Forced membership.** :meth:`Gcs.force_members` makes the membership exactly the
+  listed members, as one view change in the order, once the engine has a majority
+  again (after a loss, made of the listed members' share of it); it never reorders or
+  drops what was delivered.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ class GcsMember:
     port: int
     version: str
     data: bytes = b""
+    address: str = ""
+    """The member's address in the engine (``group_replication_local_address``)."""
 
 
 @attrs.frozen
@@ -93,4 +102,8 @@ class Gcs(Protocol):
         """Everything up to ``order`` is processed here (garbage collection)."""
 
     def force_members(self, member_ids: Sequence[str]) -> None:
-        """Make the membership exactly ``member_ids`` (after a majority was lost)."""
+        """Make the membership exactly ``member_ids`` (after a majority was lost);
+        GcsError when the engine cannot (no majority of it answers: then nothing
+        changed). Returns once the change is ordered; the view comes in the order as
+        any other.
+        """
