@@ -434,8 +434,7 @@ class Connection:
             )
             return
         encode = binary.binary_result_set if binary_rows else rsp.result_set
-        for payload in encode(result.columns, result.rows, self.status(session), warnings):
-            self.channel.queue(payload)
+        self.channel.queue_all(encode(result.columns, result.rows, self.status(session), warnings))
         self.channel.flush()
 
     def _error(self, error: MySQLError, quiet: bool = False) -> None:

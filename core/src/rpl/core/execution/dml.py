@@ -39,6 +39,7 @@ from rpl.core.execution import virtual_tables
 from rpl.core.execution.expressions import (
     Compiled,
     Compiler,
+    Context,
     Scope,
     ScopeTable,
     SubqueryRunner,
@@ -388,9 +389,21 @@ def _item_function(compiler: Compiler, item: ast.SelectItem) -> Compiled:
 
 def _select_from(session: Session, trx: Transaction, table: Table, stmt: ast.Select) -> Result:
     schema = table.schema
-    compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
+    compiler: Compiler | None = None
     rows: list[Row] = []
-    for key, row in matching(trx, table, stmt.where, compiler):
+    where = stmt.where
+    point = _integer_point(schema, where)
+    if point is not _NO_POINT:
+        # an integer primary key's point read (WHERE id = 5), or a WHERE no row can match
+        # (the PREPARE probe's WHERE FALSE): what matching() would yield, without compiling
+        found = None if point is None else trx.get(table, point)
+        targets: Iterator[tuple[object, Row]] | list[tuple[object, Row]] = (
+            [] if found is None else [(point, found)]
+        )
+    else:
+        compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
+        targets = matching(trx, table, where, compiler)
+    for key, row in targets:
         if stmt.lock is not None:
             trx.lock_for_update(table, key)
             current = trx.get(table, key)
@@ -399,13 +412,129 @@ def _select_from(session: Session, trx: Transaction, table: Table, stmt: ast.Sel
             row = current
         rows.append(row)
     if stmt.order_by:
+        if compiler is None:
+            compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
         rows = _ordered(rows, stmt.order_by, compiler)
-    columns, getters = _projection(stmt.items, schema, compiler)
-    out: list[list[object]] = [[g(r) for g in getters] for r in rows]
+    plain = _plain_projections.get(schema, stmt.items)
+    if plain is not None:
+        columns: Sequence[Column] = plain.columns
+        positions = plain.positions
+        out: list[list[object]] = [[r[p] for p in positions] for r in rows]
+    else:
+        if compiler is None:
+            compiler = Compiler([c.name for c in schema.columns], schema.name, session.context)
+        named, getters = _projection(stmt.items, schema, compiler)
+        out = [[g(r) for g in getters] for r in rows]
     if stmt.distinct:
         out = list({tuple(r): r for r in out}.values())
     out = _limited(out, stmt.limit, stmt.offset)
-    return Rows(_typed(columns, out), out)
+    return Rows(columns if plain is not None else _typed(named, out), out)
+
+
+_NO_POINT = object()
+"""What :func:`_integer_point` returns for a WHERE it does not read by itself."""
+
+
+def _integer_point(schema: TableSchema, where: ast.Expression | None) -> object:
+    """The primary key value a WHERE of a single ``pk = <integer literal>`` term (either
+    side) reads, when the table's one-column primary key is an integer column; None for a
+    WHERE no row can match (a literal FALSE, 0 or NULL, as the PREPARE probe's); otherwise
+    :data:`_NO_POINT` (:func:`matching` reads it).
+
+    The fast path of a point select: the integer literal is the engine's key as it is
+    (MySQL compares an integer column with an integer exactly), so nothing of the WHERE
+    remains to test and no compiler is needed. Any other term, type or spelling (a string,
+    a decimal, TRUE, a qualified column, a composite key) goes the general way.
+    """
+    if type(where) is ast.Literal:
+        value = where.value
+        nothing = value is None or value is False or (type(value) is int and not value)
+        return None if nothing else _NO_POINT
+    if type(where) is not ast.Binary or where.op != "=" or len(schema.pk_positions) != 1:
+        return _NO_POINT
+    left, right = where.left, where.right
+    if type(left) is ast.Literal:
+        left, right = right, left
+    if type(left) is not ast.Column or type(right) is not ast.Literal:
+        return _NO_POINT
+    value = right.value
+    if type(value) is not int or left.table is not None:
+        return _NO_POINT
+    column = schema.columns[schema.pk_positions[0]]
+    if column.type_name not in _INTEGER_TYPES or left.name.lower() != column.name.lower():
+        return _NO_POINT
+    return value
+
+
+class _PlainProjection:
+    """A select list of table columns and ``*`` alone, worked out for one table definition:
+    each result column's definition and the row position it reads.
+    """
+
+    __slots__ = ("columns", "positions")
+
+    def __init__(self, columns: tuple[Column, ...], positions: tuple[int, ...]) -> None:
+        self.columns = columns
+        self.positions = positions
+
+
+class _ProjectionMemo:
+    """:class:`_PlainProjection` by (table definition, select list), both by identity.
+
+    A text statement of a known shape and every execution of a prepared statement share
+    one select-list tuple, so a lookup is a dict access and two identity tests; an entry
+    holds its schema and select list, so their ids cannot be reused while it lives, and
+    DDL makes a new schema object (ALTER TABLE, RENAME, DROP + CREATE), so nothing worked
+    out for an old definition is returned for a new one. None for a select list with
+    anything but columns and ``*`` (computed each time by :func:`_projection`); an
+    unknown column raises, and nothing is kept.
+    """
+
+    def __init__(self, kept: int = 1024) -> None:
+        self._kept = kept
+        self._entries: dict[
+            tuple[int, int],
+            tuple[TableSchema, tuple[ast.SelectItem, ...], _PlainProjection | None],
+        ] = {}
+
+    def get(
+        self, schema: TableSchema, items: tuple[ast.SelectItem, ...]
+    ) -> _PlainProjection | None:
+        entry = self._entries.get((id(schema), id(items)))
+        if entry is not None and entry[0] is schema and entry[1] is items:
+            return entry[2]
+        value = _plain_projection(schema, items)
+        if len(self._entries) >= self._kept:
+            self._entries.clear()
+        self._entries[(id(schema), id(items))] = (schema, items, value)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _plain_projection(
+    schema: TableSchema, items: tuple[ast.SelectItem, ...]
+) -> _PlainProjection | None:
+    if not all(type(item.expr) is ast.Column or type(item.expr) is ast.Star for item in items):
+        return None
+    compiler = Compiler([c.name for c in schema.columns], schema.name, _NO_CONTEXT)
+    named, _ = _projection(items, schema, compiler)
+    columns = tuple(cast(Column, c) for c in named)
+    positions: list[int] = []
+    for item in items:
+        if type(item.expr) is ast.Star:
+            positions.extend(range(len(schema.columns)))
+        else:
+            compiler.clause = FIELDS
+            positions.append(compiler.column_position(cast(ast.Column, item.expr)))
+    return _PlainProjection(columns, tuple(positions))
+
+
+_NO_CONTEXT = Context()
+"""The context a plain select list is compiled in: columns read nothing else."""
+_plain_projections = _ProjectionMemo()
+"""Each table definition's plain select lists."""
 
 
 def _typed(columns: list[Column | str], rows: list[list[object]]) -> list[Column]:

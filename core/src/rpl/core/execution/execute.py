@@ -12,6 +12,7 @@ import contextlib
 import datetime
 import sys
 from collections.abc import Iterator
+from typing import cast
 
 from rpl.core.errors import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -22,7 +23,7 @@ from rpl.core.errors import (
 )
 from rpl.core.execution import privileges, sysvars, virtual_tables
 from rpl.core.execution.expressions import Context
-from rpl.core.execution.results import Result
+from rpl.core.execution.results import Result, Rows
 from rpl.core.execution.session import Session
 from rpl.core.execution.sysvars import SERVER_VERSION
 from rpl.core.execution.transactions import after_statement, before_statement
@@ -150,8 +151,10 @@ def execute(session: Session, sql: str) -> Result:
             session.warnings = []
             session.server.questions += 1
             return commands.run(session, command)
-    with stack_guard():
+    try:
         return execute_parsed(session, parse(sql), sql)
+    except RecursionError:
+        raise stack_overrun() from None
 
 
 @contextlib.contextmanager
@@ -162,8 +165,27 @@ def stack_guard() -> Iterator[None]:
     try:
         yield
     except RecursionError:
-        stack = sys.getrecursionlimit() * FRAME_BYTES
-        raise MySQLError.of(ER_STACK_OVERRUN_NEED_MORE, stack, stack, FRAME_BYTES) from None
+        raise stack_overrun() from None
+
+
+def stack_overrun() -> MySQLError:
+    """MySQL's 1436 for a RecursionError (the statement path catches it itself: a
+    ``try`` costs nothing, a context manager a generator per statement).
+    """
+    stack = sys.getrecursionlimit() * FRAME_BYTES
+    return MySQLError.of(ER_STACK_OVERRUN_NEED_MORE, stack, stack, FRAME_BYTES)
+
+
+def limit_rows(session: Session, statement: ast.Select, result: Result) -> Result:
+    """A top-level SELECT without LIMIT returns at most sql_select_limit rows (what
+    JDBC's setMaxRows and ``mysql --safe-updates`` set).
+    """
+    if statement.limit is not None or not isinstance(result, Rows):
+        return result
+    limit = int(cast(int, session.setting("sql_select_limit")))
+    if len(result.rows) <= limit:
+        return result
+    return Rows(result.columns, result.rows[:limit])
 
 
 def execute_parsed(
@@ -198,13 +220,14 @@ def execute_parsed(
         session.before_dml(table.schema or session.db or "", table.name)
     statement = before_statement(session, statement, writes)
     try:
-        with stack_guard():
-            if isinstance(statement, CATALOG_STATEMENTS):
-                with session.server.ddl_lock:
-                    return handler(session, statement, sql)
-            if isinstance(statement, ast.Select):
-                return sysvars.limit_rows(session, statement, handler(session, statement, sql))
-            return handler(session, statement, sql)
+        if isinstance(statement, CATALOG_STATEMENTS):
+            with session.server.ddl_lock:
+                return handler(session, statement, sql)
+        if isinstance(statement, ast.Select):
+            return limit_rows(session, statement, handler(session, statement, sql))
+        return handler(session, statement, sql)
+    except RecursionError:
+        raise stack_overrun() from None
     finally:
         after_statement(session)
         if not keep_warnings:

@@ -38,7 +38,7 @@ import decimal
 import math
 import threading
 from collections.abc import Callable
-from typing import Final
+from typing import Final, cast
 
 import attrs
 
@@ -111,6 +111,8 @@ class PreparedStatement:
     by_text: bool = False
     """Bind by parsing the text with the values in it: the tree's builder failed at
     PREPARE (a node that cannot be rebuilt from its fields), see :func:`prepare`."""
+    pieces: tuple[str, ...] = ()
+    """The text around the ``?`` markers (:func:`_pieces`), cut at the first execution."""
 
     @property
     def param_count(self) -> int:
@@ -136,20 +138,37 @@ class PreparedStatement:
         """
         if self.by_text:
             return parse(self._text(values) if text is None else text)
-        built = self.template if self.build is None else self.build(values)
-        assert isinstance(built, ast.Statement)
-        return built
+        if self.build is None:
+            return self.template
+        # a cast, not an isinstance test: the compiled build's isinstance against an attrs
+        # base class (slotted: attrs made a new class) is false for its subclasses
+        return cast(ast.Statement, self.build(values))
 
     def _text(self, values: list[binary.ParameterValue]) -> str:
-        """The statement's text with each ``?`` replaced by its value as a literal."""
-        if not self.markers:
+        """The statement's text with each ``?`` replaced by its value as a literal (the
+        text around the markers cut once, at PREPARE: :func:`_pieces`).
+        """
+        pieces = self.pieces
+        if not pieces:  # cut at the first execution
+            pieces = self.pieces = _pieces(self.text, self.markers)
+        if len(pieces) == 1:
             return self.text
-        pieces = [self.text[: self.markers[0]]]
-        for index, start in enumerate(self.markers):
-            end = self.markers[index + 1] if index + 1 < len(self.markers) else len(self.text)
-            pieces.append(ast.quote_literal(values[index]))
-            pieces.append(self.text[start + 1 : end])
-        return "".join(pieces)
+        if len(pieces) == 2:
+            return pieces[0] + ast.quote_literal(values[0]) + pieces[1]
+        out = [pieces[0]]
+        for index in range(len(pieces) - 1):
+            out.append(ast.quote_literal(values[index]))
+            out.append(pieces[index + 1])
+        return "".join(out)
+
+
+def _pieces(text: str, markers: tuple[int, ...]) -> tuple[str, ...]:
+    """``text`` cut at its ``?`` markers (the markers left out): one more piece than
+    markers.
+    """
+    starts = (0, *(start + 1 for start in markers))
+    ends = (*markers, len(text))
+    return tuple(text[start:end] for start, end in zip(starts, ends, strict=True))
 
 
 def _count(value: object) -> int:
@@ -372,9 +391,13 @@ def com_stmt_execute(session: Session, payload: bytes) -> tuple[ast.Statement, s
     except ProtocolError:
         raise MySQLError.of(ER_WRONG_ARGUMENTS, "mysqld_stmt_execute") from None
     statement = find(session, statement_id, "mysqld_stmt_execute")
-    long_data = {index: bytes(data) for index, data in statement.long_data.items()}
-    error, statement.long_data, statement.error = statement.error, {}, None
+    long_data: dict[int, bytes] = {}
+    if statement.long_data:
+        long_data = {index: bytes(data) for index, data in statement.long_data.items()}
+        statement.long_data = {}
+    error = statement.error
     if error is not None:
+        statement.error = None
         raise error
     try:
         reader.take(5)  # flags (a cursor is never opened: rows are sent at once), iterations
@@ -383,8 +406,9 @@ def com_stmt_execute(session: Session, payload: bytes) -> tuple[ast.Statement, s
         )
     except (ProtocolError, binary.ParameterError):
         raise MySQLError.of(ER_WRONG_ARGUMENTS, "mysqld_stmt_execute") from None
-    if any(isinstance(value, float) and not math.isfinite(value) for value in values):
-        raise MySQLError.of(ER_WRONG_ARGUMENTS, "mysqld_stmt_execute")  # NaN, infinities
+    for value in values:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise MySQLError.of(ER_WRONG_ARGUMENTS, "mysqld_stmt_execute")  # NaN, infinities
     statement.types = types
     return statement.bind(values)
 

@@ -250,7 +250,21 @@ def _needs_plan(stmt: ast.Select) -> bool:
     """Whether ``stmt`` needs more than the single-table fast path."""
     if stmt.joins or stmt.group_by or stmt.having is not None or stmt.subqueries:
         return True
-    return any(has_aggregate(item.expr) for item in stmt.items)
+    items = stmt.items
+    known = _aggregated_lists.get(id(items))
+    if known is not None and known[0] is items:
+        return known[1]
+    aggregated = any(has_aggregate(item.expr) for item in items)
+    if len(_aggregated_lists) >= 1024:
+        _aggregated_lists.clear()
+    _aggregated_lists[id(items)] = (items, aggregated)
+    return aggregated
+
+
+_aggregated_lists: dict[int, tuple[tuple[ast.SelectItem, ...], bool]] = {}
+"""Whether a select list calls an aggregate, by the list's id (an entry holds its list,
+so the id is not reused while it lives; the lists are immutable): a statement of a known
+shape and a prepared statement's executions share their select list."""
 
 
 def has_aggregate(expr: object) -> bool:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-import attrs
-
 from rpl.core.net.responses import Column
 
 
@@ -40,12 +38,25 @@ class Ok:
         )
 
 
-@attrs.frozen
 class Rows:
-    """A result set."""
+    """A result set (immutable). A plain class, as :class:`Ok`: every SELECT makes one."""
 
-    columns: Sequence[Column]
-    rows: Sequence[Sequence[object]]
+    __slots__ = ("columns", "rows")
+
+    def __init__(self, columns: Sequence[Column], rows: Sequence[Sequence[object]]) -> None:
+        self.columns: Final = columns
+        self.rows: Final = rows
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Rows):
+            return NotImplemented
+        return (self.columns, self.rows) == (other.columns, other.rows)
+
+    def __hash__(self) -> int:
+        return hash((tuple(self.columns), tuple(map(tuple, self.rows))))
+
+    def __repr__(self) -> str:
+        return f"Rows(columns={self.columns!r}, rows={self.rows!r})"
 
 
 Result = Ok | Rows

@@ -20,7 +20,6 @@ from rpl.core.errors import (
     ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE,
     MySQLError,
 )
-from rpl.core.execution.results import Result, Rows
 from rpl.core.execution.threadpool import ONE_THREAD_PER_CONNECTION, POOL_OF_THREADS
 from rpl.core.execution.virtual_tables import CHARACTER_SET_ROWS, COLLATION_ROWS
 from rpl.core.sql import ast
@@ -638,18 +637,6 @@ def identifier_quoter(session: Session) -> Callable[[str], str]:
         return name if bare and name.upper() not in RESERVED else quote_identifier(name)
 
     return quote
-
-
-def limit_rows(session: Session, statement: ast.Select, result: Result) -> Result:
-    """A top-level SELECT without LIMIT returns at most sql_select_limit rows (what
-    JDBC's setMaxRows and ``mysql --safe-updates`` set).
-    """
-    if statement.limit is not None or not isinstance(result, Rows):
-        return result
-    limit = int(session.variable("sql_select_limit", None))  # type: ignore[call-overload]
-    if len(result.rows) <= limit:
-        return result
-    return Rows(result.columns, result.rows[:limit])
 
 
 def check_safe_update(session: Session, statement: ast.Update | ast.Delete) -> None:

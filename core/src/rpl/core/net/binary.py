@@ -25,11 +25,17 @@ import datetime
 import decimal
 import re
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final, TypeAlias
 
 from rpl.core.net.packets import PayloadReader, ProtocolError, lenenc_int
-from rpl.core.net.responses import UNSIGNED_FLAG, Column, eof_packet, text_value
+from rpl.core.net.responses import (
+    UNSIGNED_FLAG,
+    Column,
+    column_definition,
+    eof_packet,
+    text_value,
+)
 
 ParameterValue: TypeAlias = int | float | decimal.Decimal | str | bytes | None
 """A bound parameter's value (a subset of the SQL layer's literal values)."""
@@ -174,17 +180,37 @@ def read_parameters(
     iteration count, and their types: the types sent now when the new-params-bound flag
     is set, else ``previous`` (the types of the statement's last execution). A parameter
     with long data (COM_STMT_SEND_LONG_DATA) takes that data and has no bytes here.
+
+    Parameters of fixed-width types only (integers, FLOAT, DOUBLE), none NULL and none
+    with long data, are decoded by one ``struct`` unpack of the whole block, by a layout
+    worked out once per type list (sysbench's ``WHERE id = ?`` is one INT).
     """
     if count == 0:
         return [], ()
     try:
         nulls = reader.take((count + 7) // 8)
         if reader.uint(1):
-            types = tuple(_read_type(reader) for _ in range(count))
+            raw = reader.take(2 * count)
+            layout = _LAYOUTS.get(raw)
+            if layout is None:
+                layout = _layout(tuple(_read_type(PayloadReader(raw, 2 * i)) for i in range(count)))
+                if len(_LAYOUTS) >= _LAYOUTS_KEPT:
+                    _LAYOUTS.clear()
+                _LAYOUTS[raw] = layout
+            types, fixed = layout
         elif previous is None:
             raise ParameterError("no parameter types were ever sent")
         else:
             types = previous
+            found = _BY_TYPES.get(types)
+            fixed = _layout(types)[1] if found is None else found[1]
+        if fixed is not None and not long_data and not any(nulls):
+            try:
+                values: list[ParameterValue] = list(fixed.unpack_from(reader.data, reader.pos))
+            except struct.error:
+                raise ParameterError("the parameters are short") from None
+            reader.pos += fixed.size
+            return values, types
         values = [
             _read_value(reader, code, unsigned, index, nulls, long_data)
             for index, (code, unsigned) in enumerate(types)
@@ -192,6 +218,34 @@ def read_parameters(
     except ProtocolError as short:
         raise ParameterError(str(short)) from None
     return values, types
+
+
+Layout: TypeAlias = tuple[ParameterTypes, struct.Struct | None]
+"""A type list and the struct that decodes its values at once (None: not all fixed-width)."""
+_LAYOUTS: dict[bytes, Layout] = {}
+"""Layouts by the type bytes a client sent (2 a parameter)."""
+_BY_TYPES: dict[ParameterTypes, Layout] = {}
+"""Layouts by type list (an execution that sends no types uses the previous ones)."""
+_LAYOUTS_KEPT: Final = 1024
+
+
+def _layout(types: ParameterTypes) -> Layout:
+    """``types`` with the struct decoding their values when every type is fixed-width."""
+    found = _BY_TYPES.get(types)
+    if found is not None:
+        return found
+    formats: list[str] = []
+    for code, unsigned in types:
+        fixed = _FIXED.get(code | 0x100 if unsigned else code)
+        if fixed is None:
+            break
+        formats.append(fixed.format.lstrip("<"))
+    whole = len(formats) == len(types)
+    layout: Layout = (types, struct.Struct("<" + "".join(formats)) if whole else None)
+    if len(_BY_TYPES) >= _LAYOUTS_KEPT:
+        _BY_TYPES.clear()
+    _BY_TYPES[types] = layout
+    return layout
 
 
 def _read_type(reader: PayloadReader) -> tuple[int, bool]:
@@ -354,41 +408,78 @@ def _integer(value: object) -> int:
 
 def _cell(column: Column, value: object) -> bytes:
     """One non-NULL value in the binary form of ``column``'s type."""
+    return _writer(column)(value)
+
+
+CellWriter: TypeAlias = Callable[[object], bytes]
+"""Encodes one non-NULL value of a column in its binary form."""
+
+
+def _writer_for(column: Column) -> CellWriter:
+    """The encoder of ``column``'s cells: by its type code and UNSIGNED flag."""
     code = column.type_code
     formats = _INT_FORMATS.get(code)
     if formats is not None:
-        fmt = formats[1] if column.flags & UNSIGNED_FLAG else formats[0]
-        return struct.pack(fmt, _integer(value))
+        pack_int = struct.Struct(formats[1] if column.flags & UNSIGNED_FLAG else formats[0]).pack
+        return lambda value: pack_int(_integer(value))
     if code == MYSQL_TYPE_DOUBLE:
-        return struct.pack("<d", float(value))  # type: ignore[arg-type]
+        pack_double = struct.Struct("<d").pack
+        return lambda value: pack_double(float(value))  # type: ignore[arg-type]
     if code == MYSQL_TYPE_FLOAT:
-        return struct.pack("<f", float(value))  # type: ignore[arg-type]
+        pack_float = struct.Struct("<f").pack
+        return lambda value: pack_float(float(value))  # type: ignore[arg-type]
     if code in _DATE_TYPES:
-        return _date_cell(value)
+        return _date_cell
     if code in _TIME_TYPES:
-        return _time_cell(value)
-    return text_value(value)
+        return _time_cell
+    return text_value
+
+
+_WRITERS: dict[int, tuple[Column, CellWriter]] = {}
+"""Cell encoders by the id of the (immutable) Column they encode for; each entry holds
+its Column, so the id is not reused while it lives."""
+_WRITERS_KEPT: Final = 4096
+
+
+def _writer(column: Column) -> CellWriter:
+    entry = _WRITERS.get(id(column))
+    if entry is not None and entry[0] is column:
+        return entry[1]
+    writer = _writer_for(column)
+    if len(_WRITERS) >= _WRITERS_KEPT:
+        _WRITERS.clear()
+    _WRITERS[id(column)] = (column, writer)
+    return writer
 
 
 def binary_row(columns: Sequence[Column], row: Sequence[object]) -> bytes:
     """A binary result set row: 0x00, the NULL bitmap (offset 2), the non-NULL cells."""
-    bitmap = bytearray((len(columns) + 9) // 8)
-    cells = []
-    for index, (column, value) in enumerate(zip(columns, row, strict=True)):
+    return _row([_writer(column) for column in columns], row)
+
+
+def _row(writers: list[CellWriter], row: Sequence[object]) -> bytes:
+    if len(row) != len(writers):
+        raise ValueError(f"a row of {len(row)} values for {len(writers)} columns")
+    bitmap = bytearray((len(writers) + 9) // 8)
+    cells = [b"\x00", b""]
+    for index, value in enumerate(row):
         if value is None:
             bitmap[(index + 2) >> 3] |= 1 << ((index + 2) & 7)
         else:
-            cells.append(_cell(column, value))
-    return b"\x00" + bytes(bitmap) + b"".join(cells)
+            cells.append(writers[index](value))
+    cells[1] = bytes(bitmap)
+    return b"".join(cells)
 
 
 def binary_result_set(
     columns: Sequence[Column], rows: Iterable[Sequence[object]], status: int, warnings: int = 0
 ) -> list[bytes]:
     """The payloads of a binary result set: count, definitions, EOF, rows, EOF."""
+    eof = eof_packet(warnings, status)
     payloads = [lenenc_int(len(columns))]
-    payloads.extend(column.definition() for column in columns)
-    payloads.append(eof_packet(warnings, status))
-    payloads.extend(binary_row(columns, row) for row in rows)
-    payloads.append(eof_packet(warnings, status))
+    payloads.extend([column_definition(column) for column in columns])
+    payloads.append(eof)
+    writers = [_writer(column) for column in columns]
+    payloads.extend([_row(writers, row) for row in rows])
+    payloads.append(eof)
     return payloads

@@ -245,6 +245,23 @@ class PacketChannel:
         """Add a payload to the output buffer (sent by :meth:`flush`)."""
         self._out.extend(self._frame(payload))
 
+    def queue_all(self, payloads: list[bytes]) -> None:
+        """:meth:`queue` each of ``payloads``, in order (a result set's packets framed in
+        one pass).
+        """
+        sequence = self.sequence
+        out = self._out
+        pack = _HEADER.pack
+        for payload in payloads:
+            if len(payload) < MAX_PACKET_CHUNK:
+                out.append(pack(len(payload) | (sequence & 0xFF) << 24))
+                out.append(payload)
+                sequence += 1
+            else:
+                frames, sequence = frame_packets(payload, sequence)
+                out.extend(frames)
+        self.sequence = sequence
+
     def write(self, payload: bytes) -> None:
         """Send one payload now (with anything queued before it)."""
         self.queue(payload)

@@ -111,6 +111,27 @@ class Column:
         )
 
 
+_DEFINITIONS: dict[int, tuple[Column, bytes]] = {}
+"""Encoded definitions by the id of the (immutable) Column they encode: a select list
+worked out once per table definition sends the same Column objects at each execution.
+Each entry holds its Column, so the id cannot be reused by another while it lives."""
+_DEFINITIONS_KEPT = 4096
+
+
+def column_definition(column: Column) -> bytes:
+    """``column.definition()``, encoded once per Column object (the object is frozen: its
+    encoding cannot change).
+    """
+    entry = _DEFINITIONS.get(id(column))
+    if entry is not None and entry[0] is column:
+        return entry[1]
+    data = column.definition()
+    if len(_DEFINITIONS) >= _DEFINITIONS_KEPT:
+        _DEFINITIONS.clear()
+    _DEFINITIONS[id(column)] = (column, data)
+    return data
+
+
 def text_column(name: str) -> Column:
     """A VARCHAR column."""
     return Column(name)
@@ -158,9 +179,10 @@ def result_set(
     columns: Sequence[Column], rows: Iterable[Sequence[object]], status: int, warnings: int = 0
 ) -> list[bytes]:
     """The payloads of a text result set: count, definitions, EOF, rows, EOF."""
+    eof = eof_packet(warnings, status)
     payloads = [lenenc_int(len(columns))]
-    payloads.extend(column.definition() for column in columns)
-    payloads.append(eof_packet(warnings, status))
-    payloads.extend(b"".join(map(text_value, row)) for row in rows)
-    payloads.append(eof_packet(warnings, status))
+    payloads.extend([column_definition(column) for column in columns])
+    payloads.append(eof)
+    payloads.extend([b"".join(map(text_value, row)) for row in rows])
+    payloads.append(eof)
     return payloads

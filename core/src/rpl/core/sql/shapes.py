@@ -137,15 +137,38 @@ def _compile(node: object) -> Builder | None:
     cls = type(node)
     if attrs.has(cls):
         fields = [field for field in attrs.fields(cls) if field.init]
-        parts = [
-            (_compile(getattr(node, field.name)), getattr(node, field.name)) for field in fields
+        base = [getattr(node, field.name) for field in fields]
+        changing = [
+            (i, build) for i, build in enumerate(_compile(value) for value in base) if build
         ]
-        if all(build is None for build, _ in parts):
+        if not changing:
             return None
-        return lambda values: cls(
-            *[value if build is None else build(values) for build, value in parts]
-        )
+        return _rebuild(cls, base, changing)
     return None
+
+
+def _rebuild(cls: type, base: list[object], changing: list[tuple[int, Builder]]) -> Builder:
+    """A builder calling ``cls`` with the fields ``base`` but for those ``changing`` names
+    (their positions and builders): only the fields holding a placeholder are built
+    again, the others passed as they are.
+    """
+    if len(changing) == 1:
+        position, only = changing[0]
+
+        def build_one(values: Values) -> object:
+            args = base.copy()
+            args[position] = only(values)
+            return cls(*args)
+
+        return build_one
+
+    def build(values: Values) -> object:
+        args = base.copy()
+        for at, field_builder in changing:
+            args[at] = field_builder(values)
+        return cls(*args)
+
+    return build
 
 
 def _compile_tuple(node: tuple[object, ...]) -> Builder | None:
