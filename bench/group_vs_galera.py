@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pymysql
 
 from common import (
@@ -42,7 +43,9 @@ from common import (
     MariaDB,
     add_list_argument,
     add_out_argument,
+    cpu_seconds,
     fmt,
+    installed_build,
     int_list,
     machine_line,
     median_cells,
@@ -55,7 +58,7 @@ from common import (
     sysbench,
     sysbench_result,
 )
-from rpl.core.sandbox.sandbox import MEMBER, deploy_group, stop
+from rpl.core.sandbox.sandbox import ETCD, MEMBER, deploy_group, stop
 from rpl.core.testing.process import free_port
 
 WORKLOADS = ("oltp_write_only", "oltp_insert")
@@ -139,17 +142,32 @@ def _query(port: int, sql: str) -> list[tuple[Any, ...]]:
         connection.close()
 
 
+@attrs.frozen
+class Cluster:
+    """A running cluster: the port sysbench drives, and its processes by kind (the
+    servers; for rpl also the etcd members), whose CPU each run records.
+    """
+
+    port: int
+    processes: dict[str, list[int]]
+
+
 @contextmanager
-def clusters(root: Path) -> Iterator[dict[str, int]]:
-    """Both clusters running: the port sysbench drives on each."""
+def clusters(root: Path) -> Iterator[dict[str, Cluster]]:
+    """Both clusters running."""
     print("starting the rpl group (3 members, 3 etcd members)", flush=True)
     group = deploy_group(root / "group", members=3, options=[POOL], say=print)
     galera: Galera | None = None
     try:
         print("starting the Galera cluster (3 nodes)", flush=True)
         galera = Galera(root / "galera").start()
-        primary = next(n for n in group.nodes if n.role == MEMBER)
-        yield {RPL: primary.port, GALERA: galera.nodes[0].port}
+        members = [n for n in group.nodes if n.role == MEMBER]
+        etcd = [n.pid for n in group.nodes if n.role == ETCD]
+        nodes = [n.process.pid for n in galera.nodes if n.process is not None]
+        yield {
+            RPL: Cluster(members[0].port, {"servers": [n.pid for n in members], "etcd": etcd}),
+            GALERA: Cluster(galera.nodes[0].port, {"servers": nodes}),
+        }
     finally:
         if galera is not None:
             galera.stop()
@@ -172,11 +190,17 @@ def _counters(server: str, port: int) -> dict[str, int]:
     return found
 
 
+def _cpu(cluster: Cluster) -> dict[str, float]:
+    """CPU seconds so far of each kind of the cluster's processes, summed."""
+    return {kind: sum(cpu_seconds(p) for p in pids) for kind, pids in cluster.processes.items()}
+
+
 def measure_point(
-    server: str, port: int, workload: str, threads: int, seconds: int, round_: int
+    server: str, cluster: Cluster, workload: str, threads: int, seconds: int, round_: int
 ) -> Row:
     """One sysbench run against one cluster."""
-    before = _counters(server, port)
+    port = cluster.port
+    before, cpu_before = _counters(server, port), _cpu(cluster)
     out = sysbench(
         port,
         workload,
@@ -186,7 +210,7 @@ def measure_point(
         "--percentile=95",
         f"--mysql-ignore-errors={IGNORED_ERRORS}",
     )
-    after = _counters(server, port)
+    after, cpu_after = _counters(server, port), _cpu(cluster)
     transactions, tps, p95 = sysbench_result(out)
     row: Row = {
         "server": server,
@@ -198,36 +222,43 @@ def measure_point(
         "transactions": transactions,
         "conflicts": after["conflicts"] - before["conflicts"],
     }
+    for kind in ("servers", "etcd"):
+        spent = cpu_after.get(kind, 0.0) - cpu_before.get(kind, 0.0)
+        row[f"cpu_{kind}_us"] = spent * 1e6 / transactions if transactions else None
     commits = after.get("commits", 0) - before.get("commits", 0)
     for stage in STAGES:
         spent = after.get(stage, 0) - before.get(stage, 0)
         row[f"{stage}_us"] = spent / commits if commits else None
     shown = ", ".join(f"{s} {fmt(row[f'{s}_us'], '.0f')}" for s in STAGES if row[f"{s}_us"])
+    cpu = f"CPU µs/trx servers {fmt(row['cpu_servers_us'], '.0f')}" + (
+        f", etcd {fmt(row['cpu_etcd_us'], '.0f')}" if server == RPL else ""
+    )
     print(
         f"  {server:15} {workload:16} {threads:3} threads, round {round_}: {tps:8.1f} tps, "
-        f"p95 {p95:7.2f} ms, conflicts {row['conflicts']}" + (f"; µs: {shown}" if shown else ""),
+        f"p95 {p95:7.2f} ms, conflicts {row['conflicts']}, {cpu}"
+        + (f"; µs: {shown}" if shown else ""),
         flush=True,
     )
     return row
 
 
 def measure(
-    ports: dict[str, int], workloads: list[str], threads: list[int], seconds: int, rounds: int
+    running: dict[str, Cluster], workloads: list[str], threads: list[int], seconds: int, rounds: int
 ) -> list[Row]:
     """Every run: per workload (prepared afresh on both), per thread count, the
     clusters taking turns ``rounds`` times.
     """
     runs: list[Row] = []
     for workload in workloads:
-        for port in ports.values():
-            _query(port, "DROP DATABASE IF EXISTS sbtest")
-            _query(port, "CREATE DATABASE sbtest")
-            sysbench(port, workload, "prepare")
+        for cluster in running.values():
+            _query(cluster.port, "DROP DATABASE IF EXISTS sbtest")
+            _query(cluster.port, "CREATE DATABASE sbtest")
+            sysbench(cluster.port, workload, "prepare")
         time.sleep(2)  # let the secondaries apply the prepared tables
         for count in threads:
             for round_ in range(1, rounds + 1):
-                for server, port in ports.items():
-                    runs.append(measure_point(server, port, workload, count, seconds, round_))
+                for server, cluster in running.items():
+                    runs.append(measure_point(server, cluster, workload, count, seconds, round_))
     return runs
 
 
@@ -250,7 +281,8 @@ def report(results: dict[str, Any]) -> str:
         "went on the primary (group_replication_commit_* totals over the run / its local "
         "commits): the etcd put (broadcast), waiting for the message to come back in the "
         "group's order (delivery), certification, waiting for the commit order, and the "
-        "server's own commit (binlog sync, engine).",
+        "server's own commit (binlog sync, engine). *CPU µs/trx*: the CPU time of every "
+        "process of the cluster over the run (/proc) per transaction sysbench reported.",
         "",
     ]
     targets = []
@@ -274,6 +306,7 @@ def report(results: dict[str, Any]) -> str:
         lines += ["Target: rpl/Galera >= 1.0 at 16 threads: " + "; ".join(targets) + ".", ""]
     header = ["workload", "threads", "rpl tps", "Galera tps", "rpl/Galera", "rpl p95 ms"]
     header += ["Galera p95 ms", "rpl conflicts", "Galera conflicts"]
+    header += ["rpl CPU µs/trx (servers + etcd)", "Galera CPU µs/trx"]
     header += [f"{s} µs" for s in STAGES]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for cell in results["ratios"]:
@@ -281,6 +314,10 @@ def report(results: dict[str, Any]) -> str:
         row = [cell["workload"], str(cell["threads"]), fmt(a["tps"], ".0f"), fmt(b["tps"], ".0f")]
         row += [fmt(cell["ratio"]), fmt(a["p95_ms"]), fmt(b["p95_ms"])]
         row += [str(a["conflicts"]), str(b["conflicts"])]
+        row += [
+            f"{fmt(a['cpu_servers_us'], '.0f')} + {fmt(a['cpu_etcd_us'], '.0f')}",
+            fmt(b["cpu_servers_us"], ".0f"),
+        ]
         row += [fmt(a[f"{s}_us"], ".0f") for s in STAGES]
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "![tps against threads](group.png)", ""]
@@ -358,7 +395,7 @@ def summarise(runs: list[Row], parameters: dict[str, Any]) -> dict[str, Any]:
                     }
                 )
     return {
-        "machine": machine_line(),
+        "machine": f"{machine_line()}; rpl's {installed_build()} build",
         "parameters": parameters,
         "runs": runs,
         "cells": cells,
@@ -387,8 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rpl-group-bench-") as tmp:
         root = Path(tmp)
         os.chmod(root, 0o755)  # Galera's rsync daemon (nobody) walks into it
-        with clusters(root) as ports:
-            runs = measure(ports, args.workloads, args.threads, args.seconds, args.rounds)
+        with clusters(root) as running:
+            runs = measure(running, args.workloads, args.threads, args.seconds, args.rounds)
     results = summarise(runs, parameters)
     publish(args.out, "group", results, report(results), plot)
     return 0
