@@ -7,6 +7,7 @@ them a group. A missing ``etcd`` fails the test: nothing here skips.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import time
@@ -63,13 +64,22 @@ class EtcdMembers:
         cluster answers.
         """
         self.root.mkdir(parents=True, exist_ok=True)
-        for i in range(len(self.names)) if index is None else [index]:
-            log = (self.root / f"{self.names[i]}.log").open("ab")
-            self.processes[self.names[i]] = subprocess.Popen(
-                self._command(i, *extra), stdout=log, stderr=subprocess.STDOUT
-            )
-        self.wait_healthy()
-        return self
+        for attempt in range(3):
+            for i in range(len(self.names)) if index is None else [index]:
+                log = (self.root / f"{self.names[i]}.log").open("ab")
+                self.processes[self.names[i]] = subprocess.Popen(
+                    self._command(i, *extra), stdout=log, stderr=subprocess.STDOUT
+                )
+            if self.wait_healthy(fresh=index is None and attempt < 2):
+                return self
+            # a member of a fresh cluster exited: its port, free when picked, was taken
+            # meanwhile by another test's process; again with new ports, empty data
+            self.stop()
+            for name in self.names:
+                shutil.rmtree(self.root / name, ignore_errors=True)
+            self.client_ports = [free_port() for _ in self.names]
+            self.peer_ports = [free_port() for _ in self.names]
+        raise AssertionError("etcd did not start")
 
     def force_new_cluster(self, index: int) -> None:
         """Re-form the cluster as member ``index`` alone, keeping its data: stop it
@@ -86,10 +96,14 @@ class EtcdMembers:
         """Send ``number`` to member ``index`` (SIGSTOP/SIGCONT: a partition)."""
         self.processes[self.names[index]].send_signal(number)
 
-    def wait_healthy(self, timeout: float = 30.0) -> None:
-        """Until a put succeeds on some member."""
+    def wait_healthy(self, timeout: float = 30.0, *, fresh: bool = False) -> bool:
+        """Until a put succeeds on some member (True). With ``fresh`` (a new cluster that
+        may be started again) False as soon as a member has exited.
+        """
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if fresh and any(p.poll() is not None for p in self.processes.values()):
+                return False
             for endpoint in self.endpoints:
                 try:
                     request = urllib.request.Request(
@@ -97,7 +111,7 @@ class EtcdMembers:
                     )
                     with urllib.request.urlopen(request, timeout=1.0) as answer:
                         if answer.status == 200:
-                            return
+                            return True
                 except OSError:
                     continue
             time.sleep(0.2)
