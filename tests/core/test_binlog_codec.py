@@ -110,6 +110,14 @@ events = st.one_of(
     st.builds(ev.HeartbeatEvent, names | st.just("")),
     st.builds(ev.IntvarEvent, st.sampled_from([ev.LAST_INSERT_ID_EVENT, ev.INSERT_ID_EVENT]), u64),
     st.builds(ev.UnknownEvent, st.sampled_from([13, 14, 36, 38, 39, 40]), st.binary(max_size=80)),
+    st.builds(
+        ev.ViewChangeEvent,
+        names,  # at most 30 characters: the view id field holds 39
+        u64,
+        st.dictionaries(st.binary(max_size=30), st.binary(max_size=60), max_size=5).map(
+            lambda info: tuple(sorted(info.items()))
+        ),
+    ),
 )
 
 
@@ -159,7 +167,8 @@ def test_event_classes_map() -> None:
     assert ev.EVENT_CLASSES[ev.HEARTBEAT_LOG_EVENT] is ev.HeartbeatEvent
     assert ev.EVENT_CLASSES[ev.TABLE_MAP_EVENT] is ev.TableMapEvent
     assert ev.EVENT_CLASSES[ev.UPDATE_ROWS_EVENT] is ev.UpdateRowsEvent
-    assert len(ev.EVENT_CLASSES) == 15
+    assert ev.EVENT_CLASSES[ev.VIEW_CHANGE_EVENT] is ev.ViewChangeEvent
+    assert len(ev.EVENT_CLASSES) == 16
     for code, cls in ev.EVENT_CLASSES.items():
         assert cls.TYPE_CODE == code
 
@@ -648,6 +657,49 @@ def test_rotate_golden() -> None:
     data = encode(ev.RotateEvent(4, "bin.000003"))
     assert len(data) == 41
     assert data[19:37] == struct.pack("<Q", 4) + b"bin.000003"
+
+
+def test_view_change_golden_layout() -> None:
+    info = ((b"gtid_extracted", b"g:1-5"), (b"1", b"g:1-3"))
+    data = encode(ev.ViewChangeEvent("17225866543210001:7", 0, info), checksum=False)
+    header, event = ev.decode_event(data, checksum=False)
+    assert header.type_code == 37
+    body = data[19:]
+    assert body[:40] == b"17225866543210001:7".ljust(40, b"\0")
+    assert struct.unpack_from("<QI", body, 40) == (0, 2)
+    assert body[52:] == (
+        struct.pack("<H", 1) + b"1" + struct.pack("<I", 5) + b"g:1-3"
+        + struct.pack("<H", 14) + b"gtid_extracted" + struct.pack("<I", 5) + b"g:1-5"
+    )  # fmt: skip
+    assert isinstance(event, ev.ViewChangeEvent)
+    assert event.certification_info == tuple(sorted(info))
+
+
+@pytest.mark.parametrize("view_id", ["", "x" * 40, "a\0b"])
+def test_view_change_refuses_a_view_id_it_cannot_encode(view_id: str) -> None:
+    with pytest.raises(ValueError, match="view id"):
+        ev.ViewChangeEvent(view_id).encode_body()
+
+
+_VC_FIXED = b"v:1".ljust(40, b"\0") + struct.pack("<QI", 0, 1)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        bytes(51),  # shorter than the post-header
+        bytes(40) + struct.pack("<QI", 0, 0),  # empty view id
+        b"\xff".ljust(40, b"\0") + struct.pack("<QI", 0, 0),  # not UTF-8
+        _VC_FIXED,  # one entry announced, none there
+        _VC_FIXED + struct.pack("<H", 5) + b"ab",  # key past the end
+        _VC_FIXED + struct.pack("<H", 1) + b"k" + struct.pack("<I", 9) + b"v",  # value past it
+        _VC_FIXED + struct.pack("<H", 1) + b"k" + struct.pack("<I", 1) + b"vX",  # bytes after
+    ],
+)
+def test_malformed_view_change_bodies_are_rejected(body: bytes) -> None:
+    with pytest.raises(ev.EventError) as info:
+        ev.decode_event(encode(ev.UnknownEvent(ev.VIEW_CHANGE_EVENT, body)), checksum=True)
+    assert info.value.mysql_error().errno == ER_BINLOG_EVENT_CORRUPT.errno
 
 
 def test_stop_is_23_bytes() -> None:

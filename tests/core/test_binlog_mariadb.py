@@ -250,3 +250,32 @@ def test_mariadb_binlog_computes_the_fd_crc_with_in_use_cleared(
         tmp_path / "wrong.000001",
     )
     assert code != 0 and "crc check failed" in err.lower(), (code, err, out)
+
+
+def test_mariadb_binlog_reads_a_view_change_transaction(
+    tmp_path: Path, mariadb_binlog: str
+) -> None:
+    """A Group Replication view change is a transaction of its own: GTID, BEGIN,
+    VIEW_CHANGE, COMMIT; the reader checks its size and CRC and names it."""
+    builder = FileBuilder()
+    builder.add(ev.PreviousGtidsEvent(GtidSet()), flags=ev.LOG_EVENT_IGNORABLE_F)
+    builder.transaction(1, ["INSERT INTO orders VALUES (1, 'apple')"], xid=101)
+    begin, commit = query("BEGIN", updated=None), query("COMMIT", updated=None)
+    view_change = ev.ViewChangeEvent("1700000000:3", 0, ((b"gtid_extracted", f"{SID}:1".encode()),))
+    length = sum(
+        len(ev.encode_event(e, server_id=0, timestamp=0)) for e in (begin, view_change, commit)
+    )
+    builder.add(
+        ev.GtidEvent(SID, 2, last_committed=1, sequence_number=2).with_transaction_length(length)
+    )
+    for event in (begin, view_change, commit):
+        builder.add(event)
+    builder.transaction(3, ["INSERT INTO orders VALUES (3, 'fig')"], xid=103)
+    builder.close(ev.StopEvent())
+    path = builder.write(tmp_path / "binlog.000001")
+    code, out, err = run(mariadb_binlog, "--base64-output=never", "--verify-binlog-checksum", path)
+    assert code == 0, err
+    assert "Ignorable event type 37 (View_change)" in out
+    assert "INSERT INTO orders VALUES (3, 'fig')" in out
+    assert f"# at {builder.offsets[-3]}\n" in out  # the transaction after it, where we put it
+    assert [e.event for e in lf.read_events(path)][8] == view_change  # our reader too

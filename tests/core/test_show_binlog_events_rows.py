@@ -99,6 +99,7 @@ def test_event_type_names() -> None:
             ev.UPDATE_ROWS_EVENT,
             ev.DELETE_ROWS_EVENT,
             ev.ROWS_QUERY_LOG_EVENT,
+            ev.VIEW_CHANGE_EVENT,
         )
     } == {
         19: "Table_map",
@@ -106,4 +107,10 @@ def test_event_type_names() -> None:
         31: "Update_rows",
         32: "Delete_rows",
         29: "Rows_query",
+        37: "View_change",
     }
+
+
+def test_view_change_info() -> None:
+    event = ev.ViewChangeEvent("17000000:12", 0, ((b"gtid_extracted", b"g:1-4"),))
+    assert event_info(event) == "view_id=17000000:12, seq_number=0"

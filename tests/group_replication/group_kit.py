@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rpl.core.binlog.events import GtidEvent
+from rpl.core.binlog.events import GtidEvent, ViewChangeEvent
 from rpl.core.testing.binlogs import binlog_entries
 from rpl.core.testing.process import ServerProcess, free_port
 
@@ -233,3 +233,15 @@ def group_gtids(group: Group, index: int) -> list[str]:
         for e in binlog_entries(group.servers[index].datadir)
         if isinstance(e.event, GtidEvent) and str(e.event.sid) == GROUP_NAME
     ]
+
+
+def view_changes(group: Group, index: int) -> list[tuple[str, str]]:
+    """Member ``index``'s logged view changes: (group GTID, view id), in binlog order."""
+    logged: list[tuple[str, str]] = []
+    gtid = ""
+    for entry in binlog_entries(group.servers[index].datadir):
+        if isinstance(entry.event, GtidEvent):
+            gtid = f"{entry.event.sid}:{entry.event.gno}"
+        elif isinstance(entry.event, ViewChangeEvent):
+            logged.append((gtid, entry.event.view_id))
+    return logged

@@ -9,7 +9,7 @@ import time
 
 import pymysql
 import pytest
-from group_kit import GROUP_NAME, EtcdMembers, Group, group_gtids, wait_until
+from group_kit import GROUP_NAME, EtcdMembers, Group, group_gtids, view_changes, wait_until
 
 from rpl.group_replication.gcs.batching import frame
 
@@ -23,10 +23,16 @@ def _errno(server: object, sql: str) -> int:
 def test_three_members_replicate_in_one_order(group: Group) -> None:
     group.bootstrap(0)
     group.wait_states(0, ["ONLINE"])
+    # the bootstrap view is the group's first transaction, as in MySQL 8.0
+    wait_until(
+        lambda: group.servers[0].query("SELECT @@gtid_executed") == [(f"{GROUP_NAME}:1",)], 20
+    )
     group.join(1)
     group.join(2)
     for index in range(3):
         group.wait_states(index, ["ONLINE"] * 3)
+    shown = [r for r in group.servers[2].query("SHOW BINLOG EVENTS") if r[2] == "View_change"]
+    assert len(shown) == 3 and all(r[5].endswith(", seq_number=0") for r in shown), shown
     roles = {r[1]: r[3] for r in group.members(0)}
     assert sorted(roles.values()) == ["PRIMARY", "SECONDARY", "SECONDARY"]
     assert roles[group.servers[0].port] == "PRIMARY"
@@ -47,15 +53,19 @@ def test_three_members_replicate_in_one_order(group: Group) -> None:
     sums = [s.query("CHECKSUM TABLE d.t") for s in group.servers]
     assert sums[0] == sums[1] == sums[2]
     orders = [group_gtids(group, i) for i in range(3)]
-    assert len(orders[0]) == 33
+    assert len(orders[0]) == 36  # 3 view changes (bootstrap, two joins), then 33
     assert orders[0] == orders[1] == orders[2]
+    views = [view_changes(group, i) for i in range(3)]
+    assert [gtid for gtid, _ in views[0]] == [f"{GROUP_NAME}:{gno}" for gno in (1, 2, 3)]
+    assert views[0] == views[1] == views[2]
+    assert len({view_id for _, view_id in views[0]}) == 3
     assert _errno(group.servers[1], "INSERT INTO d.t VALUES (100, 'x')") == 1290
     secondary_id = group.servers[1].query("SELECT @@server_uuid")[0][0]
     stats = group.servers[1].query(
         "SELECT COUNT_TRANSACTIONS_CHECKED, COUNT_CONFLICTS_DETECTED "
         f"FROM performance_schema.replication_group_member_stats WHERE MEMBER_ID = '{secondary_id}'"
     )  # its own row (another member's is up to a second old)
-    assert stats[0][0] >= 33 and stats[0][1] == 0
+    assert stats[0][0] >= 33 and stats[0][1] == 0  # view changes are not certified
     # every member shows every member's counters, the primary's as it sent them
     member_ids = {
         r[0]
@@ -74,7 +84,7 @@ def test_three_members_replicate_in_one_order(group: Group) -> None:
             rows = {r[0]: r for r in server.query(everyone)}
             if set(rows) != member_ids:
                 return False
-            if rows[primary_id][1:] != (33, f"{GROUP_NAME}:33", f"{GROUP_NAME}:1-33"):
+            if rows[primary_id][1:] != (33, f"{GROUP_NAME}:36", f"{GROUP_NAME}:1-36"):
                 return False
         return True
 

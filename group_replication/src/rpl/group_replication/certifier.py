@@ -15,6 +15,9 @@ GTIDs every member has committed): any transaction still to be certified has tho
 its snapshot, so they can no longer cause a conflict.
 
 A transaction with an empty write set (DDL) never conflicts and records nothing.
+
+A view with joining members takes the next GNO too (:meth:`Certifier.view_change`), at
+its place in the order, so every member logs that view's VIEW_CHANGE with one GTID.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from __future__ import annotations
 import attrs
 
 from rpl.group_replication.gtid_sets import GtidSet
+
+GTID_EXTRACTED = "gtid_extracted"
+"""The certification-info key of the group's executed GTIDs in a VIEW_CHANGE event."""
 
 
 @attrs.frozen
@@ -69,6 +75,22 @@ class Certifier:
         self.positive += 1
         self.last_positive = gno
         return Certified(gno)
+
+    def view_change(self) -> Certified:
+        """The GTID of a view change with joining members (MySQL logs each as a
+        transaction of its own): the next free GNO, outside the certified counts.
+        """
+        gno = self.group_executed.next_free(self.group)
+        self.group_executed.add(self.group, gno)
+        return Certified(gno)
+
+    def certification_info(self) -> dict[str, str]:
+        """The info as a VIEW_CHANGE event carries it: each item (decimal) to its GTID
+        set, and ``gtid_extracted`` (MySQL's key) to the group's executed set.
+        """
+        info = {str(item): str(gtids) for item, gtids in self.info.items()}
+        info[GTID_EXTRACTED] = str(self.group_executed)
+        return info
 
     def add_executed(self, gtids: GtidSet) -> None:
         """GNOs the group used outside certification (a member's own history at

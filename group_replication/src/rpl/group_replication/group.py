@@ -13,6 +13,10 @@ What holds:
 * Binlog order is delivery order: the GTIDs to commit here queue in :class:`CommitOrder`
   as they are certified, and a transaction (local or the applier's) enters the binary
   log's commit queue only when it is the first of them.
+* A view with joining members (the bootstrap view included) is logged as MySQL 8.0
+  logs it: a transaction of its own group GTID holding a VIEW_CHANGE event, taken at the
+  view's place in the order and applied through the applier channel, so every member's
+  binary log holds the same group GTIDs in the same order.
 * A joiner takes the certification state at its join view from the member that
   certifies for it (the ONLINE member with the lowest id of the view before), buffers
   what the group delivers meanwhile, catches up with a donor (:mod:`recovery`), applies
@@ -188,7 +192,9 @@ class GroupMember:
         self.order = CommitOrder()
         self._tickets: dict[int, _Ticket] = {}
         self._next_ticket = 0
-        self._buffer: list[GcsMessage] = []
+        self._buffer: list[GcsMessage | GcsView] = []
+        """What the group delivered between this joiner's join view and its state: the
+        messages, and the later views with joining members."""
         self._stable: dict[str, GtidSet] = {}
         self._stats: dict[str, MemberStats] = {}
         """Every other member's last counters (MemberStats), by member id."""
@@ -511,7 +517,10 @@ class GroupMember:
             self._elect()
             buffered, self._buffer = self._buffer, []
             for item in buffered:
-                self._deliver(item)
+                if isinstance(item, GcsView):
+                    self._log_view_change(item.view_id)
+                else:
+                    self._deliver(item)
             donor = self.members.get(decoded.sender)
             if donor is not None:
                 threading.Thread(
@@ -674,8 +683,8 @@ class GroupMember:
             )
             if self.me in view.joined:
                 self._joined(before)
-            elif view.joined and self.certifier is not None:
-                self._send_state(before, view)
+            if view.joined:
+                self._joined_view(view, before)
             if self.primary is not None and self.primary not in present:
                 self.primary = None
             self._elect()
@@ -690,6 +699,35 @@ class GroupMember:
             self.state = MemberState.ONLINE
             self.members[self.me].state = MemberState.ONLINE
             self.applier.start()
+
+    def _joined_view(self, view: GcsView, before: dict[str, Member]) -> None:
+        """A view with joining members: its VIEW_CHANGE takes the next group GTID here
+        before the state goes to the joiners, so their recovery (to the state's
+        executed set) brings it; a joiner's own join view is logged by the members that
+        were there. A joiner still waiting for its state keeps a later join view in its
+        buffer, at its place in the order.
+        """
+        if self.certifier is None:
+            if self.me not in view.joined:
+                self._buffer.append(view)
+            return
+        self._log_view_change(view.view_id)
+        if self.me not in view.joined:
+            self._send_state(before, view)
+
+    def _log_view_change(self, view_id: str) -> None:
+        """Queue the VIEW_CHANGE transaction of ``view_id`` with its group GTID."""
+        certifier = self.certifier
+        assert certifier is not None
+        result = certifier.view_change()
+        self.order.append(result.gno)
+        self.remote_queued += 1
+        try:
+            self.applier.queue_view_change(
+                result.gtid(self.config.group_name), view_id, certifier.certification_info()
+            )
+        except ValueError as exc:
+            self.go_error(f"the view change of view {view_id} cannot be logged: {exc}")
 
     def _send_state(self, before: dict[str, Member], view: GcsView) -> None:
         """Existing members: the one certifying for joiners sends them the state."""

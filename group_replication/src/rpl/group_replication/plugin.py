@@ -205,15 +205,16 @@ class GroupReplicationPlugin(ReplicationPlugin):
                 f"Plugin group_replication reported: 'Group communication engine etcd "
                 f"joining group {config.group_name}'"
             )
+            self.member = member  # before the join: its first view's commits keep the order
             try:
                 member.start()
             except GcsError as exc:
                 log.error(f"Plugin group_replication reported: 'Unable to join the group: {exc}'")
                 member.stop()
+                self.member = None
                 raise ObserverError(
                     CONFIGURATION_TEXT, errno=ER_GROUP_REPLICATION_CONFIGURATION
                 ) from exc
-            self.member = member
 
     def _stop(self, thread_id: int) -> None:
         """STOP GROUP_REPLICATION (a member that is not running: nothing to do)."""

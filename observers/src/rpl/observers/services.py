@@ -10,7 +10,7 @@ the server: these Protocols are everything it may rely on.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -305,6 +305,18 @@ class ApplierChannel(Protocol):
         original commit timestamp; ``checksum`` says whether its events end in a
         CRC32 (the origin's :attr:`ServerControl.binlog_checksum`). ``ValueError``
         if the events do not parse.
+        """
+        ...
+
+    def queue_view_change(
+        self, gtid: str, view_id: str, certification_info: Mapping[str, str]
+    ) -> None:
+        """Queue a view change as MySQL's Group Replication logs one: a transaction of
+        its own GTID ``gtid`` whose body is QUERY BEGIN, a VIEW_CHANGE event (type 37)
+        with ``view_id`` (at most 39 bytes) and ``certification_info`` (text keys and
+        values, written in key order), QUERY COMMIT. It applies in queue order like any
+        queued transaction and is binlogged here with this server's server_id; replicas
+        of this server log it again. ``ValueError`` for an empty or too long view id.
         """
         ...
 

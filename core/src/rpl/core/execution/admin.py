@@ -208,6 +208,7 @@ _EVENT_NAMES = {
     ev.UPDATE_ROWS_EVENT: "Update_rows",
     ev.DELETE_ROWS_EVENT: "Delete_rows",
     ev.ROWS_QUERY_LOG_EVENT: "Rows_query",
+    ev.VIEW_CHANGE_EVENT: "View_change",
 }
 
 
@@ -232,6 +233,8 @@ def event_info(event: ev.Event) -> str:
         return f"table_id: {event.table_id}{end}"
     if isinstance(event, ev.RowsQueryEvent):  # Rows_query_log_event::pack_info
         return f"# {event.query}"
+    if isinstance(event, ev.ViewChangeEvent):  # View_change_log_event::pack_info
+        return f"view_id={event.view_id}, seq_number={event.seq_number}"
     return ""
 
 

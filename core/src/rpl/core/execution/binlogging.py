@@ -40,10 +40,12 @@ from rpl.core.binlog.events import (
     STMT_END_F,
     TABLE_MAP_EVENT,
     UPDATE_ROWS_EVENT,
+    VIEW_CHANGE_EVENT,
     WRITE_ROWS_EVENT,
     BinlogColumn,
     RowsQueryEvent,
     TableMapEvent,
+    ViewChangeEvent,
     binlog_column,
     default_status_vars,
     encode_image,
@@ -309,6 +311,11 @@ class EventEncoder:
             primary_key=schema.pk_positions,
         )
         return event, event.encode_body()
+
+    def view_change(self, event: ViewChangeEvent, origin: Origin | None = None) -> bytearray:
+        """A VIEW_CHANGE event (a Group Replication view change the applier logs)."""
+        server_id, timestamp = self._stamp(origin)
+        return unsealed(VIEW_CHANGE_EVENT, event.encode_body(), server_id, timestamp, self.checksum)
 
     def xid(self, xid: int, origin: Origin | None = None) -> bytearray:
         """An XID event ending a transaction."""

@@ -31,6 +31,7 @@ from rpl.core.binlog.events import (
     TABLE_MAP_EVENT,
     UPDATE_ROWS_EVENT,
     WRITE_ROWS_EVENT,
+    ViewChangeEvent,
     seal_events,
 )
 from rpl.core.binlog.gtid import Gtid, GtidSet
@@ -579,14 +580,25 @@ class Session:
 
     def _commit_empty(self, trx: Transaction) -> None:
         """A replicated transaction that changed nothing here is still logged with its
-        GTID (GTID, BEGIN, COMMIT), as MySQL logs it, so gtid_executed stays whole.
+        GTID (GTID, BEGIN, what it logged without rows (a VIEW_CHANGE), COMMIT), as MySQL
+        logs it, so gtid_executed stays whole.
         """
         encoder = self.server.encoder
-        events = [
-            encoder.begin(self.thread_id, self.origin),
-            encoder.query(self.thread_id, "", "COMMIT", self.origin),
-        ]
+        events = self.events or [encoder.begin(self.thread_id, self.origin)]
+        events.append(encoder.query(self.thread_id, "", "COMMIT", self.origin))
         self._commit_events(trx, events)
+
+    def log_view_change(self, event: ViewChangeEvent) -> None:
+        """Add a replicated VIEW_CHANGE to this transaction's binlog events: MySQL's
+        applier logs the event again wherever it applies it (a Group Replication member,
+        a replica of one with ``log_replica_updates``).
+        """
+        if not self.binlogging:
+            return
+        encoder = self.server.encoder
+        if not self.events:
+            self.events.append(encoder.begin(self.thread_id, self.origin))
+        self.events.append(encoder.view_change(event, self.origin))
 
     def _commit_events(
         self, trx: Transaction | None, events: list[bytearray], reply: Reply | None = None

@@ -26,13 +26,18 @@ import logging
 import struct
 import threading
 import time
+from collections.abc import Mapping
 
 from rpl.core import errorlog
 from rpl.core.binlog.events import (
     GTID_LOG_EVENT,
     EventError,
+    ViewChangeEvent,
     checked_body,
+    default_status_vars,
+    encode_event,
     encode_gtid,
+    encode_query,
     unpack_header,
 )
 from rpl.core.binlog.events.header import HEADER_LEN
@@ -95,6 +100,33 @@ def relay_transaction(
     return transaction
 
 
+def view_change_events(
+    view_id: str, certification_info: Mapping[str, str], *, server_id: int, timestamp: int
+) -> bytes:
+    """A view change's transaction body as MySQL logs it: QUERY BEGIN, VIEW_CHANGE (the
+    certification info in it), QUERY COMMIT, without CRCs. ValueError for a view id
+    that is empty or longer than 39 bytes.
+    """
+    event = ViewChangeEvent(
+        view_id, 0, tuple((k.encode(), v.encode()) for k, v in certification_info.items())
+    )
+    status = default_status_vars()
+
+    def query(text: str) -> bytearray:
+        return encode_query(
+            0,
+            "",
+            text,
+            status_vars=status,
+            server_id=server_id,
+            timestamp=timestamp,
+            checksum=False,
+        )
+
+    middle = encode_event(event, server_id=server_id, timestamp=timestamp, checksum=False)
+    return bytes(query("BEGIN") + middle + query("COMMIT"))
+
+
 class PluginApplierChannel:
     """One applier-only channel (implements ``rpl.observers.ApplierChannel``)."""
 
@@ -128,6 +160,17 @@ class PluginApplierChannel:
             self._queue.append(transaction)
             self._received.add(parsed.sid, parsed.gno)
             self._lock.notify_all()
+
+    def queue_view_change(
+        self, gtid: str, view_id: str, certification_info: Mapping[str, str]
+    ) -> None:
+        """Queue a view change (see ``rpl.observers.ApplierChannel.queue_view_change``)."""
+        now_us = time.time_ns() // 1000
+        server_id = self.server.server_id
+        events = view_change_events(
+            view_id, certification_info, server_id=server_id, timestamp=now_us // 1_000_000
+        )
+        self.queue(gtid, events, server_id=server_id, timestamp_us=now_us, checksum=False)
 
     def start(self) -> None:
         """Start the applier thread unless it runs."""

@@ -19,6 +19,7 @@ from rpl.core.binlog.events import (
     STMT_END_F,
     TABLE_MAP_EVENT,
     UPDATE_ROWS_EVENT,
+    VIEW_CHANGE_EVENT,
     WRITE_ROWS_EVENT,
     XID_EVENT,
     DeleteRowsEvent,
@@ -26,6 +27,7 @@ from rpl.core.binlog.events import (
     RowsQueryEvent,
     TableMapEvent,
     UpdateRowsEvent,
+    ViewChangeEvent,
     WriteRowsEvent,
     gtid_body,
     query_body,
@@ -49,9 +51,10 @@ _ROWS_CLASSES: dict[int, type[RowsEvent]] = {
     DELETE_ROWS_EVENT: DeleteRowsEvent,
 }
 
-Step = tuple[str, str] | TableMapEvent | tuple[RowsEvent, int] | RowsQueryEvent
+Step = tuple[str, str] | TableMapEvent | tuple[RowsEvent, int] | RowsQueryEvent | ViewChangeEvent
 """One thing a transaction does, in order: a statement ``(db, text)`` (an XID is
-COMMIT_MARK), a TABLE_MAP, a rows event with its ``end_log_pos``, a ROWS_QUERY."""
+COMMIT_MARK), a TABLE_MAP, a rows event with its ``end_log_pos``, a ROWS_QUERY, a
+VIEW_CHANGE (logged again here, as MySQL's applier logs it)."""
 
 
 class RelayTransaction:
@@ -94,7 +97,7 @@ class RelayTransaction:
     def add(self, code: int, body: bytes, log_pos: int = 0) -> str:
         """Take the next event's body (CRC checked) and its end ``log_pos``; for a QUERY
         its statement (what the transaction tracker reads), else "". EventError if a
-        QUERY, XID, TABLE_MAP or rows event is malformed.
+        QUERY, XID, TABLE_MAP, rows or VIEW_CHANGE event is malformed.
         """
         statement = ""
         if code == QUERY_EVENT:
@@ -109,6 +112,8 @@ class RelayTransaction:
             self.steps.append((_ROWS_CLASSES[code].decode_body(body), log_pos))
         elif code == ROWS_QUERY_LOG_EVENT:
             self.steps.append(RowsQueryEvent.decode_body(body))
+        elif code == VIEW_CHANGE_EVENT:
+            self.steps.append(ViewChangeEvent.decode_body(body))
         if self._events == 1:
             self.is_ddl = not (code == QUERY_EVENT and statement == "BEGIN")
         self._events += 1
@@ -167,6 +172,8 @@ def _execute(session: Session, transaction: RelayTransaction) -> None:
                 rows.table_map(step)
             elif isinstance(step, RowsQueryEvent):
                 rows_query = step.query
+            elif isinstance(step, ViewChangeEvent):
+                session.log_view_change(step)
             elif isinstance(step[0], RowsEvent):
                 event = step[0]
                 rows.rows(event, step[1], rows_query)

@@ -29,7 +29,7 @@ The package's modules, each importing only those above it:
 - :mod:`~rpl.core.binlog.events.header`: the common header, the CRC, the constants every
   family uses and the base :class:`Event`;
 - one module per event family: :mod:`~rpl.core.binlog.events.control`
-  (FORMAT_DESCRIPTION, PREVIOUS_GTIDS, ROTATE, STOP, HEARTBEAT),
+  (FORMAT_DESCRIPTION, PREVIOUS_GTIDS, ROTATE, STOP, HEARTBEAT, VIEW_CHANGE),
   :mod:`~rpl.core.binlog.events.gtid_log` (GTID, ANONYMOUS_GTID) and
   :mod:`~rpl.core.binlog.events.transaction` (QUERY, INTVAR, XID),
   :mod:`~rpl.core.binlog.events.table_map` (TABLE_MAP) and
@@ -93,6 +93,7 @@ from rpl.core.binlog.events.control import (
     PreviousGtidsEvent,
     RotateEvent,
     StopEvent,
+    ViewChangeEvent,
 )
 from rpl.core.binlog.events.fastpath import (
     artificial,
@@ -145,6 +146,7 @@ from rpl.core.binlog.events.header import (
     SERVER_VERSION_ID,
     STOP_EVENT,
     UNDEFINED_SERVER_VERSION,
+    VIEW_CHANGE_EVENT,
     XID_EVENT,
     Event,
     EventError,
@@ -228,6 +230,7 @@ __all__ = [
     "LOG_EVENT_THREAD_SPECIFIC_F",
     "MAX_EVENT_SIZE",
     "PREVIOUS_GTIDS_LOG_EVENT",
+    "VIEW_CHANGE_EVENT",
     "QUERY_EVENT",
     "ROTATE_EVENT",
     "SERVER_VERSION",
@@ -249,6 +252,7 @@ __all__ = [
     "PreviousGtidsEvent",
     "RotateEvent",
     "StopEvent",
+    "ViewChangeEvent",
     # gtid_log
     "GTID_AT",
     "GTID_BODY_MIN",

@@ -21,6 +21,7 @@ from rpl.core.binlog.events.control import (
     PreviousGtidsEvent,
     RotateEvent,
     StopEvent,
+    ViewChangeEvent,
 )
 from rpl.core.binlog.events.gtid_log import AnonymousGtidEvent, GtidEvent
 from rpl.core.binlog.events.header import (
@@ -85,6 +86,7 @@ EVENT_CLASSES: Final[dict[int, type[Event]]] = {
         WriteRowsEvent,
         UpdateRowsEvent,
         DeleteRowsEvent,
+        ViewChangeEvent,
     )
 }
 

@@ -4,7 +4,10 @@ transaction (MySQL's ``control_events.h``, less the GTID and XID events).
 FORMAT_DESCRIPTION (15) opens every binlog and relay log file and says how to read it;
 PREVIOUS_GTIDS (35) follows it with the GTIDs of all earlier files; ROTATE (4) names the
 next file; STOP (3) ends a file at a clean shutdown; HEARTBEAT (27) keeps an idle dump
-connection alive (wire only, never in a file).
+connection alive (wire only, never in a file). VIEW_CHANGE (37), which MySQL's header
+also counts among its control events, marks where a Group Replication view with joining
+members took its place in the group's order (inside a BEGIN ... COMMIT transaction of
+its own GTID).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from rpl.core.binlog.events.header import (
     ROTATE_EVENT,
     SERVER_VERSION,
     STOP_EVENT,
+    VIEW_CHANGE_EVENT,
     Event,
     EventError,
     _raw,
@@ -221,3 +225,75 @@ class HeartbeatEvent(Event):
     @classmethod
     def decode_body(cls, body: bytes) -> Self:
         return cls(_text(body))
+
+
+VIEW_ID_LEN: Final = 40
+"""VIEW_CHANGE's view id field: NUL-padded, at most 39 bytes of text."""
+
+_VIEW_CHANGE_FIXED: Final = struct.Struct("<40sQI")
+_U16: Final = struct.Struct("<H")
+_U32: Final = struct.Struct("<I")
+
+
+@mypyc_attr(native_class=False)  # compiled builds: attrs needs a Python class
+@attrs.frozen
+class ViewChangeEvent(Event):
+    """VIEW_CHANGE (37): a Group Replication view change with joining members.
+
+    The 52-byte post-header is the view id (40 bytes, NUL-padded), a sequence number
+    (u64) and the number of certification-info entries (u32); the body is the entries,
+    each a key (u16 length + bytes) and a value (u32 length + bytes), in key order (MySQL
+    keeps them in a sorted map). The entries are the certification info of the member
+    that logged it, with ``gtid_extracted`` holding the group's executed GTIDs.
+    """
+
+    TYPE_CODE: "ClassVar[int]" = VIEW_CHANGE_EVENT
+
+    view_id: str
+    seq_number: int = 0
+    certification_info: tuple[tuple[bytes, bytes], ...] = ()
+
+    def encode_body(self) -> bytes:
+        view_id = self.view_id.encode()
+        if not view_id or len(view_id) >= VIEW_ID_LEN or b"\0" in view_id:
+            raise ValueError(f"VIEW_CHANGE view id {self.view_id!r} is empty or too long")
+        entries = sorted(self.certification_info)
+        parts = [_VIEW_CHANGE_FIXED.pack(view_id, self.seq_number, len(entries))]
+        for key, value in entries:
+            parts += (_U16.pack(len(key)), key, _U32.pack(len(value)), value)
+        return b"".join(parts)
+
+    @classmethod
+    def decode_body(cls, body: bytes) -> Self:
+        if len(body) < _VIEW_CHANGE_FIXED.size:
+            raise EventError(f"VIEW_CHANGE body of {len(body)} bytes is shorter than 52")
+        raw_id, seq_number, count = _VIEW_CHANGE_FIXED.unpack_from(body)
+        view_id = raw_id.split(b"\0", 1)[0]
+        if not view_id:
+            raise EventError("Invalid View_change information: empty view id")
+        at = _VIEW_CHANGE_FIXED.size
+        entries = []
+        for _ in range(count):
+            key, at = _sized(body, at, _U16)
+            value, at = _sized(body, at, _U32)
+            entries.append((key, value))
+        if at != len(body):
+            raise EventError(f"VIEW_CHANGE has {len(body) - at} bytes after its entries")
+        try:
+            text = view_id.decode()
+        except UnicodeDecodeError as exc:
+            raise EventError(f"VIEW_CHANGE view id is not UTF-8: {exc}") from None
+        return cls(text, seq_number, tuple(entries))
+
+
+def _sized(body: bytes, at: int, length: struct.Struct) -> tuple[bytes, int]:
+    """The length-prefixed bytes at ``at`` and the offset after them; EventError past
+    the body's end.
+    """
+    if at + length.size > len(body):
+        raise EventError("VIEW_CHANGE entry runs past the event's end")
+    (size,) = length.unpack_from(body, at)
+    at += length.size
+    if at + size > len(body):
+        raise EventError("VIEW_CHANGE entry runs past the event's end")
+    return body[at : at + size], at + size
