@@ -270,7 +270,7 @@ def test_a_paused_member_is_suspected_expelled_and_can_rejoin(group: Group) -> N
 
     group.bootstrap(0)
     group.join(1)
-    group.join(2)
+    group.join(2, group_replication_autorejoin_tries=0)  # it stays out: rejoined by hand
     group.wait_states(0, ["ONLINE"] * 3)
     paused = group.servers[2]
     assert paused.process is not None
@@ -286,6 +286,39 @@ def test_a_paused_member_is_suspected_expelled_and_can_rejoin(group: Group) -> N
     group.join(2)
     group.wait_states(2, ["ONLINE"] * 3)
     wait_until(lambda: ("d",) in paused.query("SHOW DATABASES"))
+
+
+def test_an_expelled_member_rejoins_by_itself(group: Group) -> None:
+    """group_replication_autorejoin_tries (default 3): the first attempt comes at once
+    and runs a whole distributed recovery."""
+    import signal
+
+    group.bootstrap(0)
+    group.join(1)
+    group.join(2)
+    group.wait_states(0, ["ONLINE"] * 3)
+    paused = group.servers[2]
+    assert paused.query("SELECT @@group_replication_autorejoin_tries") == [(3,)]
+    assert paused.process is not None
+    paused.process.send_signal(signal.SIGSTOP)
+    try:
+        group.wait_states(0, ["ONLINE", "ONLINE"], timeout=30)  # expelled
+        group.servers[0].query("CREATE DATABASE d")
+        group.servers[0].query("CREATE TABLE d.t (id INT PRIMARY KEY)")
+        group.servers[0].query("INSERT INTO d.t VALUES (1), (2)")
+    finally:
+        paused.process.send_signal(signal.SIGCONT)
+    wait_until(lambda: "Started auto-rejoin procedure attempt 1 of 3" in paused.error_log(), 30)
+    group.wait_states(0, ["ONLINE"] * 3, timeout=60)
+    group.wait_states(2, ["ONLINE"] * 3, timeout=60)
+    wait_until(lambda: paused.query("SELECT COUNT(*) FROM d.t") == [(2,)], 30)
+    log = paused.error_log()
+    assert "this member was expelled from the group" in log
+    assert (
+        "Auto-rejoin procedure attempt 1 of 3 finished. Member was able to join the group." in log
+    )
+    assert group_gtids(group, 2) == group_gtids(group, 0)
+    paused.query("SET GLOBAL group_replication_autorejoin_tries = 5")  # none runs now
 
 
 def test_stop_group_replication_under_load_loses_nothing_acknowledged(group: Group) -> None:

@@ -20,6 +20,9 @@ def test_installs_and_uninstalls(tmp_path: Path) -> None:
         names = {r[0] for r in server.query("SHOW VARIABLES LIKE 'group_replication_%'")}
         assert {"group_replication_group_name", "group_replication_single_primary_mode"} <= names
         assert server.query("SELECT @@group_replication_member_expel_timeout") == [(5,)]
+        assert server.query("SELECT @@group_replication_autorejoin_tries") == [(3,)]
+        server.query("SET GLOBAL group_replication_autorejoin_tries = 2017")
+        assert server.query("SELECT @@group_replication_autorejoin_tries") == [(2016,)]
         rows = server.query("SELECT MEMBER_STATE FROM performance_schema.replication_group_members")
         assert rows == [("OFFLINE",)]
         server.query("STOP GROUP_REPLICATION")  # not running: nothing to do

@@ -208,7 +208,9 @@ def test_partitioned_member_blocks_until_the_majority_returns(
 def test_unreachable_majority_timeout_errors_out_and_rolls_back(
     group2: Group,
 ) -> None:
-    group2.bootstrap(0, group_replication_unreachable_majority_timeout=12)
+    group2.bootstrap(
+        0, group_replication_unreachable_majority_timeout=12, group_replication_autorejoin_tries=0
+    )
     group2.join(1)
     group2.wait_states(0, ["ONLINE"] * 2)
     minority = group2.servers[0]
@@ -269,6 +271,7 @@ def test_unreachable_majority_timeout_with_abort_server_exits(group2: Group) -> 
         0,
         group_replication_unreachable_majority_timeout=5,
         group_replication_exit_state_action="ABORT_SERVER",
+        group_replication_autorejoin_tries=1,  # the action comes once the attempt failed
     )
     group2.join(1)
     group2.wait_states(0, ["ONLINE"] * 2)
@@ -276,8 +279,14 @@ def test_unreachable_majority_timeout_with_abort_server_exits(group2: Group) -> 
     group2.kill_member(1)
     group2.wait_states(0, ["ONLINE", "UNREACHABLE"], timeout=60)
     assert minority.process is not None
-    minority.process.wait(60)  # the server aborts, as MySQL's ABORT_SERVER
-    assert "for more than 5 seconds" in minority.error_log()
+    minority.process.wait(90)  # the server aborts, as MySQL's ABORT_SERVER
+    log = minority.error_log()
+    assert "for more than 5 seconds" in log
+    assert "Started auto-rejoin procedure attempt 1 of 1" in log
+    assert (
+        "Auto-rejoin procedure attempt 1 of 1 finished. Member was not able to join the group."
+        in log
+    )
 
 
 def test_stop_group_replication_in_a_minority_rolls_the_blocked_write_back(

@@ -205,6 +205,10 @@ class GroupMember:
         self.committed_all_members = GtidSet()
         """The stable set: what every member has committed (from their StableSets)."""
         self.error_reason = ""
+        self.on_expelled: Callable[[GroupMember], None] | None = None
+        """What runs (on a thread of its own, once this member left the group) instead
+        of the exit state action when the group expelled it or its majority timeout ran
+        out: the plugin's auto-rejoin procedure, which runs the action if it gives up."""
 
     # ------------------------------------------------------------ control
     def start(self) -> None:
@@ -223,9 +227,10 @@ class GroupMember:
         self.gcs.join(me, self, bootstrap=self.config.bootstrap)
         threading.Thread(target=self._housekeeping, name="rpl-gr-stable-set", daemon=True).start()
 
-    def stop(self) -> None:
+    def stop(self, final_state: MemberState = MemberState.OFFLINE) -> None:
         """Leave the group: writes are refused first (super_read_only, as MySQL's STOP
         GROUP_REPLICATION does), then waiting local transactions fail, the applier stops.
+        The member ends in ``final_state`` (ERROR between two auto-rejoin attempts).
         """
         self.server.set_super_read_only(True)
         self._stopping.set()
@@ -240,15 +245,16 @@ class GroupMember:
         self.applier.stop()
         self.order.clear()
         with self._lock:
-            self.state = MemberState.OFFLINE
+            self.state = final_state
             self.members.clear()
             self.primary = None
         self.server.set_super_read_only(True)
 
-    def go_error(self, reason: str, *, hook_error: bool = False) -> None:
-        """Leave the group's work after a failure, as exit_state_action says. Waiting
-        local transactions fail with ``reason`` (ER_RUN_HOOK_ERROR, 3100), or with
-        MySQL's plain hook error when ``hook_error``.
+    def go_error(self, reason: str, *, hook_error: bool = False, expelled: bool = False) -> None:
+        """Leave the group's work after a failure, as exit_state_action says (or, when
+        the group ``expelled`` this member and :attr:`on_expelled` is set, once the
+        auto-rejoin procedure gave up). Waiting local transactions fail with ``reason``
+        (ER_RUN_HOOK_ERROR, 3100), or with MySQL's plain hook error when ``hook_error``.
         """
         with self._lock:
             if self.state in (MemberState.ERROR, MemberState.OFFLINE):
@@ -270,13 +276,21 @@ class GroupMember:
             "Plugin group_replication reported: 'The server was automatically set into read "
             "only mode after an error was detected.'"
         )
+        self._fail_waiters(reason, errno=None if hook_error else ER_RUN_HOOK_ERROR)
+        rejoin = self.on_expelled if expelled else None
+        threading.Thread(target=self._leave_quietly, args=(rejoin,), daemon=True).start()
+        if rejoin is None:
+            self.exit_state_action()
+
+    def exit_state_action(self) -> None:
+        """What ``group_replication_exit_state_action`` says a member that left the group
+        involuntarily does (READ_ONLY: nothing more; it is already read-only).
+        """
         if self.config.exit_state_action == "OFFLINE_MODE":
             self.log.warning(
                 "Plugin group_replication reported: 'group_replication_exit_state_action "
                 "is OFFLINE_MODE: this server has no offline_mode, it stays read-only.'"
             )
-        self._fail_waiters(reason, errno=None if hook_error else ER_RUN_HOOK_ERROR)
-        threading.Thread(target=self._leave_quietly, daemon=True).start()
         if self.config.exit_state_action == "ABORT_SERVER":
             self.log.error(
                 "Plugin group_replication reported: 'The server was automatically set into "
@@ -284,12 +298,14 @@ class GroupMember:
             )
             os.kill(os.getpid(), signal.SIGKILL)
 
-    def _leave_quietly(self) -> None:
+    def _leave_quietly(self, then: Callable[[GroupMember], None] | None = None) -> None:
         try:
             self.gcs.leave()
         except GcsError:
             pass
         self.applier.stop()
+        if then is not None:
+            then(self)
 
     # ------------------------------------------------------------ commits
     def local_commit(
@@ -453,6 +469,7 @@ class GroupMember:
             "(group_replication_unreachable_majority_timeout): its blocked transactions "
             "roll back.",
             hook_error=True,
+            expelled=True,
         )
 
     def force_members(self, addresses: list[str]) -> None:
@@ -813,7 +830,7 @@ class GroupMember:
     def on_error(self, reason: str) -> None:
         """The group communication engine is lost or expelled this member."""
         if not self._stopping.is_set():
-            self.go_error(f"Group communication failure: {reason}")
+            self.go_error(f"Group communication failure: {reason}", expelled=True)
 
     # --------------------------------------------------------- recovery
     def online_members(self) -> list[Member]:

@@ -14,7 +14,10 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 
+import attrs
+
 from rpl.group_replication import variables as gr_vars
+from rpl.group_replication.autorejoin import AutoRejoin
 from rpl.group_replication.gcs import Gcs, GcsError
 from rpl.group_replication.group import APPLIER_CHANNEL, GroupConfig, GroupMember
 from rpl.group_replication.members import MemberState
@@ -37,6 +40,8 @@ ER_GROUP_REPLICATION_CONFIGURATION = 3092
 ER_GROUP_REPLICATION_RUNNING = 3093
 ER_GROUP_REPLICATION_APPLIER_INIT_ERROR = 3094
 ER_GROUP_REPLICATION_COMMUNICATION_LAYER_SESSION_ERROR = 3096
+REJOIN_VIEW_TIMEOUT = 60.0
+"""Seconds an auto-rejoin attempt waits for its join view before it counts as failed."""
 CONFIGURATION_TEXT = (
     "The server is not configured properly to be an active member of the group. "
     "Please see more details on error log."
@@ -74,8 +79,12 @@ class GroupReplicationPlugin(ReplicationPlugin):
         self._lock = threading.Lock()
         self.member: GroupMember | None = None
         self._forcing = threading.Lock()
+        self._autorejoin = AutoRejoin(services.threads, services.error_log)
         self.vars = gr_vars.register(
-            services.variables, self._check_not_running, self._check_force_members
+            services.variables,
+            self._check_not_running,
+            self._check_force_members,
+            self._check_autorejoin_tries,
         )
         services.variables.register_status_variable(
             StatusVariable("group_replication_primary_member", self._primary_member)
@@ -179,45 +188,96 @@ class GroupReplicationPlugin(ReplicationPlugin):
                     "running.",
                     errno=ER_GROUP_REPLICATION_RUNNING,
                 )
-            config = self._config()
-            services = self.services
-            log = services.error_log
-            try:
-                gcs = self.gcs_factory(config, self.vars.text("group_replication_local_address"))
-            except GcsError as exc:
-                log.error(
-                    f"Plugin group_replication reported: 'Error on group communication "
-                    f"engine start: {exc}'"
-                )
-                raise ObserverError(
-                    COMMUNICATION_TEXT,
-                    errno=ER_GROUP_REPLICATION_COMMUNICATION_LAYER_SESSION_ERROR,
-                ) from exc
-            member = GroupMember(
-                config,
-                gcs,
-                services.server,
-                services.channels.applier_channel(APPLIER_CHANNEL),
-                log,
-                recovery(services.channels),
+            self._join(self._config())
+
+    def _join(self, config: GroupConfig) -> GroupMember:
+        """Make the member of ``config`` this server's and join (lock held);
+        ObserverError (3096, 3092) when the engine does not start or the join fails,
+        and then no member is left.
+        """
+        services = self.services
+        log = services.error_log
+        try:
+            gcs = self.gcs_factory(config, config.local_address)
+        except GcsError as exc:
+            log.error(
+                f"Plugin group_replication reported: 'Error on group communication "
+                f"engine start: {exc}'"
             )
-            log.note(
-                f"Plugin group_replication reported: 'Group communication engine etcd "
-                f"joining group {config.group_name}'"
-            )
-            self.member = member  # before the join: its first view's commits keep the order
+            self.member = None
+            raise ObserverError(
+                COMMUNICATION_TEXT,
+                errno=ER_GROUP_REPLICATION_COMMUNICATION_LAYER_SESSION_ERROR,
+            ) from exc
+        member = GroupMember(
+            config,
+            gcs,
+            services.server,
+            services.channels.applier_channel(APPLIER_CHANNEL),
+            log,
+            recovery(services.channels),
+        )
+        member.on_expelled = self._expelled
+        log.note(
+            f"Plugin group_replication reported: 'Group communication engine etcd "
+            f"joining group {config.group_name}'"
+        )
+        self.member = member  # before the join: its first view's commits keep the order
+        try:
+            member.start()
+        except GcsError as exc:
+            log.error(f"Plugin group_replication reported: 'Unable to join the group: {exc}'")
+            member.stop()
+            self.member = None
+            raise ObserverError(
+                CONFIGURATION_TEXT, errno=ER_GROUP_REPLICATION_CONFIGURATION
+            ) from exc
+        return member
+
+    # ------------------------------------------------------- auto-rejoin
+    def _expelled(self, member: GroupMember) -> None:
+        """The group expelled ``member`` (or its majority timeout ran out) and it has
+        left: the auto-rejoin procedure, or at once the exit state action.
+        """
+        tries = int(self.vars.value("group_replication_autorejoin_tries") or 0)
+        if tries == 0 or self.member is not member:
+            member.exit_state_action()
+            return
+        self._autorejoin.start(
+            tries, lambda: self._attempt_rejoin(member), member.exit_state_action
+        )
+
+    def _attempt_rejoin(self, failed: GroupMember) -> bool:
+        """One auto-rejoin attempt: STOP and START with the current option values (never
+        bootstrapping); whether the member joined a view. A failed attempt leaves an
+        ERROR member behind, as the procedure shows it between attempts.
+        """
+        with self._lock:
+            if self.member is None or self._autorejoin.aborted:
+                return False
+            self.member.stop(final_state=MemberState.ERROR)
             try:
-                member.start()
-            except GcsError as exc:
-                log.error(f"Plugin group_replication reported: 'Unable to join the group: {exc}'")
-                member.stop()
-                self.member = None
-                raise ObserverError(
-                    CONFIGURATION_TEXT, errno=ER_GROUP_REPLICATION_CONFIGURATION
-                ) from exc
+                member = self._join(attrs.evolve(self._config(), bootstrap=False))
+            except ObserverError:
+                self.member = failed
+                return False
+        deadline = time.monotonic() + REJOIN_VIEW_TIMEOUT
+        while time.monotonic() < deadline and not self._autorejoin.aborted:
+            if member.state is MemberState.ERROR:
+                break
+            if member.view_id:
+                return True
+            time.sleep(0.1)
+        with self._lock:
+            if self.member is member:
+                member.stop(final_state=MemberState.ERROR)
+        return False
 
     def _stop(self, thread_id: int) -> None:
-        """STOP GROUP_REPLICATION (a member that is not running: nothing to do)."""
+        """STOP GROUP_REPLICATION (a member that is not running: nothing to do); it
+        ends an auto-rejoin procedure first.
+        """
+        self._autorejoin.abort()
         with self._lock:
             member = self.member
             if member is not None:
@@ -226,6 +286,14 @@ class GroupReplicationPlugin(ReplicationPlugin):
         if member is not None:
             self.services.error_log.note(
                 "Plugin group_replication reported: 'Plugin 'group_replication' has been stopped.'"
+            )
+
+    def _check_autorejoin_tries(self, value: SysVarValue) -> None:
+        if self._autorejoin.running:
+            raise ObserverError(
+                "Cannot update the number of auto-rejoin retry attempts when an auto-rejoin "
+                "process is already running.",
+                errno=gr_vars.ER_WRONG_VALUE_FOR_VAR,
             )
 
     def _check_force_members(self, value: SysVarValue) -> None:

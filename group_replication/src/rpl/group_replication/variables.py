@@ -94,10 +94,12 @@ def register(
     registry: VariableRegistry,
     not_running: Callable[[], None],
     force_members: Callable[[SysVarValue], None] | None = None,
+    autorejoin_tries: Callable[[SysVarValue], None] | None = None,
 ) -> GroupVariables:
     """Register every variable; ``not_running`` refuses (raises) a change of a variable
     that must not change while the member runs; ``force_members`` checks (and carries
-    out) a new ``group_replication_force_members``.
+    out) a new ``group_replication_force_members``; ``autorejoin_tries`` refuses a new
+    ``group_replication_autorejoin_tries`` while an auto-rejoin procedure runs.
     """
 
     def frozen_while_running(
@@ -187,6 +189,16 @@ def register(
             "READ_ONLY",
             "What a member does when it leaves the group involuntarily",
             enum_values=("ABORT_SERVER", "OFFLINE_MODE", "READ_ONLY"),
+        ),
+        SystemVariable(
+            "group_replication_autorejoin_tries",
+            VarType.INT,
+            3,
+            "Attempts an expelled member makes to rejoin the group by itself, 300 s apart "
+            "(0: none)",
+            min_value=0,
+            max_value=2016,
+            check=autorejoin_tries,
         ),
         SystemVariable(
             "group_replication_member_weight",
