@@ -309,3 +309,31 @@ def test_stop_group_replication_in_a_minority_rolls_the_blocked_write_back(
     assert minority.query("SELECT COUNT(*) FROM d.t") == [(0,)]
     assert _states(group2, 0) == ["OFFLINE"]
     assert minority.query("SELECT @@super_read_only") == [(1,)]
+
+
+def test_stop_group_replication_ends_an_auto_rejoin_procedure(group2: Group) -> None:
+    group2.bootstrap(
+        0,
+        group_replication_unreachable_majority_timeout=5,
+        group_replication_exit_state_action="ABORT_SERVER",
+        group_replication_autorejoin_tries=2,  # the second would come 300 s later
+    )
+    group2.join(1)
+    group2.wait_states(0, ["ONLINE"] * 2)
+    minority = group2.servers[0]
+    group2.kill_member(1)
+    wait_until(lambda: "Started auto-rejoin procedure attempt 1 of 2" in minority.error_log(), 60)
+    # the attempt fails (no etcd majority to join through): the procedure waits
+    wait_until(lambda: "Unable to join the group" in minority.error_log(), 90)
+    wait_until(lambda: group2.members(0)[0][2] == "ERROR", 30, lambda: str(group2.members(0)))
+    assert minority.query("SELECT @@super_read_only") == [(1,)]
+    with pytest.raises(pymysql.err.MySQLError) as refused:
+        minority.query("SET GLOBAL group_replication_autorejoin_tries = 1")
+    assert refused.value.args[0] == 1231
+    assert "auto-rejoin process is already running" in refused.value.args[1]
+    minority.query("STOP GROUP_REPLICATION")  # ends the procedure: no exit state action
+    assert group2.members(0)[0][2] == "OFFLINE"
+    minority.query("SET GLOBAL group_replication_autorejoin_tries = 1")
+    time.sleep(3)
+    assert minority.process is not None and minority.process.poll() is None
+    assert "Member was not able to join the group" not in minority.error_log()
