@@ -182,6 +182,9 @@ ER_CLIENT_INTERACTION_TIMEOUT: Final = _code(
 ER_NET_READ_ERROR: Final = _code(
     1158, "ER_NET_READ_ERROR", "08S01", "Got an error reading communication packets"
 )
+ER_ERROR_DURING_COMMIT: Final = _code(
+    1180, "ER_ERROR_DURING_COMMIT", "HY000", "Got error %d - '%s' during COMMIT"
+)
 ER_LOCK_OR_ACTIVE_TRANSACTION: Final = _code(
     1192,
     "ER_LOCK_OR_ACTIVE_TRANSACTION",

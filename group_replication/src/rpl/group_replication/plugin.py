@@ -213,7 +213,7 @@ class GroupReplicationPlugin(ReplicationPlugin):
             config,
             gcs,
             services.server,
-            services.channels.applier_channel(APPLIER_CHANNEL),
+            services.channels.applier_channel(APPLIER_CHANNEL, high_priority=True),
             log,
             recovery(services.channels),
         )

@@ -469,9 +469,17 @@ class ChannelService(Protocol):
     them with their names as MySQL lists ``group_replication_applier``).
     """
 
-    def applier_channel(self, name: str) -> ApplierChannel:
+    def applier_channel(self, name: str, *, high_priority: bool = False) -> ApplierChannel:
         """The applier-only channel ``name``, created if it does not exist.
         ``ValueError`` for ``''`` (the asynchronous replica's channel).
+
+        ``high_priority`` (MySQL's ``Channel_creation_info::thd_tx_priority``, which Group
+        Replication sets for its applier) makes the channel's transactions, from its
+        next one on, take the row locks they need from local transactions that have not
+        begun to commit: such a holder is killed, and its next statement fails with
+        ER_LOCK_DEADLOCK (1213) or its COMMIT with ER_ERROR_DURING_COMMIT (1180), its
+        transaction rolled back. A transaction already committing is never killed (it
+        may be ordered before the applier's), so the applier waits for it as usual.
         """
         ...
 

@@ -20,6 +20,18 @@ other way: a grant makes the former waiter the holder and it stops waiting, whic
 redirects other waiters' edges to a running owner. The requester is the victim and gets
 ER_LOCK_DEADLOCK (1213) without waiting; rolling its transaction back is the caller's job
 (:class:`~rpl.core.engine.storage.Transaction` does it).
+
+A high-priority owner (a Group Replication applier's transaction: MySQL's
+``thd->tx_priority``, InnoDB's ``trx_is_high_priority``) never waits for an ordinary one
+that has not begun to commit: it takes the lock at once and the holder is killed
+(``killed``). The killed owner's next lock request, lock wait or :meth:`begin_commit`
+fails, so its transaction rolls back; its locks the high-priority owner did not take
+stay held until then. That is safe because an uncommitted transaction's writes are its
+own until it commits (the engine keeps them in a private overlay), so handing its lock
+away exposes nothing half-done; and it is right because the one transaction that may
+not be killed, one already committing (it may be certified, or ahead of the applier in
+the group's order), is never a victim: :meth:`begin_commit` and a kill decide under the
+same mutex. An ordinary owner waits for a high-priority one as for any other.
 """
 
 from __future__ import annotations
@@ -46,11 +58,18 @@ class LockOwner:
     lock manager changes it under its mutex only, and clears it when it grants the lock.
     """
 
-    __slots__ = ("trx_id", "waiting_for", "_cond")
+    __slots__ = ("trx_id", "waiting_for", "high_priority", "killed", "committing", "_cond")
 
     def __init__(self, trx_id: int) -> None:
         self.trx_id = trx_id
         self.waiting_for: LockKey | None = None
+        self.high_priority = False
+        """Takes the locks of ordinary owners that are not committing (set before the
+        owner's first lock request)."""
+        self.killed = False
+        """A high-priority owner took a lock of this one: it must roll back."""
+        self.committing = False
+        """Set by :meth:`LockManager.begin_commit`: from then on it cannot be killed."""
         self._cond: threading.Condition | None = None
 
     def is_waiting(self) -> bool:
@@ -83,23 +102,33 @@ class LockManager:
         self.row_lock_time_max_ms = 0
         self.row_lock_timeouts = 0
         self.deadlocks = 0
+        self.high_priority_kills = 0
+        """Ordinary owners killed by a high-priority one."""
 
     def acquire(self, owner: LockOwner, key: LockKey) -> bool:
         """Lock ``key`` for ``owner``, waiting behind its holder and earlier waiters.
 
         Returns ``True`` when the owner newly holds the lock (it must then pass the key to
         :meth:`release_all` eventually) and ``False`` when it held it already. Raises
-        ER_LOCK_DEADLOCK at once if waiting would close a cycle, ER_LOCK_WAIT_TIMEOUT when
-        the wait outlasts ``lock_wait_timeout()``; in both cases the owner holds nothing
-        new and is no longer queued.
+        ER_LOCK_DEADLOCK at once if waiting would close a cycle or the owner was killed
+        (before or while it waits), ER_LOCK_WAIT_TIMEOUT when the wait outlasts
+        ``lock_wait_timeout()``; in every case the owner holds nothing new and is no longer
+        queued. A high-priority owner takes the lock from an ordinary holder that is not
+        committing at once, killing it.
         """
         with self._mutex:
+            if owner.killed:
+                raise MySQLError.of(ER_LOCK_DEADLOCK)
             holder = self._holders.get(key)
             if holder is None:
                 self._holders[key] = owner
                 return True
             if holder is owner:
                 return False
+            if owner.high_priority and not holder.high_priority and not holder.committing:
+                self._kill(holder)
+                self._holders[key] = owner
+                return True
             if self._closes_cycle(owner, holder):
                 self.deadlocks += 1
                 raise MySQLError.of(ER_LOCK_DEADLOCK)
@@ -118,7 +147,7 @@ class LockManager:
             deadline = started + timeout
             try:
                 with thd_wait():
-                    while owner.is_waiting():
+                    while owner.is_waiting() and not owner.killed:
                         remaining = deadline - time.monotonic()
                         if remaining <= 0:
                             break
@@ -131,10 +160,31 @@ class LockManager:
                 waited_ms = int((time.monotonic() - started) * 1000)
                 self.row_lock_time_ms += waited_ms
                 self.row_lock_time_max_ms = max(self.row_lock_time_max_ms, waited_ms)
+            if owner.killed:
+                self._abandon(owner, key)
+                raise MySQLError.of(ER_LOCK_DEADLOCK)
             if owner.is_waiting():
                 self._abandon(owner, key)
                 self.row_lock_timeouts += 1
                 raise MySQLError.of(ER_LOCK_WAIT_TIMEOUT)
+            return True
+
+    def _kill(self, victim: LockOwner) -> None:
+        """Mark ``victim`` killed and wake it if it waits (mutex held)."""
+        if not victim.killed:
+            victim.killed = True
+            self.high_priority_kills += 1
+        if victim.waiting_for is not None and victim._cond is not None:
+            victim._cond.notify()
+
+    def begin_commit(self, owner: LockOwner) -> bool:
+        """``owner`` begins to commit, and can no longer be killed; False (nothing
+        changes) when it was killed already and must roll back instead.
+        """
+        with self._mutex:
+            if owner.killed:
+                return False
+            owner.committing = True
             return True
 
     def _abandon(self, owner: LockOwner, key: LockKey) -> None:

@@ -79,6 +79,7 @@ from rpl.core.errors import (
     ER_DB_CREATE_EXISTS,
     ER_DB_DROP_EXISTS,
     ER_DUP_ENTRY,
+    ER_ERROR_DURING_COMMIT,
     ER_LOCK_DEADLOCK,
     ER_NO_DEFAULT_FOR_FIELD,
     ER_NO_REFERENCED_ROW_2,
@@ -991,6 +992,17 @@ class Transaction(LockOwner):
                 overlay[pk] = previous  # type: ignore[assignment]
         del undo[savepoint:]
 
+    def enter_commit(self) -> None:
+        """The transaction begins to commit: from now on no high-priority transaction
+        kills it. If one killed it already it rolls back here instead, with
+        ER_ERROR_DURING_COMMIT (InnoDB's ``Got error 149 - 'Lock deadlock; Retry
+        transaction' during COMMIT``).
+        """
+        if self._state is _State.ACTIVE and not self._locks.begin_commit(self):
+            self._finish(_State.ROLLED_BACK)
+            self.rolled_back_by_deadlock = True
+            raise MySQLError.of(ER_ERROR_DURING_COMMIT, 149, "Lock deadlock; Retry transaction")
+
     def commit(self) -> None:
         """Make the writes visible to all, atomically for readers, then release the locks.
 
@@ -1238,9 +1250,14 @@ class Engine:
 
     # --- transactions ------------------------------------------------------------------------
 
-    def begin(self, thread_id: int) -> Transaction:
-        """Start a transaction for the connection ``thread_id``."""
-        return Transaction(self, next(self._trx_ids), thread_id)
+    def begin(self, thread_id: int, *, high_priority: bool = False) -> Transaction:
+        """Start a transaction for the connection ``thread_id`` (``high_priority``: it
+        kills the ordinary transactions whose row locks it needs, see
+        :mod:`rpl.core.engine.locks`).
+        """
+        trx = Transaction(self, next(self._trx_ids), thread_id)
+        trx.high_priority = high_priority
+        return trx
 
     # --- multi-versioning -------------------------------------------------------------------
 

@@ -259,6 +259,9 @@ class Session:
         transaction hooks' ``TransParam.thread_kind``."""
         self.channel_name = ""
         """The channel whose applier runs this session ('' for a client)."""
+        self.high_priority = False
+        """Its transactions are high priority (MySQL's ``thd->tx_priority``): they kill
+        the ordinary transactions whose row locks they need (:mod:`rpl.core.engine.locks`)."""
         self.original_commit_timestamp: int | None = None
         """A replicated transaction's commit time on its originating server (µs)."""
         self.deferred: list[tuple[CommitTicket, Transaction | None]] | None = None
@@ -404,7 +407,7 @@ class Session:
             self.trx_read_only = self.read_only()
             self.next_isolation = self.next_read_only = None
             self.savepoints = {}
-            self.trx = self.server.engine.begin(self.thread_id)
+            self.trx = self.server.engine.begin(self.thread_id, high_priority=self.high_priority)
             self.events = []
             self.tables = {}
             self._hook("begin")
@@ -541,6 +544,11 @@ class Session:
         trx, self.explicit = self.trx, False
         if trx is None:
             return
+        try:
+            trx.enter_commit()
+        except MySQLError:
+            self._rolled_back()  # a high-priority transaction killed it
+            raise
         if not trx.changes() and self.gtid_next is not None and self.binlogging:
             self._commit_empty(trx)
             return

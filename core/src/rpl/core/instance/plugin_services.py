@@ -110,9 +110,11 @@ class PluginChannelService:
     channels: PluginChannels
     receivers: Callable[[], ReplicaChannels]
 
-    def applier_channel(self, name: str) -> PluginApplierChannel:
-        """The applier-only channel ``name``."""
-        return self.channels.applier_channel(name)
+    def applier_channel(self, name: str, *, high_priority: bool = False) -> PluginApplierChannel:
+        """The applier-only channel ``name`` (``high_priority``: see rpl.observers)."""
+        channel = self.channels.applier_channel(name)
+        channel.high_priority = high_priority
+        return channel
 
     def receiver_channel(self, name: str) -> PluginReceiverChannel:
         """The receiver channel ``name``."""

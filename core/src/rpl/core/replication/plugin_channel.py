@@ -142,6 +142,9 @@ class PluginApplierChannel:
         self.thread_id = 0
         self.state = ""
         self.applied = 0
+        self.high_priority = False
+        """Whether its transactions kill the local lock holders they wait for (read at
+        each transaction)."""
 
     @property
     def name(self) -> str:
@@ -272,6 +275,7 @@ class PluginApplierChannel:
         """Apply the queue's first transaction, then take it off the queue."""
         if transaction.gtid not in self.server.binlog.gtid_executed:
             self.state = session.state = STATE_APPLYING
+            session.high_priority = self.high_priority
             retries = self.server.variables.global_int("replica_transaction_retries")
             apply_transaction(session, transaction, retries, lambda: self._stop)
             self.applied += 1
