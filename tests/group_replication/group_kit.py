@@ -7,6 +7,7 @@ them a group. A missing ``etcd`` fails the test: nothing here skips.
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -39,10 +40,16 @@ class EtcdMembers:
         """Client addresses, ``127.0.0.1:port``."""
         return [f"127.0.0.1:{port}" for port in self.client_ports]
 
-    def _command(self, index: int, *extra: str) -> list[str]:
+    def _peer(self, index: int) -> str:
+        return f"http://127.0.0.1:{self.peer_ports[index]}"
+
+    def _command(
+        self, index: int, *extra: str, members: list[int] | None = None, state: str = "new"
+    ) -> list[str]:
         name = self.names[index]
         cluster = ",".join(
-            f"{n}=http://127.0.0.1:{p}" for n, p in zip(self.names, self.peer_ports, strict=True)
+            f"{self.names[i]}={self._peer(i)}"
+            for i in (range(len(self.names)) if members is None else members)
         )
         return [
             "etcd",
@@ -53,7 +60,7 @@ class EtcdMembers:
             "--listen-peer-urls", f"http://127.0.0.1:{self.peer_ports[index]}",
             "--initial-advertise-peer-urls", f"http://127.0.0.1:{self.peer_ports[index]}",
             "--initial-cluster", cluster,
-            "--initial-cluster-state", "new",
+            "--initial-cluster-state", state,
             "--initial-cluster-token", self.root.name,
             "--experimental-watch-progress-notify-interval", "1s",
             *extra,
@@ -91,6 +98,27 @@ class EtcdMembers:
         process.terminate()
         process.wait(30)
         self.start(index, "--force-new-cluster")
+
+    def rejoin(self, index: int, cluster: list[int]) -> None:
+        """Add member ``index`` back to the cluster the members ``cluster`` form now
+        (after ``force_new_cluster``, which dropped it; its old data is of no use): etcd's
+        member add on a live member, then member ``index`` started with an empty data
+        directory and ``--initial-cluster-state existing``.
+        """
+        body = json.dumps({"peerURLs": [self._peer(index)]}).encode()
+        request = urllib.request.Request(
+            f"http://{self.endpoints[cluster[0]]}/v3/cluster/member/add", data=body
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            assert answer.status == 200
+        shutil.rmtree(self.root / self.names[index], ignore_errors=True)
+        log = (self.root / f"{self.names[index]}.log").open("ab")
+        self.processes[self.names[index]] = subprocess.Popen(
+            self._command(index, members=[*cluster, index], state="existing"),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        self.wait_healthy()
 
     def signal(self, index: int, number: signal.Signals) -> None:
         """Send ``number`` to member ``index`` (SIGSTOP/SIGCONT: a partition)."""

@@ -166,6 +166,23 @@ def test_majority_lost_writes_block_until_force_members(group3: Group, etcd3: Et
     assert gnos == list(range(1, 27)), gnos
     assert survivor.query("SELECT @@gtid_executed") == [(f"{GROUP_NAME}:1-26",)]
 
+    # a forced-out member comes back: its etcd member joins the re-formed cluster afresh,
+    # its server restarts and joins, recovering what the survivor wrote alone
+    etcd3.rejoin(1, [0])
+    returning = group3.servers[1]
+    returning.start()
+    group3.join(1)
+    group3.wait_states(0, ["ONLINE"] * 2, timeout=90)
+    group3.wait_states(1, ["ONLINE"] * 2, timeout=30)
+    wait_until(
+        lambda: {r[0] for r in returning.query("SELECT id FROM d.t")} == acknowledged,
+        30,
+        lambda: str(returning.query("SELECT id FROM d.t")),
+    )
+    survivor.query("INSERT INTO d.t VALUES (300)")
+    wait_until(lambda: returning.query("SELECT COUNT(*) FROM d.t WHERE id = 300") == [(1,)])
+    assert _group_gtids(returning) == _group_gtids(survivor) == list(range(1, 29))
+
 
 def test_partitioned_member_blocks_until_the_majority_returns(
     group3: Group, etcd3: EtcdMembers
