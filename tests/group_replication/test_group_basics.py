@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pymysql
 import pytest
@@ -105,19 +106,25 @@ def _commit_timings(server: object) -> dict[str, int]:
     return {name.removeprefix("group_replication_commit_"): int(v) for name, v in rows}
 
 
-def test_multi_primary_conflict_one_commits(group: Group) -> None:
+def _multi_primary_pair(group: Group, rows: int) -> tuple[Any, Any]:
+    """Members 0 and 1 as a multi-primary group with ``d.t`` holding ``rows`` rows
+    ``(id, 0)`` on both."""
     for index in range(2):
         group.configure(index, group_replication_single_primary_mode="OFF")
     group.bootstrap(0)
-    group.configure(1, group_replication_single_primary_mode="OFF")
     group.join(1)
     group.wait_states(0, ["ONLINE"] * 2)
     group.wait_states(1, ["ONLINE"] * 2)
     a, b = group.servers[0], group.servers[1]
     a.query("CREATE DATABASE d")
     a.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
-    a.query("INSERT INTO d.t VALUES (1, 0)")
-    wait_until(lambda: b.query("SELECT COUNT(*) FROM d.t") == [(1,)])
+    a.query("INSERT INTO d.t VALUES " + ", ".join(f"({i}, 0)" for i in range(1, rows + 1)))
+    wait_until(lambda: b.query("SELECT COUNT(*) FROM d.t") == [(rows,)])
+    return a, b
+
+
+def test_multi_primary_conflict_one_commits(group: Group) -> None:
+    a, b = _multi_primary_pair(group, 1)
     ca, cb = a.connect(), b.connect()
     try:
         ca.cursor().execute("BEGIN")
@@ -145,16 +152,7 @@ def test_the_applier_kills_a_local_transaction_holding_its_row(group: Group) -> 
     """A remote transaction certified before a local one that holds its row lock, and
     is not committing yet, kills that local one (MySQL's high-priority applier)
     instead of waiting for innodb_lock_wait_timeout (50 s)."""
-    for index in range(2):
-        group.configure(index, group_replication_single_primary_mode="OFF")
-    group.bootstrap(0)
-    group.join(1)
-    group.wait_states(1, ["ONLINE"] * 2)
-    a, b = group.servers[0], group.servers[1]
-    a.query("CREATE DATABASE d")
-    a.query("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
-    a.query("INSERT INTO d.t VALUES (1, 0), (2, 0)")
-    wait_until(lambda: b.query("SELECT COUNT(*) FROM d.t") == [(2,)])
+    a, b = _multi_primary_pair(group, 2)
     local = b.connect(autocommit=False)
     with local.cursor() as cursor:
         cursor.execute("UPDATE d.t SET v = 2 WHERE id = 1")  # holds row 1, idle

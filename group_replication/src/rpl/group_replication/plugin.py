@@ -239,8 +239,10 @@ class GroupReplicationPlugin(ReplicationPlugin):
         """The group expelled ``member`` (or its majority timeout ran out) and it has
         left: the auto-rejoin procedure, or at once the exit state action.
         """
+        if self.member is not member:
+            return  # STOP GROUP_REPLICATION came first
         tries = int(self.vars.value("group_replication_autorejoin_tries") or 0)
-        if tries == 0 or self.member is not member:
+        if tries == 0:
             member.exit_state_action()
             return
         self._autorejoin.start(
