@@ -14,6 +14,7 @@ from rpl.group_replication.messages import (
     MessageError,
     Recovered,
     StableSet,
+    SyncBeforeExecution,
     TransactionMessage,
     decode,
     encode,
@@ -97,6 +98,7 @@ def test_state_transfer_gives_the_same_decisions() -> None:
         Recovered(S),
         StableSet(S, f"{G}:1-9"),
         MemberStats(S, "1:2", 0, 9, 1, 4, f"{G}:1-7", f"{G}:9", 2, 5, 3, 1),
+        SyncBeforeExecution(S, 12),
     ],
 )
 def test_messages_round_trip(message: object) -> None:
@@ -115,6 +117,7 @@ def test_messages_round_trip(message: object) -> None:
         encode(Recovered(S)) + b"tail",
         encode(StableSet(S, "x")).replace(b'"member"', b'"someone"'),
         encode(MemberStats(S, "1", 0, 9, 1, 4, "", "", 2, 5, 3, 1)).replace(b"9", b'"9"'),
+        encode(SyncBeforeExecution(S, 12)).replace(b"12", b"[]"),  # same length, no int
     ],
 )
 def test_malformed_messages_are_refused(data: bytes) -> None:

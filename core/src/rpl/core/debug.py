@@ -70,6 +70,7 @@ ROWS_QUERY), so its relay log ends inside that transaction."""
 SYNC_POINTS = (
     "pause_before_sync_binlog",
     "pause_after_after_sync",
+    "pause_plugin_applier",
 )
 """Pause points: the thread that reaches an armed one waits there until it is disarmed.
 ``pause_before_sync_binlog``: a commit group leader after the group is written and
@@ -77,7 +78,10 @@ SYNC_POINTS = (
 sends the group before it is durable.
 ``pause_after_after_sync``: a commit group leader after ``after_sync`` returned (with
 AFTER_SYNC semisync: acknowledged), before engine commit, so a test can look at every
-node while the transaction is durable and replicated but not yet visible on the source."""
+node while the transaction is durable and replicated but not yet visible on the source.
+``pause_plugin_applier``: a plugin's applier channel (Group Replication's
+``group_replication_applier``) before it applies its next transaction, so a test can
+read on a member whose applier is behind the group."""
 
 
 class CrashPoints:

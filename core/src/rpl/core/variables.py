@@ -277,7 +277,7 @@ class SystemVariables:
             raise MySQLError.of(ER_LOCAL_VARIABLE, definition.name)
         value, warnings = coerce(definition, raw)
         with entry.update_lock:
-            self._check(definition, value, raw)
+            self.check(definition, value, raw)
             previous, entry._value = entry._value, value
             if definition.on_update is not None:
                 try:
@@ -301,7 +301,10 @@ class SystemVariables:
         return _rows(((e.name, e.value) for e in list(self._entries.values())), pattern)
 
     @staticmethod
-    def _check(definition: SystemVariable, value: SysVarValue, raw: object) -> None:
+    def check(definition: SystemVariable, value: SysVarValue, raw: object) -> None:
+        """The declaration's own check of a new value (GLOBAL or SESSION): its error,
+        or ER_WRONG_VALUE_FOR_VAR.
+        """
         if definition.check is None:
             return
         try:

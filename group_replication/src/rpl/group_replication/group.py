@@ -24,6 +24,10 @@ What holds:
 * Single-primary mode: the secondaries are ``super_read_only``; a primary is elected
   when the primary leaves (:func:`rpl.group_replication.members.elect`); the new primary
   lifts ``super_read_only`` once its applier has applied what the group delivered before.
+* BEFORE consistency (WL#10379): a transaction sends a sync message before it runs; when
+  the message comes back in the order, the applier channel's received set (every remote
+  transaction certified before it) is what the transaction waits to see committed here
+  before its first statement, so it reads nothing older than its place in the order.
 * Majority lost (the members this one reaches, itself included, are no more than half
   of its view): local transactions block before they are sent, so nothing of them is
   ordered, until a majority is reachable again or the view shrinks (force_members, an
@@ -60,6 +64,7 @@ from rpl.group_replication.messages import (
     MessageError,
     Recovered,
     StableSet,
+    SyncBeforeExecution,
     TransactionMessage,
     decode,
     encode,
@@ -70,6 +75,18 @@ APPLIER_CHANNEL = "group_replication_applier"
 ER_TRANSACTION_ROLLBACK_DURING_COMMIT = 3101
 ROLLBACK_TEXT = "Plugin instructed the server to rollback the current transaction."
 ER_RUN_HOOK_ERROR = 3100
+ER_GRP_TRX_CONSISTENCY_NOT_ALLOWED = 3796
+ER_GRP_TRX_CONSISTENCY_BEFORE = 3797
+ER_GRP_TRX_CONSISTENCY_BEGIN_NOT_ALLOWED = 3799
+CONSISTENCY_NOT_ALLOWED_TEXT = (
+    "The option group_replication_consistency cannot be used on the current member state."
+)
+CONSISTENCY_BEFORE_TEXT = (
+    "Error while waiting for group transactions commit on group_replication_consistency= 'BEFORE'."
+)
+CONSISTENCY_BEGIN_NOT_ALLOWED_TEXT = (
+    "The Group Replication plugin is stopping, therefore new transactions are not allowed to start."
+)
 FORCE_VIEW_TIMEOUT = 60.0
 """Seconds force_members waits for its view (MySQL's view modification wait)."""
 
@@ -378,6 +395,53 @@ class GroupMember:
             "certification": max(ticket.certified_ns - delivered, 0),
         }
 
+    def sync_before_execution(self, timeout: float) -> str:
+        """BEFORE: order a sync message and return the GTIDs this transaction must see
+        committed before it runs (the applier's received set when the message came
+        back). ObserverError 3796 outside ONLINE, 3799 while stopping, 3797 when the
+        message is not ordered within ``timeout``.
+        """
+        with self._lock:
+            if self.state is not MemberState.ONLINE:
+                raise ObserverError(
+                    CONSISTENCY_NOT_ALLOWED_TEXT, errno=ER_GRP_TRX_CONSISTENCY_NOT_ALLOWED
+                )
+            if self._stopping.is_set():
+                raise ObserverError(
+                    CONSISTENCY_BEGIN_NOT_ALLOWED_TEXT,
+                    errno=ER_GRP_TRX_CONSISTENCY_BEGIN_NOT_ALLOWED,
+                )
+            self._next_ticket += 1
+            number = self._next_ticket
+            ticket = self._tickets[number] = _Ticket()
+        try:
+            self.gcs.send(encode(SyncBeforeExecution(self.me, number)))
+            ordered = ticket.done.wait(timeout)
+        except GcsError as exc:
+            self.log.error(
+                "Plugin group_replication reported: 'Error sending the sync before execution "
+                f"message of a transaction: {exc}'"
+            )
+            ordered = False
+        finally:
+            with self._lock:
+                self._tickets.pop(number, None)
+        if not ordered or ticket.error is not None or ticket.gtid is None:
+            raise ObserverError(CONSISTENCY_BEFORE_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEFORE)
+        return ticket.gtid
+
+    def _sync_ordered(self, message: SyncBeforeExecution) -> None:
+        """A sync message came back in the order: its transaction (if it is this
+        member's) waits for what the applier received until now.
+        """
+        if message.origin != self.me:
+            return
+        with self._lock:
+            ticket = self._tickets.get(message.ticket)
+        if ticket is not None:
+            ticket.gtid = self.applier.received_gtid_set()
+            ticket.done.set()
+
     def _fail_waiters(self, reason: str, errno: int | None = ER_RUN_HOOK_ERROR) -> None:
         with self._lock:
             tickets = list(self._tickets.values())
@@ -564,6 +628,8 @@ class GroupMember:
             self._recovered(message.member)
         elif isinstance(message, StableSet):
             self._stable_set(message)
+        elif isinstance(message, SyncBeforeExecution):
+            self._sync_ordered(message)
         elif isinstance(message, MemberStats):
             with self._lock:
                 if message.member in self.members and message.member != self.me:

@@ -21,6 +21,8 @@ Types, in MySQL's terms:
 * :class:`MemberStats` (``Pipeline_stats_member_message``): a member's counters, sent
   every second; every member shows every member's last ones in
   ``performance_schema.replication_group_member_stats``.
+* :class:`SyncBeforeExecution` (``Sync_before_execution_message``): a BEFORE
+  transaction's place in the order before it runs; the other members ignore it.
 """
 
 from __future__ import annotations
@@ -114,9 +116,35 @@ class MemberStats:
         return (channel, self.view_id, self.member, *attrs.astuple(self)[2:])
 
 
-Message = TransactionMessage | CertificationState | Recovered | StableSet | MemberStats
+@attrs.frozen
+class SyncBeforeExecution:
+    """A transaction of ``origin`` with BEFORE consistency waits (as ``ticket``) for its
+    place in the order.
+    """
+
+    TYPE = 6
+    origin: str
+    ticket: int
+
+
+Message = (
+    TransactionMessage
+    | CertificationState
+    | Recovered
+    | StableSet
+    | MemberStats
+    | SyncBeforeExecution
+)
 _TYPES: Final[dict[int, type[Message]]] = {
-    t.TYPE: t for t in (TransactionMessage, CertificationState, Recovered, StableSet, MemberStats)
+    t.TYPE: t
+    for t in (
+        TransactionMessage,
+        CertificationState,
+        Recovered,
+        StableSet,
+        MemberStats,
+        SyncBeforeExecution,
+    )
 }
 
 

@@ -19,7 +19,13 @@ import attrs
 from rpl.group_replication import variables as gr_vars
 from rpl.group_replication.autorejoin import AutoRejoin
 from rpl.group_replication.gcs import Gcs, GcsError
-from rpl.group_replication.group import APPLIER_CHANNEL, GroupConfig, GroupMember
+from rpl.group_replication.group import (
+    APPLIER_CHANNEL,
+    CONSISTENCY_BEFORE_TEXT,
+    ER_GRP_TRX_CONSISTENCY_BEFORE,
+    GroupConfig,
+    GroupMember,
+)
 from rpl.group_replication.members import MemberState
 from rpl.group_replication.recovery import RECOVERY_CHANNEL, recovery
 from rpl.group_replication.timings import CommitTimings
@@ -362,6 +368,26 @@ class GroupReplicationPlugin(ReplicationPlugin):
         self._stop(0)
 
     # ------------------------------------------------------------- hooks
+    @hookimpl
+    def begin(self, param: TransParam) -> None:
+        """group_replication_consistency at a transaction's start (WL#10379): BEFORE
+        waits until what the group ordered before it is committed here. Not while the
+        member is OFFLINE, nor on the group's own channels.
+        """
+        member = self.member
+        if (
+            member is None
+            or member.state is MemberState.OFFLINE
+            or param.channel_name in (APPLIER_CHANNEL, RECOVERY_CHANNEL)
+            or param.group_replication_consistency not in gr_vars.WAITING_LEVELS
+        ):
+            return
+        timeout = float(param.hold_timeout)
+        with self.services.server.thd_wait():
+            until = member.sync_before_execution(timeout)
+            if not self.services.server.wait_for_gtid_set(until, timeout):
+                raise ObserverError(CONSISTENCY_BEFORE_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEFORE)
+
     @hookimpl
     def before_dml(self, param: TransParam) -> None:
         """Refuse what certification cannot handle: logging that is not ROW."""

@@ -24,6 +24,20 @@ from rpl.observers import (
 )
 
 ER_WRONG_VALUE_FOR_VAR = 1231
+CONSISTENCY_LEVELS: tuple[str, ...] = (
+    "EVENTUAL",
+    "BEFORE_ON_PRIMARY_FAILOVER",
+    "BEFORE",
+    "AFTER",
+    "BEFORE_AND_AFTER",
+)
+"""``group_replication_consistency``'s values, MySQL 8.0's (its ENUM order)."""
+WAITING_LEVELS: frozenset[str] = frozenset(("BEFORE",))
+"""The levels whose transactions wait at their start (BEFORE_AND_AFTER will too)."""
+NOT_YET_LEVELS: frozenset[str] = frozenset(
+    ("BEFORE_ON_PRIMARY_FAILOVER", "AFTER", "BEFORE_AND_AFTER")
+)
+"""Levels this plugin refuses for now, rather than give a weaker guarantee than named."""
 COMMUNICATION_STACK = "etcd"
 """MEMBER_COMMUNICATION_STACK (MySQL: XCom or MySQL)."""
 
@@ -54,6 +68,15 @@ STATS_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 _ADDRESS = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
+
+
+def _check_consistency(value: SysVarValue) -> None:
+    if value in NOT_YET_LEVELS:
+        raise ObserverError(
+            f"group_replication_consistency '{value}' is not supported by this member yet "
+            "(EVENTUAL and BEFORE are)",
+            errno=ER_WRONG_VALUE_FOR_VAR,
+        )
 
 
 def valid_address(text: str) -> bool:
@@ -214,13 +237,9 @@ def register(
             "EVENTUAL",
             "Transaction consistency guarantee",
             scope=Scope.BOTH,
-            enum_values=(
-                "EVENTUAL",
-                "BEFORE_ON_PRIMARY_FAILOVER",
-                "BEFORE",
-                "AFTER",
-                "BEFORE_AND_AFTER",
-            ),
+            enum_values=CONSISTENCY_LEVELS,
+            check=_check_consistency,
+            global_privileges=("SUPER", "GROUP_REPLICATION_ADMIN"),
         ),
         SystemVariable(
             "group_replication_recovery_retry_count",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -249,6 +250,14 @@ class ServerControl(Protocol):
         """Block until every GTID of ``gtid_set`` is committed here (in the
         binlog and visible to every session), or ``timeout`` seconds pass; whether
         they all were. An empty set returns True at once.
+        """
+        ...
+
+    def thd_wait(self) -> AbstractContextManager[None]:
+        """A context for a wait in a hook (MySQL's ``thd_wait_begin`` /
+        ``thd_wait_end`` service): while the body blocks, the thread pool
+        (``thread_handling=pool-of-threads``) lets another worker serve the other
+        connections. Outside a pool worker it does nothing.
         """
         ...
 

@@ -45,9 +45,13 @@ class SystemVariable:
     ``min_value``/``max_value`` bound an INT or REAL (out-of-range values are
     clamped with a warning, as MySQL does); ``enum_values`` lists an ENUM's
     values (compared case-insensitively, stored as written here). ``check`` may
-    refuse a new value by raising :class:`rpl.observers.ObserverError` (the client
-    gets ER_WRONG_VALUE_FOR_VAR, 1231, or the error's ``errno`` and message when it
-    has one);
+    refuse a new value, GLOBAL or SESSION, by raising
+    :class:`rpl.observers.ObserverError` (the client gets ER_WRONG_VALUE_FOR_VAR,
+    1231, or the error's ``errno`` and message when it has one);
+    ``global_privileges``: SET GLOBAL needs one of them besides SUPER or
+    SYSTEM_VARIABLES_ADMIN (ER_SPECIFIC_ACCESS_DENIED_ERROR, 1227, otherwise), as
+    MySQL's check of ``group_replication_consistency`` asks for SUPER or
+    GROUP_REPLICATION_ADMIN;
     ``on_update`` is called with the new value after it is stored, serialised
     with other updates of the same variable.
     """
@@ -63,6 +67,7 @@ class SystemVariable:
     enum_values: tuple[str, ...] = ()
     check: Callable[[SysVarValue], None] | None = None
     on_update: Callable[[SysVarValue], None] | None = None
+    global_privileges: tuple[str, ...] = ()
 
 
 @attrs.frozen

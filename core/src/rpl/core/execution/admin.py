@@ -87,6 +87,8 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
         if item.scope is None:
             server.variables.check_session_scope(item.name)
         session.require("SUPER", "SYSTEM_VARIABLES_ADMIN")
+        if definition.global_privileges:
+            session.require(*definition.global_privileges)
         sysvars.check_value(session, definition.name, raw)
         if definition.name in _LOGGING_PAIR:
             _check_logging_pair(session, definition.name, coerce(definition, raw)[0], "GLOBAL")
@@ -102,6 +104,7 @@ def _assign(session: Session, item: ast.SetVariable) -> None:
     if name in _LOGGING_PAIR:
         _check_logging_pair(session, name, value, None)
     sysvars.check_value(session, name, value)
+    server.variables.check(definition, value, raw)
     session.warnings.extend(warnings)
     if name == "autocommit" and value and not session.autocommit:
         session.commit()

@@ -199,6 +199,9 @@ STATEMENT_VIEW_LEVELS: Final = frozenset(("READ-COMMITTED", "READ-UNCOMMITTED"))
 others (REPEATABLE-READ, SERIALIZABLE) keep the transaction's first one."""
 
 MAX_TABLE_INFO_SETS: Final = 64
+BEGIN_HOOK_STATE: Final = "Executing hook on transaction begin."
+"""PROCESSLIST_STATE while the ``begin`` hook runs (MySQL's stage there: a Group
+Replication BEFORE transaction waits in it)."""
 """Sets of tables a session keeps TableInfos for (Session._table_info)."""
 
 _local = threading.local()
@@ -410,7 +413,12 @@ class Session:
             self.trx = self.server.engine.begin(self.thread_id, high_priority=self.high_priority)
             self.events = []
             self.tables = {}
-            self._hook("begin")
+            if not self.server.delegates.transaction.is_empty("begin"):
+                state, self.state = self.state, BEGIN_HOOK_STATE
+                try:
+                    self._hook("begin")
+                finally:
+                    self.state = state
         return self.trx
 
     def _hook(self, name: str, log_file: str = "", log_pos: int = 0, **extra: object) -> None:
@@ -438,8 +446,21 @@ class Session:
             thread_kind=self.thread_kind,
             channel_name=self.channel_name,
             binlog_format=self.binlog_format(),
-            **extra,  # type: ignore[arg-type]
+            **{  # type: ignore[arg-type]
+                "group_replication_consistency": self._consistency(),
+                "hold_timeout": self.setting("wait_timeout"),
+                **extra,
+            },
         )
+
+    def _consistency(self) -> str:
+        """The session's ``group_replication_consistency``, which TransParam carries as
+        MySQL's Trans_param does (EVENTUAL while no plugin declares the variable).
+        """
+        try:
+            return str(self.setting("group_replication_consistency"))
+        except MySQLError:
+            return "EVENTUAL"
 
     def before_dml(self, db: str, table: str) -> None:
         """Run ``before_dml`` for a statement about to change rows of ``db.table``
@@ -684,7 +705,6 @@ class Session:
             write_set=write_set or frozenset(),
             gtid_executed=snapshot,
             gtid=str(self.gtid_next) if self.gtid_next is not None else None,
-            hold_timeout=cast(int, self.setting("wait_timeout")),
         )
         self.state = "waiting for handler commit"  # MySQL's stage while the hook runs
         with thd_wait():  # an observer may block here (Group Replication certifies)

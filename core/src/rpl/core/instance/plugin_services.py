@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 import attrs
@@ -28,6 +29,7 @@ from rpl.core.replication.plugin_channel import (
     PluginChannels,
     PluginReceiverChannel,
 )
+from rpl.core.waits import thd_wait
 from rpl.observers import PluginCommand, PluginTable, QueryError
 
 if TYPE_CHECKING:
@@ -79,6 +81,10 @@ class PluginServer:
     def wait_for_gtid_set(self, gtid_set: str, timeout: float) -> bool:
         """Wait until ``gtid_set`` is committed here."""
         return self._server.binlog.wait_for_gtid_set(GtidSet.parse(gtid_set), timeout)
+
+    def thd_wait(self) -> AbstractContextManager[None]:
+        """The calling worker's pool is told the body blocks (rpl.core.waits)."""
+        return thd_wait()
 
     def set_super_read_only(self, on: bool) -> None:
         """SET GLOBAL super_read_only."""

@@ -273,6 +273,7 @@ class PluginApplierChannel:
 
     def _apply(self, session: Session, transaction: RelayTransaction) -> None:
         """Apply the queue's first transaction, then take it off the queue."""
+        self.server.crash.pause("pause_plugin_applier")
         if transaction.gtid not in self.server.binlog.gtid_executed:
             self.state = session.state = STATE_APPLYING
             session.high_priority = self.high_priority
