@@ -221,6 +221,10 @@ class SystemVariables:
             for key in [k for k, e in self._entries.items() if e.owner == owner]:
                 del self._entries[key]
 
+    def find(self, name: str) -> SystemVariableEntry | None:
+        """The variable of canonical name ``name``, or None (no error built)."""
+        return self._entries.get(name)
+
     def lookup(self, name: str) -> SystemVariableEntry:
         """The variable ``name``; ER_UNKNOWN_SYSTEM_VARIABLE if there is none.
 

@@ -457,10 +457,11 @@ class Session:
         """The session's ``group_replication_consistency``, which TransParam carries as
         MySQL's Trans_param does (EVENTUAL while no plugin declares the variable).
         """
-        try:
-            return str(self.setting("group_replication_consistency"))
-        except MySQLError:
-            return "EVENTUAL"
+        name = "group_replication_consistency"
+        if name in self.session_vars:
+            return str(self.session_vars[name])
+        entry = self.server.variables.find(name)
+        return "EVENTUAL" if entry is None else str(entry.value)
 
     def before_dml(self, db: str, table: str) -> None:
         """Run ``before_dml`` for a statement about to change rows of ``db.table``
