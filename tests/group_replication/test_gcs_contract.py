@@ -203,3 +203,40 @@ def test_etcd_delivers_no_message_of_a_non_member(tmp_path: Path) -> None:
         a.leave()
         b.leave()
         etcd.stop()
+
+
+class SuspicionRecorder(Recorder):
+    """A recorder that also keeps every suspicion it hears."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.suspicions: list[tuple[str, ...]] = []
+
+    def on_suspicions(self, suspected: tuple[str, ...]) -> None:
+        self.suspicions.append(suspected)
+
+
+def test_etcd_suspects_by_each_peers_own_lease(tmp_path: Path) -> None:
+    """Members may run with different expel timeouts (lease TTLs): a member judges a
+    peer by the TTL that peer's lease was granted with, so a member with a long timeout
+    does not suspect a live peer with a short one, and still suspects it once it stops
+    renewing.
+    """
+    etcd = EtcdMembers(tmp_path / "etcd").start()
+    name = str(uuid.uuid4())
+    long, short = EtcdGcs(etcd.endpoints, name, ttl=65), EtcdGcs(etcd.endpoints[1:], name, ttl=10)
+    try:
+        heard_long, heard_short = SuspicionRecorder(), SuspicionRecorder()
+        long.join(_member("long"), heard_long, bootstrap=True)
+        short.join(_member("short"), heard_short, bootstrap=False)
+        wait_until(lambda: len(heard_long.events) == 2, 30)
+        threading.Event().wait(6.0)  # twice SUSPECT_AFTER, the detector runs every second
+        assert heard_long.suspicions == heard_short.suspicions == []
+        short._stop.set()  # its lease is no longer renewed (the handle stays a member)
+        wait_until(
+            lambda: ("short",) in heard_long.suspicions, 15, lambda: str(heard_long.suspicions)
+        )
+    finally:
+        long.leave()
+        short.leave()
+        etcd.stop()

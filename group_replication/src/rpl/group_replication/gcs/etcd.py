@@ -401,10 +401,10 @@ class EtcdGcs:
                     now_suspected.append(member_id)
                     continue
                 try:
-                    left = self.client.time_to_live(lease, 1.0)
+                    left, granted = self.client.time_to_live(lease, 1.0)
                 except EtcdError:
                     continue
-                if left >= 0 and self.ttl - left > SUSPECT_AFTER:
+                if left >= 0 and granted - left > SUSPECT_AFTER:
                     now_suspected.append(member_id)
             found = tuple(sorted(now_suspected))
             if found != suspected and self._listener is not None and not self._stop.is_set():

@@ -165,10 +165,12 @@ class EtcdClient:
         result = answer.get("result", answer)
         return int(result.get("TTL", 0))
 
-    def time_to_live(self, lease: int, deadline: float) -> int:
-        """Seconds ``lease`` has left (-1: it expired)."""
+    def time_to_live(self, lease: int, deadline: float) -> tuple[int, int]:
+        """Seconds ``lease`` has left (-1: it expired) and the TTL it was granted with
+        (each member grants its own, from its own expel timeout).
+        """
         answer = self.call("/v3/lease/timetolive", {"ID": str(lease)}, deadline)
-        return int(answer.get("TTL", -1))
+        return int(answer.get("TTL", -1)), int(answer.get("grantedTTL", 0))
 
     def revoke(self, lease: int, deadline: float) -> None:
         """End ``lease``: its keys are deleted."""
