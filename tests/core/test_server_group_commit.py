@@ -61,6 +61,7 @@ class Recorder:
     def __init__(self, server: Server) -> None:
         self.server = server
         self.calls: list[tuple[str, str, int]] = []
+        self.committed_gtids: list[str | None] = []
         self.visible_at_sync: list[int] = []
         self.published_at_flush: list[int] = []
 
@@ -78,6 +79,7 @@ class Recorder:
     @hookimpl
     def after_commit(self, param):  # type: ignore[no-untyped-def]
         self.calls.append(("after_commit", param.log_file, param.log_pos))
+        self.committed_gtids.append(param.gtid)
 
 
 def test_hooks_in_order_with_positions(live: Server) -> None:
@@ -91,6 +93,8 @@ def test_hooks_in_order_with_positions(live: Server) -> None:
     flush, sync, commit = recorder.calls
     assert flush[1:] == sync[1:] == commit[1:]
     assert commit[2] == live.binlog.end.pos
+    last = live.binlog.gtid_executed.last_gno(live.server_uuid)
+    assert recorder.committed_gtids == [f"{live.server_uuid_text}:{last}"]
     assert recorder.visible_at_sync == [0], "rows visible before engine commit"
     assert recorder.published_at_flush[0] < flush[2], "end published before the sync stage"
 

@@ -158,7 +158,7 @@ class CommitTicket:
     ``events`` are the transaction's encoded events without the GTID event
     (QUERY BEGIN ... XID, or one DDL QUERY), each with ``log_pos`` 0: the leader
     relocates them. ``engine_commit`` runs in binlog order in the commit stage;
-    ``after_commit`` runs after it with the transaction's (file, end position).
+    ``after_commit`` runs after it with the transaction's (file, end position, GTID).
 
     A plain class, not attrs: one is made per transaction, and the compiled build makes a
     plain class native (a constructor and field reads in C, where an attrs class with a
@@ -171,7 +171,7 @@ class CommitTicket:
         thread_id: int,
         events: list[bytearray],
         engine_commit: Callable[[], None],
-        after_commit: Callable[[str, int], None],
+        after_commit: Callable[[str, int, Gtid | None], None],
         gtid: Gtid | None = None,
         server_id: int | None = None,
         original_commit_timestamp: int | None = None,
@@ -859,7 +859,7 @@ class Binlog:
         self.crash.hit("crash_after_engine_commit")
         self._hit_if_replicated(tickets, "crash_after_apply")
         for ticket in tickets:
-            ticket.after_commit(ticket.log_file, ticket.log_pos)
+            ticket.after_commit(ticket.log_file, ticket.log_pos, ticket.gtid)
             if sync_error is not None:
                 ticket.error = sync_error
 

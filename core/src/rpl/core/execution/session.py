@@ -661,7 +661,7 @@ class Session:
             write_set=write_set,
             rows_only=_rows_only(events),
             engine_commit=trx.commit if trx is not None else _nothing,
-            after_commit=lambda f, p: self._hook("after_commit", f, p),
+            after_commit=lambda f, p, g: self._hook("after_commit", f, p, gtid=_text(g)),
             queued=decision.queued if decision is not None else None,
         )
         if self.deferred is not None:
@@ -782,3 +782,8 @@ def _trx_cache(events: list[bytearray], checksum: bool) -> bytes:
     cache = bytearray().join(events)
     seal_events(cache, checksum=checksum)
     return bytes(cache)
+
+
+def _text(gtid: Gtid | None) -> str | None:
+    """A GTID as TransParam carries it (``uuid:gno``)."""
+    return None if gtid is None else str(gtid)
