@@ -39,6 +39,7 @@ SAMPLE_SOURCES = {
     "failing_init": source("failing_init", "FailingInit"),
     "busy": source("busy", "BusyPlugin"),
     "bad_prefix": source("bad_prefix", "BadPrefix"),
+    "other_prefix": source("other_prefix", "OtherStatusPrefix"),
     "not_a_plugin": source("not_a_plugin", "NotAPlugin"),
     "missing_module": PluginSource(
         "missing_module",

@@ -94,5 +94,16 @@ class BadPrefix(ReplicationPlugin):
         )
 
 
+class OtherStatusPrefix(ReplicationPlugin):
+    """Declares a status prefix of its own (as Group Replication declares ``Gr_``)."""
+
+    status_prefixes = ("Xy_",)
+
+    def __init__(self, services: ServerServices) -> None:
+        super().__init__(services)
+        services.variables.register_status_variable(StatusVariable("Xy_count", lambda: 7))
+        services.variables.register_status_variable(StatusVariable("other_prefix_count", lambda: 8))
+
+
 class NotAPlugin:
     """Not a ReplicationPlugin subclass."""

@@ -105,6 +105,8 @@ def test_variables_must_carry_the_plugin_prefix(
     error = error_of(plugins.install, "bad_prefix")
     assert error.errno == 1123 and "must start with 'bad_prefix_'" in error.message
     assert system_variables.show("innodb%") == []
+    plugins.install("other_prefix")  # its declared status prefix, and its name
+    assert plugins.installed() != []
 
 
 def test_install_twice(plugins: Plugins) -> None:

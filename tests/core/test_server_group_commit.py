@@ -382,3 +382,39 @@ def test_observer_message_reaches_the_client_only_with_its_errno(live: Server, h
         with connect(live).cursor() as cursor:
             cursor.execute("INSERT INTO g.t VALUES (9, 9)")
     assert info.value.args == (1205, "paused by the operator")
+
+
+def test_the_begin_hook_runs_once_per_transaction_and_not_for_monitoring_reads(
+    live: Server,
+) -> None:
+    """MySQL runs no ``begin`` hook for a read of performance_schema, information_schema
+    or sys (a session held at begin can still be watched); a transaction's first other
+    statement runs it, once."""
+    setup_table(live)
+    begun: list[int] = []
+
+    class Begin:
+        @hookimpl
+        def begin(self, param):  # type: ignore[no-untyped-def]
+            begun.append(param.thread_id)
+
+    live.delegates.registry.register(Begin(), "begin")
+    with connect(live).cursor() as cursor:
+        cursor.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST")
+        assert begun == []
+        cursor.execute("SELECT * FROM performance_schema.threads, information_schema.SCHEMATA")
+        assert begun == []
+        cursor.execute("BEGIN")  # MySQL runs the hook for BEGIN itself
+        assert len(begun) == 1
+        cursor.execute("SELECT * FROM g.t")
+        cursor.execute("INSERT INTO g.t VALUES (1, 1)")
+        cursor.execute("COMMIT")
+        assert len(begun) == 1
+        cursor.execute("SET autocommit = 0")
+        cursor.execute("SELECT ID FROM information_schema.PROCESSLIST")  # opens, no hook
+        assert len(begun) == 1
+        cursor.execute("SELECT * FROM g.t")  # the transaction's first other statement
+        cursor.execute("SELECT * FROM g.t")
+        cursor.execute("COMMIT")
+        cursor.execute("SELECT * FROM g.t UNION SELECT 1, ID FROM information_schema.PROCESSLIST")
+        assert len(begun) == 3

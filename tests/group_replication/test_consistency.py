@@ -109,19 +109,25 @@ def test_the_variable_scopes_privileges_and_values(group: Group) -> None:
     server.query("GRANT GROUP_REPLICATION_ADMIN ON *.* TO 'app'@'%'")
     server.query("SET GLOBAL group_replication_consistency = 'before'", **app)
     assert server.query("SELECT @@GLOBAL.group_replication_consistency") == [("BEFORE",)]
-    for value in ("'FOO'", "'AFTER'", "'BEFORE_AND_AFTER'", "'BEFORE_ON_PRIMARY_FAILOVER'"):
+    for value in ("'FOO'", "'BEFORE_ON_PRIMARY_FAILOVER'", "7"):
         for scope in ("GLOBAL", "SESSION"):
             with pytest.raises(pymysql.err.MySQLError) as bad:
                 server.query(f"SET {scope} group_replication_consistency = {value}")
             assert bad.value.args[0] == 1231, (scope, value, bad.value.args)
     assert server.query("SELECT @@GLOBAL.group_replication_consistency") == [("BEFORE",)]
+    for level in ("AFTER", "BEFORE_AND_AFTER", "EVENTUAL"):
+        server.query(f"SET GLOBAL group_replication_consistency = '{level}'", **app)
+        assert server.query("SELECT @@GLOBAL.group_replication_consistency") == [(level,)]
+    server.query("SET GLOBAL group_replication_consistency = 3")  # MySQL's ENUM number
+    assert server.query("SELECT @@GLOBAL.group_replication_consistency") == [("AFTER",)]
     # OFFLINE (Group Replication not started): not intercepted
     server.query("CREATE DATABASE d")
     assert server.query("SELECT COUNT(*) FROM information_schema.SCHEMATA") != []
 
 
-def test_before_is_refused_outside_online(group: Group) -> None:
-    """FR-04: a RECOVERING, ERROR or UNREACHABLE member refuses BEFORE with 3796."""
+def test_consistent_levels_are_refused_outside_online(group: Group) -> None:
+    """FR-04: a RECOVERING, ERROR or UNREACHABLE member refuses BEFORE, AFTER and
+    BEFORE_AND_AFTER with 3796."""
     group.bootstrap(0)
     group.wait_states(0, ["ONLINE"])
     server = group.servers[0]
@@ -143,11 +149,13 @@ def test_before_is_refused_outside_online(group: Group) -> None:
     connection = server.connect()
     with connection.cursor() as cursor:
         cursor.execute("SELECT COUNT(*) FROM d.t")  # EVENTUAL: not refused
-        cursor.execute("SET SESSION group_replication_consistency = 'BEFORE'")
-        with pytest.raises(pymysql.err.MySQLError) as refused:
-            cursor.execute("SELECT COUNT(*) FROM d.t")
-    assert refused.value.args == (
-        3796,
-        "The option group_replication_consistency cannot be used on the current member state.",
-    )
+        for level in ("BEFORE", "AFTER", "BEFORE_AND_AFTER"):
+            cursor.execute(f"SET SESSION group_replication_consistency = '{level}'")
+            with pytest.raises(pymysql.err.MySQLError) as refused:
+                cursor.execute("SELECT COUNT(*) FROM d.t")
+            assert refused.value.args == (
+                3796,
+                "The option group_replication_consistency cannot be used on the current "
+                "member state.",
+            ), level
     connection.close()

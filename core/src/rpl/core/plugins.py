@@ -101,10 +101,17 @@ def discover() -> dict[str, PluginSource]:
 class PluginVariables:
     """One plugin's view of the variable registries (``rpl.observers.VariableRegistry``)."""
 
-    def __init__(self, plugin: str, system: SystemVariables, status: StatusVariables) -> None:
+    def __init__(
+        self,
+        plugin: str,
+        system: SystemVariables,
+        status: StatusVariables,
+        status_prefixes: tuple[str, ...] = (),
+    ) -> None:
         self._plugin = plugin
         self._system = system
         self._status = status
+        self._status_prefixes = tuple(p.lower() for p in status_prefixes)
 
     def register_system_variable(self, variable: SystemVariable) -> SystemVariableHandle:
         """Add a system variable named ``<plugin>_...``."""
@@ -112,8 +119,12 @@ class PluginVariables:
         return self._system.register(variable, self._plugin)
 
     def register_status_variable(self, variable: StatusVariable) -> None:
-        """Add a status variable named ``<Plugin>_...``."""
-        self._check_prefix(variable.name)
+        """Add a status variable named ``<Plugin>_...`` (or with one of the plugin's
+        ``status_prefixes``).
+        """
+        name = variable.name.lower()
+        if not any(name.startswith(prefix) for prefix in self._status_prefixes):
+            self._check_prefix(variable.name)
         self._status.register(variable, self._plugin)
 
     def _check_prefix(self, name: str) -> None:
@@ -302,7 +313,7 @@ class Plugins:
     def _construct(self, name: str, plugin_class: type[ReplicationPlugin]) -> ReplicationPlugin:
         services = PluginServices(
             name,
-            PluginVariables(name, self._system, self._status),
+            PluginVariables(name, self._system, self._status, plugin_class.status_prefixes),
             self._threads,
             ErrorLog(name),
             self._bound(name),

@@ -47,6 +47,11 @@ from collections.abc import Callable
 import attrs
 
 from rpl.group_replication.certifier import Certifier
+from rpl.group_replication.consistency import (
+    AfterTransaction,
+    ConsistencyManager,
+    members_that_must_prepare,
+)
 from rpl.group_replication.gcs import Gcs, GcsError, GcsMember, GcsMessage, GcsView
 from rpl.group_replication.gtid_sets import GtidSet, intersect_all
 from rpl.group_replication.members import (
@@ -66,9 +71,12 @@ from rpl.group_replication.messages import (
     StableSet,
     SyncBeforeExecution,
     TransactionMessage,
+    TransactionPrepared,
+    TransactionWithGuarantee,
     decode,
     encode,
 )
+from rpl.group_replication.variables import AFTER_LEVELS, CONSISTENCY_LEVELS
 from rpl.observers import ApplierChannel, ErrorLog, ObserverError, ServerControl
 
 APPLIER_CHANNEL = "group_replication_applier"
@@ -77,12 +85,20 @@ ROLLBACK_TEXT = "Plugin instructed the server to rollback the current transactio
 ER_RUN_HOOK_ERROR = 3100
 ER_GRP_TRX_CONSISTENCY_NOT_ALLOWED = 3796
 ER_GRP_TRX_CONSISTENCY_BEFORE = 3797
+ER_GRP_TRX_CONSISTENCY_AFTER_ON_TRX_BEGIN = 3798
 ER_GRP_TRX_CONSISTENCY_BEGIN_NOT_ALLOWED = 3799
 CONSISTENCY_NOT_ALLOWED_TEXT = (
     "The option group_replication_consistency cannot be used on the current member state."
 )
 CONSISTENCY_BEFORE_TEXT = (
     "Error while waiting for group transactions commit on group_replication_consistency= 'BEFORE'."
+)
+CONSISTENCY_AFTER_ON_TRX_BEGIN_TEXT = (
+    "Error while waiting for transactions with group_replication_consistency= 'AFTER' to commit."
+)
+GUARANTEES_UNSUPPORTED_TEXT = (
+    "There are members in the group that do not support group_replication_consistency "
+    "AFTER or BEFORE_AND_AFTER: the transaction was rolled back."
 )
 CONSISTENCY_BEGIN_NOT_ALLOWED_TEXT = (
     "The Group Replication plugin is stopping, therefore new transactions are not allowed to start."
@@ -113,7 +129,7 @@ class GroupConfig:
 class _Ticket:
     """A local transaction waiting for its certification."""
 
-    __slots__ = ("done", "gtid", "error", "errno", "delivered_ns", "certified_ns")
+    __slots__ = ("done", "gtid", "error", "errno", "delivered_ns", "certified_ns", "after")
 
     def __init__(self) -> None:
         self.done = threading.Event()
@@ -124,6 +140,8 @@ class _Ticket:
         """When the delivery thread read it back (``time.perf_counter_ns``)."""
         self.certified_ns = 0
         """When its certification was done."""
+        self.after: AfterTransaction | None = None
+        """An AFTER transaction's wait for the group's prepared acknowledgements."""
 
 
 class CommitOrder:
@@ -207,6 +225,7 @@ class GroupMember:
         self.primary: str | None = None
         self.certifier: Certifier | None = None
         self.order = CommitOrder()
+        self.consistency = ConsistencyManager()
         self._tickets: dict[int, _Ticket] = {}
         self._next_ticket = 0
         self._buffer: list[GcsMessage | GcsView] = []
@@ -332,10 +351,13 @@ class GroupMember:
         events: bytes,
         server_id: int,
         timeout: float,
+        consistency: str = "EVENTUAL",
     ) -> tuple[str, dict[str, int]]:
         """Certify a local transaction: its group GTID, and the nanoseconds its
         broadcast, delivery and certification took (:mod:`.timings`). ObserverError
-        (3101) when the group refused it, (3100) otherwise.
+        (3101) when the group refused it, (3100) otherwise. At AFTER and
+        BEFORE_AND_AFTER it returns once every member ONLINE at its delivery has
+        prepared it too (FR-05).
         """
         with self._lock:
             self._wait_for_majority(timeout)
@@ -351,7 +373,7 @@ class GroupMember:
             number = self._next_ticket
             ticket = self._tickets[number] = _Ticket()
             self.local_proposed += 1
-        message = TransactionMessage(
+        fields = (
             self.me,
             number,
             snapshot,
@@ -360,6 +382,11 @@ class GroupMember:
             time.time_ns() // 1000,
             self.server.binlog_checksum,
             events,
+        )
+        message = (
+            TransactionWithGuarantee(*fields, CONSISTENCY_LEVELS.index(consistency))
+            if consistency in AFTER_LEVELS
+            else TransactionMessage(*fields)
         )
         try:
             sending = time.perf_counter_ns()
@@ -388,12 +415,59 @@ class GroupMember:
             sqlstate = "40000" if ticket.errno == ER_TRANSACTION_ROLLBACK_DURING_COMMIT else "HY000"
             raise ObserverError(ticket.error, errno=ticket.errno, sqlstate=sqlstate)
         assert ticket.gtid is not None
+        if ticket.after is not None:
+            self._wait_group_prepared(ticket.after)
         delivered = max(ticket.delivered_ns, sent)
         return ticket.gtid, {
             "broadcast": sent - sending,
             "delivery": delivered - sent,
             "certification": max(ticket.certified_ns - delivered, 0),
         }
+
+    def _wait_group_prepared(self, after: AfterTransaction) -> None:
+        """The origin of an AFTER transaction waits for the members' acknowledgements."""
+        reason = self.consistency.wait_released(after, self._stopping)
+        self.consistency.count("after_termination", after.delivered_ns)
+        if reason is not None:
+            self.local_rollback += 1
+            raise ObserverError(reason, errno=ER_RUN_HOOK_ERROR)
+
+    def applier_prepared(self, gtid: str) -> None:
+        """The applier prepared ``gtid`` (its before_commit): an AFTER transaction is
+        acknowledged to the group if this member is listed for it, and its commit waits
+        for every listed member's acknowledgement. ObserverError when the member left
+        the group meanwhile (the applier rolls it back and stops).
+        """
+        after = self.consistency.applier_prepared(gtid)
+        if after is None:
+            return
+        if self.me in after.pending:
+            try:
+                self.gcs.send(encode(TransactionPrepared(self.me, gtid)))
+            except GcsError as exc:
+                self.log.error(
+                    "Plugin group_replication reported: 'Error sending the transaction "
+                    f"prepared message of {gtid}: {exc}'"
+                )
+        reason = self.consistency.wait_released(after, self._stopping)
+        if reason is not None:
+            self.consistency.committed(gtid)
+            raise ObserverError(reason, errno=ER_RUN_HOOK_ERROR)
+
+    def hold_behind_prepared(self, timeout: float) -> None:
+        """A new transaction waits for the AFTER transactions this member prepared
+        (FR-06); ObserverError 3799 while stopping, 3798 after ``timeout``.
+        """
+        if not self.consistency.holding():
+            return
+        if self._stopping.is_set():
+            raise ObserverError(
+                CONSISTENCY_BEGIN_NOT_ALLOWED_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEGIN_NOT_ALLOWED
+            )
+        if not self.consistency.hold(timeout):
+            raise ObserverError(
+                CONSISTENCY_AFTER_ON_TRX_BEGIN_TEXT, errno=ER_GRP_TRX_CONSISTENCY_AFTER_ON_TRX_BEGIN
+            )
 
     def sync_before_execution(self, timeout: float) -> str:
         """BEFORE: order a sync message and return the GTIDs this transaction must see
@@ -443,6 +517,7 @@ class GroupMember:
             ticket.done.set()
 
     def _fail_waiters(self, reason: str, errno: int | None = ER_RUN_HOOK_ERROR) -> None:
+        self.consistency.fail(reason)
         with self._lock:
             tickets = list(self._tickets.values())
         for ticket in tickets:
@@ -630,6 +705,8 @@ class GroupMember:
             self._stable_set(message)
         elif isinstance(message, SyncBeforeExecution):
             self._sync_ordered(message)
+        elif isinstance(message, TransactionPrepared):
+            self.consistency.acknowledged(message.gtid, message.member)
         elif isinstance(message, MemberStats):
             with self._lock:
                 if message.member in self.members and message.member != self.me:
@@ -644,21 +721,38 @@ class GroupMember:
         except ValueError as exc:
             self.go_error(f"malformed transaction snapshot: {exc}")
             return
-        result = certifier.certify(snapshot, frozenset(message.write_set))
         local = message.origin == self.me
+        pending: frozenset[str] | None = frozenset()
+        if isinstance(message, TransactionWithGuarantee):
+            with self._lock:
+                pending = members_that_must_prepare(self.members.values(), message.origin)
+        result = None
+        if pending is not None:
+            result = certifier.certify(snapshot, frozenset(message.write_set))
+        elif local:
+            self.log.error(f"Plugin group_replication reported: '{GUARANTEES_UNSUPPORTED_TEXT}'")
         if result is not None:
             self.order.append(result.gno)
         with self._lock:
             ticket = self._tickets.get(message.ticket) if local else None
+        after = None
+        if (
+            result is not None
+            and pending is not None
+            and isinstance(message, TransactionWithGuarantee)
+        ):
+            gtid = result.gtid(self.config.group_name)
+            after = self.consistency.certified(gtid, pending, local=local)
         if local:
             if ticket is None:  # the session gave up waiting: it rolled back
                 if result is not None:
                     self.go_error("a certified local transaction was abandoned by its session")
                 return
             if result is None:
-                ticket.error = ROLLBACK_TEXT
+                ticket.error = ROLLBACK_TEXT if pending is not None else GUARANTEES_UNSUPPORTED_TEXT
             else:
                 ticket.gtid = result.gtid(self.config.group_name)
+                ticket.after = after
             ticket.delivered_ns, ticket.certified_ns = delivered, time.perf_counter_ns()
             ticket.done.set()
             return
@@ -688,8 +782,13 @@ class GroupMember:
                 f"{member.address} was declared online within the replication group.'"
             )
             if member_id == self.me:
+                self.consistency.hold_uncommitted(self._executed_here)
                 self.state = MemberState.ONLINE
             self._elect()
+
+    def _executed_here(self, gtid: str) -> bool:
+        sid, _, gno = gtid.rpartition(":")
+        return GtidSet.parse(self.server.gtid_executed()).contains(sid, int(gno))
 
     def _stable_set(self, message: StableSet) -> None:
         try:
@@ -741,6 +840,7 @@ class GroupMember:
         with self._lock:
             before = dict(self.members)
             present = {m.member_id for m in view.members}
+            self.consistency.members_left({*view.left, *(set(self.members) - present)})
             for gone in view.left:
                 self.members.pop(gone, None)
                 self._stable.pop(gone, None)

@@ -23,6 +23,10 @@ Types, in MySQL's terms:
   ``performance_schema.replication_group_member_stats``.
 * :class:`SyncBeforeExecution` (``Sync_before_execution_message``): a BEFORE
   transaction's place in the order before it runs; the other members ignore it.
+* :class:`TransactionWithGuarantee` (``Transaction_with_guarantee_message``): a
+  transaction message with its consistency level (AFTER, BEFORE_AND_AFTER).
+* :class:`TransactionPrepared` (``Transaction_prepared_message``): a member prepared
+  an AFTER transaction (its acknowledgement).
 """
 
 from __future__ import annotations
@@ -127,6 +131,26 @@ class SyncBeforeExecution:
     ticket: int
 
 
+@attrs.frozen
+class TransactionWithGuarantee(TransactionMessage):
+    """A transaction for certification whose commit waits for the group's prepared
+    acknowledgements.
+    """
+
+    TYPE = 7
+    consistency: int = 3
+    """MySQL's level number: 3 AFTER, 4 BEFORE_AND_AFTER."""
+
+
+@attrs.frozen
+class TransactionPrepared:
+    """``member`` prepared the AFTER transaction ``gtid``."""
+
+    TYPE = 8
+    member: str
+    gtid: str
+
+
 Message = (
     TransactionMessage
     | CertificationState
@@ -134,6 +158,7 @@ Message = (
     | StableSet
     | MemberStats
     | SyncBeforeExecution
+    | TransactionPrepared
 )
 _TYPES: Final[dict[int, type[Message]]] = {
     t.TYPE: t
@@ -144,6 +169,8 @@ _TYPES: Final[dict[int, type[Message]]] = {
         StableSet,
         MemberStats,
         SyncBeforeExecution,
+        TransactionWithGuarantee,
+        TransactionPrepared,
     )
 }
 
@@ -187,7 +214,7 @@ def decode(data: bytes) -> Message:
 
 def _build(cls: type[Message], fields: dict[str, object], rest: bytes) -> Message:
     names = {a.name for a in attrs.fields(cls)}
-    if cls is TransactionMessage:
+    if issubclass(cls, TransactionMessage):
         fields["events"] = rest
         items = fields["write_set"]
         if not isinstance(items, list) or not all(

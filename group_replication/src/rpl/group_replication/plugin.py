@@ -9,6 +9,7 @@ member's own (tried first).
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import uuid
@@ -18,11 +19,14 @@ import attrs
 
 from rpl.group_replication import variables as gr_vars
 from rpl.group_replication.autorejoin import AutoRejoin
+from rpl.group_replication.consistency import COUNTERS
 from rpl.group_replication.gcs import Gcs, GcsError
 from rpl.group_replication.group import (
     APPLIER_CHANNEL,
     CONSISTENCY_BEFORE_TEXT,
+    CONSISTENCY_NOT_ALLOWED_TEXT,
     ER_GRP_TRX_CONSISTENCY_BEFORE,
+    ER_GRP_TRX_CONSISTENCY_NOT_ALLOWED,
     GroupConfig,
     GroupMember,
 )
@@ -79,6 +83,7 @@ class GroupReplicationPlugin(ReplicationPlugin):
     description = "Group Replication (certification over etcd, single- and multi-primary)"
     author = "rpl"
     gcs_factory: GcsFactory = staticmethod(etcd_gcs)
+    status_prefixes = ("Gr_",)
 
     def __init__(self, services: ServerServices) -> None:
         super().__init__(services)
@@ -95,6 +100,15 @@ class GroupReplicationPlugin(ReplicationPlugin):
         services.variables.register_status_variable(
             StatusVariable("group_replication_primary_member", self._primary_member)
         )
+        for counter in COUNTERS:
+            for suffix in ("count", "time_sum"):
+                services.variables.register_status_variable(
+                    StatusVariable(
+                        f"Gr_transactions_consistency_{counter}_{suffix}",
+                        functools.partial(self._consistency_counter, counter, suffix),
+                        self._reset_consistency_counters,
+                    )
+                )
         self.timings = CommitTimings()
         for variable in self.timings.status_variables():
             services.variables.register_status_variable(variable)
@@ -367,26 +381,55 @@ class GroupReplicationPlugin(ReplicationPlugin):
         """Leave the group if still in it."""
         self._stop(0)
 
+    def _consistency_counter(self, counter: str, suffix: str) -> int:
+        """Gr_transactions_consistency_*: waits and their microseconds (this run's)."""
+        member = self.member
+        if member is None:
+            return 0
+        table = member.consistency.counts if suffix == "count" else member.consistency.microseconds
+        return table[counter]
+
+    def _reset_consistency_counters(self) -> None:
+        member = self.member
+        if member is not None:
+            member.consistency.reset()
+
     # ------------------------------------------------------------- hooks
     @hookimpl
     def begin(self, param: TransParam) -> None:
         """group_replication_consistency at a transaction's start (WL#10379): BEFORE
-        waits until what the group ordered before it is committed here. Not while the
-        member is OFFLINE, nor on the group's own channels.
+        (and BEFORE_AND_AFTER) waits until what the group ordered before it is
+        committed here; then every transaction, whatever its level, waits while this
+        member's applier holds prepared AFTER transactions (FR-06). The levels above
+        EVENTUAL are refused outside ONLINE (FR-04). Not while the member is OFFLINE,
+        nor on the group's own channels.
         """
         member = self.member
         if (
             member is None
             or member.state is MemberState.OFFLINE
             or param.channel_name in (APPLIER_CHANNEL, RECOVERY_CHANNEL)
-            or param.group_replication_consistency not in gr_vars.WAITING_LEVELS
         ):
             return
+        level = param.group_replication_consistency
+        if level in gr_vars.AFTER_LEVELS and member.state is not MemberState.ONLINE:
+            raise ObserverError(
+                CONSISTENCY_NOT_ALLOWED_TEXT, errno=ER_GRP_TRX_CONSISTENCY_NOT_ALLOWED
+            )
+        if level not in gr_vars.WAITING_LEVELS and not member.consistency.holding():
+            return
         timeout = float(param.hold_timeout)
-        with self.services.server.thd_wait():
-            until = member.sync_before_execution(timeout)
-            if not self.services.server.wait_for_gtid_set(until, timeout):
-                raise ObserverError(CONSISTENCY_BEFORE_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEFORE)
+        server = self.services.server
+        with server.thd_wait():
+            if level in gr_vars.WAITING_LEVELS:
+                begun = time.perf_counter_ns()
+                until = member.sync_before_execution(timeout)
+                if not server.wait_for_gtid_set(until, timeout):
+                    raise ObserverError(
+                        CONSISTENCY_BEFORE_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEFORE
+                    )
+                member.consistency.count("before_begin", begun)
+            member.hold_behind_prepared(timeout)
 
     @hookimpl
     def before_dml(self, param: TransParam) -> None:
@@ -409,6 +452,7 @@ class GroupReplicationPlugin(ReplicationPlugin):
         if param.thread_kind is ThreadKind.PLUGIN_APPLIER and param.channel_name == APPLIER_CHANNEL:
             if param.gtid is None:
                 return None
+            member.applier_prepared(param.gtid)
             return self._in_order(member, param.gtid, param.hold_timeout)
         if (
             param.thread_kind is ThreadKind.REPLICA_APPLIER
@@ -422,6 +466,7 @@ class GroupReplicationPlugin(ReplicationPlugin):
             param.trx_cache,
             param.server_id,
             float(param.hold_timeout),
+            param.group_replication_consistency,
         )
         waiting = time.perf_counter_ns()
         decision = self._in_order(member, gtid, param.hold_timeout)
@@ -432,7 +477,18 @@ class GroupReplicationPlugin(ReplicationPlugin):
 
     @hookimpl
     def after_commit(self, param: TransParam) -> None:
-        """Count a local commit's server commit time (:mod:`.timings`)."""
+        """Count a local commit's server commit time (:mod:`.timings`); an applied AFTER
+        transaction releases the transactions held behind it.
+        """
+        member = self.member
+        if (
+            member is not None
+            and param.gtid is not None
+            and param.thread_kind is ThreadKind.PLUGIN_APPLIER
+            and param.channel_name == APPLIER_CHANNEL
+        ):
+            member.consistency.committed(param.gtid)
+            return
         self.timings.committed(param.thread_id)
 
     @hookimpl

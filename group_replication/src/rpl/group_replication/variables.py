@@ -32,12 +32,13 @@ CONSISTENCY_LEVELS: tuple[str, ...] = (
     "BEFORE_AND_AFTER",
 )
 """``group_replication_consistency``'s values, MySQL 8.0's (its ENUM order)."""
-WAITING_LEVELS: frozenset[str] = frozenset(("BEFORE",))
-"""The levels whose transactions wait at their start (BEFORE_AND_AFTER will too)."""
-NOT_YET_LEVELS: frozenset[str] = frozenset(
-    ("BEFORE_ON_PRIMARY_FAILOVER", "AFTER", "BEFORE_AND_AFTER")
-)
-"""Levels this plugin refuses for now, rather than give a weaker guarantee than named."""
+WAITING_LEVELS: frozenset[str] = frozenset(("BEFORE", "BEFORE_AND_AFTER"))
+"""The levels whose transactions wait at their start for what was ordered before."""
+AFTER_LEVELS: frozenset[str] = frozenset(("AFTER", "BEFORE_AND_AFTER"))
+"""The levels whose commits wait for every ONLINE member's prepared acknowledgement."""
+NOT_YET_LEVELS: frozenset[str] = frozenset(("BEFORE_ON_PRIMARY_FAILOVER",))
+"""Levels this plugin refuses, rather than give a weaker guarantee than named (the
+primary failover hold is another worklog's)."""
 COMMUNICATION_STACK = "etcd"
 """MEMBER_COMMUNICATION_STACK (MySQL: XCom or MySQL)."""
 
@@ -74,7 +75,7 @@ def _check_consistency(value: SysVarValue) -> None:
     if value in NOT_YET_LEVELS:
         raise ObserverError(
             f"group_replication_consistency '{value}' is not supported by this member yet "
-            "(EVENTUAL and BEFORE are)",
+            "(EVENTUAL, BEFORE, AFTER and BEFORE_AND_AFTER are)",
             errno=ER_WRONG_VALUE_FOR_VAR,
         )
 

@@ -27,6 +27,9 @@ class ReplicationPlugin:
     """One line for SHOW PLUGINS and ``rpl plugins``."""
     author: ClassVar[str] = ""
     license: ClassVar[str] = "GPL"
+    status_prefixes: ClassVar[tuple[str, ...]] = ()
+    """Prefixes its status variables may have besides ``<plugin name>_`` (MySQL's
+    Group Replication also names some ``Gr_...``)."""
 
     def __init__(self, services: ServerServices) -> None:
         """Initialise the plugin: register variables, start threads. Raising

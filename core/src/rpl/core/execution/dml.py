@@ -369,7 +369,8 @@ def run_select(session: Session, stmt: ast.Select) -> Result:
     def body(trx: Transaction) -> Result:
         return _select_from(session, trx, table, stmt)
 
-    return session.run_statement(body)
+    db = (stmt.table.schema or session.db or "").lower()
+    return session.run_statement(body, monitoring=db in virtual_tables.MONITORING_SCHEMAS)
 
 
 def item_name(item: ast.SelectItem) -> str:

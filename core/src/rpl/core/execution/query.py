@@ -45,7 +45,7 @@ from rpl.core.errors import (
     ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT,
     MySQLError,
 )
-from rpl.core.execution import dml
+from rpl.core.execution import dml, virtual_tables
 from rpl.core.execution.expressions import (
     AGGREGATES,
     Compiled,
@@ -140,7 +140,7 @@ def _run(session: Session, stmt: Query) -> Result:
         rows = plan.run(())
         return Rows(plan.columns(rows), rows)
 
-    return session.run_statement(body)
+    return session.run_statement(body, monitoring=_monitoring(plan))
 
 
 def run_insert(session: Session, stmt: ast.Insert) -> Result:
@@ -955,3 +955,14 @@ class UnionPlan:
         for position, descending in reversed(self.order):
             result.sort(key=_row_key(position), reverse=descending)
         return _limited(result, self.stmt.limit, self.stmt.offset)
+
+
+def _monitoring(plan: QueryPlan | UnionPlan) -> bool:
+    """Whether ``plan`` reads only tables of the monitoring schemas (no ``begin`` hook)."""
+    if isinstance(plan, UnionPlan):
+        return all(_monitoring(p) for p in plan.plans)
+    return bool(plan.steps) and all(
+        s.source.derived is None
+        and (s.source.db or "").lower() in virtual_tables.MONITORING_SCHEMAS
+        for s in plan.steps
+    )

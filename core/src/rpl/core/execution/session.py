@@ -237,6 +237,8 @@ class Session:
         self.found_rows = False
         self.context: Context = server.context_for(self)
         self.trx: Transaction | None = None
+        self.begin_hook_ran = False
+        """Whether the open transaction's ``begin`` hook has run."""
         self.explicit = False
         self.events: list[bytearray] = []
         self.tables: dict[tuple[str, str], None] = {}
@@ -403,8 +405,12 @@ class Session:
         return self.explicit or (self.trx is not None and not self.autocommit)
 
     # ---------------------------------------------------------- transaction
-    def transaction(self) -> Transaction:
-        """The open transaction, started now if there is none."""
+    def transaction(self, *, monitoring: bool = False) -> Transaction:
+        """The open transaction, started now if there is none. The ``begin`` hook runs
+        once per transaction, at its first statement that is not ``monitoring`` (one
+        that reads only performance_schema, information_schema or sys tables: MySQL
+        runs no hook for those, so a session held at begin can still be watched).
+        """
         if self.trx is None:
             self.trx_isolation = self.isolation_level()
             self.trx_read_only = self.read_only()
@@ -413,6 +419,9 @@ class Session:
             self.trx = self.server.engine.begin(self.thread_id, high_priority=self.high_priority)
             self.events = []
             self.tables = {}
+            self.begin_hook_ran = False
+        if not monitoring and not self.begin_hook_ran:
+            self.begin_hook_ran = True
             if not self.server.delegates.transaction.is_empty("begin"):
                 state, self.state = self.state, BEGIN_HOOK_STATE
                 try:
@@ -482,10 +491,12 @@ class Session:
             )
         return infos
 
-    def run_statement(self, body: Callable[[Transaction], R]) -> R:
-        """Run one data statement atomically; commit it at its end under autocommit."""
+    def run_statement(self, body: Callable[[Transaction], R], *, monitoring: bool = False) -> R:
+        """Run one data statement atomically; commit it at its end under autocommit
+        (``monitoring``: it reads only monitoring tables, :meth:`transaction`).
+        """
         _local.lock_wait_timeout = self.lock_wait_timeout()
-        trx = self.transaction()
+        trx = self.transaction(monitoring=monitoring)
         trx.foreign_key_checks = self.foreign_key_checks()
         savepoint = trx.savepoint()
         before = len(trx.changes())

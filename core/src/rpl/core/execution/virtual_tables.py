@@ -44,6 +44,9 @@ INFORMATION_SCHEMA = "information_schema"
 MYSQL_SCHEMA = "mysql"
 SCHEMAS = frozenset((PERFORMANCE_SCHEMA, INFORMATION_SCHEMA, MYSQL_SCHEMA))
 """The databases whose tables this module computes (lower case)."""
+MONITORING_SCHEMAS = frozenset((PERFORMANCE_SCHEMA, INFORMATION_SCHEMA, "sys"))
+"""The schemas a read of which runs no ``begin`` hook (MySQL holds no monitoring
+query of a session waiting at its transaction's start)."""
 LISTED_SCHEMAS = frozenset((PERFORMANCE_SCHEMA, INFORMATION_SCHEMA))
 """The system schemas the catalogue lists (SHOW DATABASES, SCHEMATA, TABLES, COLUMNS).
 ``mysql`` is readable by name but not listed: its tables are views of the account list,
