@@ -418,3 +418,25 @@ def test_the_begin_hook_runs_once_per_transaction_and_not_for_monitoring_reads(
         cursor.execute("COMMIT")
         cursor.execute("SELECT * FROM g.t UNION SELECT 1, ID FROM information_schema.PROCESSLIST")
         assert len(begun) == 3
+    # a refusing hook leaves no transaction open: the next statement runs it again
+    refuse = [True]
+
+    class Refuse:
+        @hookimpl
+        def begin(self, param):  # type: ignore[no-untyped-def]
+            if refuse[0]:
+                raise ObserverError("not now", errno=3796)
+
+    from rpl.observers import ObserverError
+
+    live.delegates.registry.register(Refuse(), "refuse")
+    with connect(live).cursor() as cursor:
+        for sql in ("SELECT * FROM g.t", "SELECT * FROM g.t", "BEGIN"):
+            with pytest.raises(pymysql.err.MySQLError) as refused:
+                cursor.execute(sql)
+            assert refused.value.args[0] == 3796
+        cursor.execute("SELECT 1")
+        assert not cursor.connection.server_status & 1  # SERVER_STATUS_IN_TRANS
+        refuse[0] = False
+        cursor.execute("SELECT COUNT(*) FROM g.t")
+        assert cursor.fetchone() == (1,)

@@ -411,6 +411,7 @@ class Session:
         that reads only performance_schema, information_schema or sys tables: MySQL
         runs no hook for those, so a session held at begin can still be watched).
         """
+        opened = self.trx is None
         if self.trx is None:
             self.trx_isolation = self.isolation_level()
             self.trx_read_only = self.read_only()
@@ -423,12 +424,25 @@ class Session:
         if not monitoring and not self.begin_hook_ran:
             self.begin_hook_ran = True
             if not self.server.delegates.transaction.is_empty("begin"):
-                state, self.state = self.state, BEGIN_HOOK_STATE
-                try:
-                    self._hook("begin")
-                finally:
-                    self.state = state
+                self._begin_hook(opened)
         return self.trx
+
+    def _begin_hook(self, opened: bool) -> None:
+        """Run ``begin``; when it refuses, the transaction it would have begun is not
+        there (one this call ``opened`` is dropped, an earlier one runs the hook again at
+        its next statement).
+        """
+        state, self.state = self.state, BEGIN_HOOK_STATE
+        try:
+            self._hook("begin")
+        except BaseException:
+            self.begin_hook_ran = False
+            if opened and self.trx is not None:
+                self.trx.rollback()
+                self.trx = None
+            raise
+        finally:
+            self.state = state
 
     def _hook(self, name: str, log_file: str = "", log_pos: int = 0, **extra: object) -> None:
         """Run transaction hook ``name``; the parameter is built only when someone observes
@@ -565,7 +579,11 @@ class Session:
         """BEGIN / START TRANSACTION: commit what is open, then open a transaction."""
         self.commit()
         self.explicit = True
-        self.transaction()
+        try:
+            self.transaction()
+        except MySQLError:
+            self.explicit = False  # a begin hook refused it: no transaction is open
+            raise
 
     def commit(self, reply_with: object = None) -> None:
         """COMMIT: group-commit the transaction's binlog events, or just end it.
