@@ -436,7 +436,8 @@ def test_the_begin_hook_runs_once_per_transaction_and_not_for_monitoring_reads(
                 cursor.execute(sql)
             assert refused.value.args[0] == 3796
         cursor.execute("SELECT 1")
-        assert not cursor.connection.server_status & 1  # SERVER_STATUS_IN_TRANS
+        status: int = cursor.connection.server_status  # type: ignore[attr-defined]
+        assert not status & 1  # SERVER_STATUS_IN_TRANS
         refuse[0] = False
         cursor.execute("SELECT COUNT(*) FROM g.t")
         assert cursor.fetchone() == (1,)

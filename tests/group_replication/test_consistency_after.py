@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pymysql
@@ -65,8 +66,13 @@ def _three(group: Group, **settings: Any) -> tuple[Any, Any, Any]:
     m1.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
     m1.query("INSERT INTO d.t VALUES (1)")
     for server in (m2, m3):
-        wait_until(lambda s=server: s.query("SELECT COUNT(*) FROM d.t") == [(1,)])
+        wait_until(_shows(server, "SELECT COUNT(*) FROM d.t", 1))
     return m1, m2, m3
+
+
+def _shows(server: Any, sql: str, count: int) -> Callable[[], bool]:
+    """Whether ``server`` answers ``sql`` with the single value ``count``."""
+    return lambda: bool(server.query(sql) == [(count,)])
 
 
 def _status(server: Any, name: str) -> int:
@@ -189,7 +195,7 @@ def test_stop_on_the_origin_rolls_back_locally_and_the_group_commits(group: Grou
     assert m1.query("SELECT COUNT(*) FROM d.t WHERE id = 2") == [(0,)]
     m3.query(f"SET GLOBAL debug = '-d,{PAUSE}'")
     for server in (m2, m3):
-        wait_until(lambda s=server: s.query("SELECT COUNT(*) FROM d.t WHERE id = 2") == [(1,)])
+        wait_until(_shows(server, "SELECT COUNT(*) FROM d.t WHERE id = 2", 1))
 
 
 def test_a_group_of_one_commits_at_once(group: Group) -> None:
@@ -215,7 +221,7 @@ def test_a_member_older_than_8_0_14_refuses_after(old: str) -> None:
     """FR-10: the list of members that must prepare is None (the transaction rolls back
     on every member alike) when one member of the view is older than 8.0.14."""
     view = [_member("a", "8.0.36-rpl"), _member("b", "8.0.36-rpl")]
-    assert members_that_must_prepare(view, "a") == {"b"}
+    assert members_that_must_prepare(view, "a") == frozenset({"b"})
     assert members_that_must_prepare([*view, _member("c", old)], "a") is None
     recovering = _member("c", "8.0.14", MemberState.RECOVERING)
-    assert members_that_must_prepare([*view, recovering], "b") == {"a"}  # not waited for
+    assert members_that_must_prepare([*view, recovering], "b") == frozenset({"a"})  # not waited for
