@@ -104,14 +104,24 @@ def test_threads_and_use_performance_schema(cur: Any) -> None:
         "threads",
     ]
     assert [d[0] for d in cur.description] == ["Tables_in_performance_schema"]
-    rows(cur, "SELECT * FROM threads")
+    found = rows(cur, "SELECT * FROM threads")
     assert [d[0] for d in cur.description] == [
         "THREAD_ID",
         "NAME",
         "TYPE",
+        "PROCESSLIST_ID",
+        "PROCESSLIST_USER",
+        "PROCESSLIST_HOST",
+        "PROCESSLIST_DB",
         "PROCESSLIST_COMMAND",
+        "PROCESSLIST_TIME",
         "PROCESSLIST_STATE",
+        "PROCESSLIST_INFO",
         "THREAD_OS_ID",
+    ]
+    mine = [r for r in found if r[10] == "SELECT * FROM threads"]  # this session
+    assert [(r[1], r[2], r[6], r[7]) for r in mine] == [
+        ("thread/sql/one_connection", "FOREGROUND", "performance_schema", "Query")
     ]
 
 

@@ -58,7 +58,13 @@ def test_before_reads_what_the_group_ordered_before_it(group: Group) -> None:
             f"SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = {reader.thread_id()}"
         )
         listed = [r for r in secondary.query("SHOW PROCESSLIST") if r[0] == reader.thread_id()]
-        return bool(states == [(PROCESSLIST_STATE,)] and listed[0][6] == PROCESSLIST_STATE)
+        threads = secondary.query(
+            "SELECT PROCESSLIST_STATE FROM performance_schema.threads "
+            f"WHERE PROCESSLIST_ID = {reader.thread_id()}"
+        )
+        return bool(
+            states == threads == [(PROCESSLIST_STATE,)] and listed[0][6] == PROCESSLIST_STATE
+        )
 
     wait_until(shown_waiting, 20, lambda: str(secondary.query("SHOW PROCESSLIST")))
     assert not seen, "the BEFORE read ran before the applier had the row"

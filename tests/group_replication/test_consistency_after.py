@@ -123,6 +123,11 @@ def test_a_member_that_prepared_holds_new_transactions_until_it_commits(group: G
     )
     listed = [r for r in m2.query("SHOW PROCESSLIST") if r[0] == held.thread_id]
     assert listed[0][6] == HELD
+    threads = m2.query(
+        "SELECT TYPE, PROCESSLIST_STATE FROM performance_schema.threads "
+        f"WHERE PROCESSLIST_ID = {held.thread_id}"
+    )
+    assert threads == [("FOREGROUND", HELD)]
     impatient = Statement(m2, "SELECT COUNT(*) FROM d.t", wait_timeout=2)
     impatient.start()
     impatient.finish()

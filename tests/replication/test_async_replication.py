@@ -483,18 +483,44 @@ def test_threads_are_visible(servers: ServerFactory, source: ServerProcess) -> N
         ("thread/sql/replica_sql", "Replica has read all relay log; waiting for more updates"),
     ]
     dump = source.query(
-        "SELECT PROCESSLIST_COMMAND, PROCESSLIST_STATE FROM "
-        "performance_schema.threads WHERE NAME = 'thread/sql/one_connection'"
+        "SELECT PROCESSLIST_COMMAND, PROCESSLIST_STATE, PROCESSLIST_USER FROM "
+        "performance_schema.threads WHERE NAME = 'thread/sql/one_connection' "
+        "AND PROCESSLIST_COMMAND LIKE 'Binlog Dump%'"
     )
     assert dump == [
-        ("Binlog Dump GTID", "Source has sent all binlog to replica; waiting for more updates")
+        (
+            "Binlog Dump GTID",
+            "Source has sent all binlog to replica; waiting for more updates",
+            "repl",
+        )
+    ]
+    # the querying session itself is a foreground thread, once, with its statement
+    own = source.query(
+        "SELECT TYPE, PROCESSLIST_ID = CONNECTION_ID(), PROCESSLIST_COMMAND, PROCESSLIST_INFO "
+        "FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()"
+    )
+    assert own == [
+        (
+            "FOREGROUND",
+            1,
+            "Query",
+            "SELECT TYPE, PROCESSLIST_ID = CONNECTION_ID(), PROCESSLIST_COMMAND, "
+            "PROCESSLIST_INFO FROM performance_schema.threads WHERE PROCESSLIST_ID = "
+            "CONNECTION_ID()",
+        )
     ]
     replica.query("STOP SLAVE")
     assert replica.query(
         "SELECT COUNT(*) FROM performance_schema.threads WHERE NAME LIKE 'thread/sql/replica%'"
     ) == [(0,)]
     wait_for(
-        lambda: source.query("SELECT COUNT(*) FROM performance_schema.threads") == [(0,)],
+        lambda: (
+            source.query(
+                "SELECT COUNT(*) FROM performance_schema.threads WHERE TYPE = 'BACKGROUND' "
+                "OR PROCESSLIST_COMMAND LIKE 'Binlog Dump%'"
+            )
+            == [(0,)]
+        ),
         10,
         "the dump thread to end when the replica leaves",
     )

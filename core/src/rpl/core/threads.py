@@ -34,6 +34,8 @@ class ThreadRow:
     processlist_state: str | None
     processlist_command: str | None
     thread_os_id: int | None
+    processlist_id: int | None = None
+    """The connection it serves (a dump thread's), None for a background thread."""
 
 
 class RegisteredThread:
@@ -49,6 +51,8 @@ class RegisteredThread:
         self.state: str | None = None
         self.command: str | None = None
         """PROCESSLIST_COMMAND (a dump thread's "Binlog Dump"), None for none."""
+        self.processlist_id: int | None = None
+        """PROCESSLIST_ID: the connection a foreground thread serves."""
         self.os_id = threading.get_native_id()
 
     @property
@@ -93,6 +97,11 @@ class ThreadRegistry:
             self._threads[handle.thread_id] = handle
         return handle
 
+    def new_thread_id(self) -> int:
+        """A THREAD_ID for a thread shown without registering (a client session)."""
+        with self._lock:
+            return next(self._ids)
+
     def remove(self, thread_id: int) -> None:
         """Forget a thread (idempotent)."""
         with self._lock:
@@ -103,6 +112,14 @@ class ThreadRegistry:
         with self._lock:
             threads = sorted(self._threads.values(), key=lambda t: t.thread_id)
         return [
-            ThreadRow(t.thread_id, t.name, t.thread_type.value, t.state, t.command, t.os_id)
+            ThreadRow(
+                t.thread_id,
+                t.name,
+                t.thread_type.value,
+                t.state,
+                t.command,
+                t.os_id,
+                t.processlist_id,
+            )
             for t in threads
         ]

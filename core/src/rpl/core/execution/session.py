@@ -252,6 +252,8 @@ class Session:
         self.state = ""
         self.info: str | None = None
         self.started = time.monotonic()
+        self.perf_thread_id = 0
+        """Its THREAD_ID in performance_schema.threads (given when it is added)."""
         self.killed = False
         """KILL ended this session: its connection closes after the current command."""
         self.gtid_next: Gtid | None = None

@@ -7,14 +7,16 @@ fills them at start (``VirtualTables.provide``) from the state SHOW SLAVE STATUS
 
 from __future__ import annotations
 
+import time
 import typing
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from rpl.core.accounts import DATABASE_PRIVILEGES
 from rpl.core.engine.schema import TableSchema
-from rpl.core.execution.virtual_tables import definition
+from rpl.core.execution.virtual_tables import definition, visible_sessions
 from rpl.core.sql import ast
+from rpl.core.sql.redact import redacted
 
 if TYPE_CHECKING:
     from rpl.core.execution.session import Session
@@ -43,8 +45,14 @@ THREADS = definition(
     THREAD_ID bigint unsigned NOT NULL
     NAME varchar(128) NOT NULL
     TYPE varchar(10) NOT NULL
+    PROCESSLIST_ID bigint unsigned
+    PROCESSLIST_USER varchar(32)
+    PROCESSLIST_HOST varchar(255)
+    PROCESSLIST_DB varchar(64)
     PROCESSLIST_COMMAND varchar(16)
+    PROCESSLIST_TIME bigint
     PROCESSLIST_STATE varchar(64)
+    PROCESSLIST_INFO longtext
     THREAD_OS_ID bigint unsigned
     """,
     ("THREAD_ID",),
@@ -435,17 +443,67 @@ def _db_rows(session: Session) -> Iterable[Computed]:
 
 
 def _threads(session: Session) -> Iterable[Computed]:
-    return [
-        (
-            row.thread_id,
-            row.name,
-            row.type,
-            row.processlist_command,
-            row.processlist_state,
-            row.thread_os_id,
+    """performance_schema.threads: the registered threads, and a foreground
+    ``thread/sql/one_connection`` row per client session the reader may see that no
+    registered thread serves (its PROCESSLIST_* as SHOW PROCESSLIST shows them).
+    """
+    now = time.monotonic()
+    sessions = {s.thread_id: s for s in visible_sessions(session)}
+    rows: list[Computed] = []
+    for row in session.server.threads.rows():
+        served = sessions.pop(row.processlist_id, None) if row.processlist_id else None
+        pid, user, host, db, seconds, info = _processlist_columns(served, row.processlist_id, now)
+        rows.append(
+            (
+                row.thread_id,
+                row.name,
+                row.type,
+                pid,
+                user,
+                host,
+                db,
+                row.processlist_command,
+                seconds,
+                row.processlist_state,
+                info,
+                row.thread_os_id,
+            )
         )
-        for row in session.server.threads.rows()
-    ]
+    for client in sessions.values():
+        pid, user, host, db, seconds, info = _processlist_columns(client, client.thread_id, now)
+        rows.append(
+            (
+                client.perf_thread_id,
+                "thread/sql/one_connection",
+                "FOREGROUND",
+                pid,
+                user,
+                host,
+                db,
+                client.command,
+                seconds,
+                client.state or None,
+                info,
+                None,
+            )
+        )
+    return sorted(rows, key=lambda r: int(r[0]))  # type: ignore[call-overload]
+
+
+def _processlist_columns(
+    served: Session | None, processlist_id: int | None, now: float
+) -> tuple[object, ...]:
+    """PROCESSLIST_ID, _USER, _HOST, _DB, _TIME and _INFO of the session ``served``."""
+    if served is None:
+        return (processlist_id, None, None, None, None, None)
+    return (
+        processlist_id,
+        served.user,
+        served.host,
+        served.db,
+        int(now - served.started),
+        redacted(served.info),
+    )
 
 
 def _global_variables(session: Session) -> Iterable[Computed]:

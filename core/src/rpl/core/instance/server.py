@@ -430,6 +430,7 @@ class Server:
         with self._sessions_lock:
             if connection is not None:
                 self._admit(session)
+            session.perf_thread_id = self.threads.new_thread_id()
             self._sessions[session.thread_id] = (session, connection)
             clients = sum(1 for _, c in self._sessions.values() if c is not None)
             self.max_used_connections = max(self.max_used_connections, clients)

@@ -125,6 +125,7 @@ class BinlogSender:
         session.command = "Binlog Dump GTID" if self.request.gtids is not None else "Binlog Dump"
         thread = self.server.threads.register_thread("thread/sql/one_connection")
         thread.command = session.command
+        thread.processlist_id = session.thread_id
         self.thread = thread
         dump: DumpObservers | None = None
         try:
