@@ -54,6 +54,8 @@ def validate(
     *,
     history: str | None = None,
     expect_on: str | None = None,
+    fresh_reads: bool = False,
+    group: str | None = None,
     master: str | None = None,
     split_bytes: int = DEFAULT_SPLIT_BYTES,
     spark: SparkSession | None = None,
@@ -80,7 +82,8 @@ def validate(
     from rpl.core.validate.job import stage_progress
 
     with stage_progress(spark, progress):
-        proof = None if exact or operations else _prove(spark, nodes, splits, progress)
+        rows_needed = exact or operations or group
+        proof = None if rows_needed else _prove(spark, nodes, splits, progress)
         if proof is not None and not proof.unproven:
             report = Report(
                 master="",
@@ -96,6 +99,7 @@ def validate(
                 )
             run = _Run(spark, nodes, splits, operations, expect_on, progress)
             run.history_name = Path(history).name if history else ""
+            run.fresh_reads, run.group = fresh_reads, group
             report = run.execute()
             report.unproven = proof.unproven if proof is not None else ""
     report.master = spark.sparkContext.master
@@ -130,6 +134,8 @@ class _Run:
         self.operations, self.expect_on, self.progress = operations, expect_on, progress
         self.by_name = {n.name: n for n in nodes}
         self.history_name = ""
+        self.fresh_reads = False
+        self.group: str | None = None
         self.findings: list[Finding] = []
         self.report = Report(master="", splits=len(splits))
 
@@ -163,6 +169,7 @@ class _Run:
         if self.operations:
             self.progress("checking: the client history")
             self._history(rows)
+        self._group_checks(rows, trx)
         trx.unpersist()
         rows.unpersist()
         self.report.findings = self.findings
@@ -538,6 +545,19 @@ class _Run:
     def _purged(self, node: str) -> GtidSet:
         """The GTIDs the node's oldest binlog file says came before it."""
         return oldest_previous(self.by_name[node].binlogs)
+
+    def _group_checks(self, rows: DataFrame, trx: DataFrame) -> None:
+        from rpl.core.validate.group import group_order, stale_reads
+
+        if self.fresh_reads and self.operations:
+            self.progress("checking: fresh reads")
+            self.report.checks.append("fresh_reads")
+            writes = rows.filter("rec = 'W'").select("node", "gtid", "tbl", "key", "value")
+            self.findings += stale_reads(self.spark, writes, self.operations, self.history_name)
+        if self.group:
+            self.progress(f"checking: group {self.group}'s order")
+            self.report.checks.append("group_order")
+            self.findings += group_order(trx, self.group, self._purged, BINLOG)
 
     def _history(self, rows: DataFrame) -> None:
         self.report.checks.append("history")

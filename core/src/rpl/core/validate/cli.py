@@ -1,5 +1,6 @@
-"""``rpl validate DATADIR... [--history FILE] [--node NAME] [--master URL]
-[--report FILE.json] [--split-mb N] [--exact]``: exit 0 clean, 1 violations, 2 usage errors.
+"""``rpl validate DATADIR... [--history FILE] [--node NAME] [--fresh-reads] [--group UUID]
+[--master URL] [--report FILE.json] [--split-mb N] [--exact]``: exit 0 clean, 1 violations,
+2 usage errors.
 """
 
 from __future__ import annotations
@@ -33,6 +34,18 @@ def add_parser(commands: Any) -> None:
         "--node",
         help="the node every acknowledged write of the history must "
         "be on, for records that name none (default: all)",
+    )
+    parser.add_argument(
+        "--fresh-reads",
+        action="store_true",
+        help="with --history: every read must see every write acknowledged before it "
+        "began (Group Replication's BEFORE, AFTER, BEFORE_AND_AFTER)",
+    )
+    parser.add_argument(
+        "--group",
+        metavar="UUID",
+        help="the nodes are members of the Group Replication group of this name: check "
+        "that every binlog holds the group's GTIDs in the group's order",
     )
     parser.add_argument("--master", help="Spark master URL (default local[*])")
     parser.add_argument("--report", help="write the JSON report here")
@@ -69,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
             args.datadirs,
             history=args.history,
             expect_on=args.node,
+            fresh_reads=args.fresh_reads,
+            group=args.group,
             master=args.master,
             split_bytes=max(1024, int(args.split_mb * (1 << 20))),
             exact=args.exact,

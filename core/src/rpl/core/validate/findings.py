@@ -26,6 +26,9 @@ CHECKS: Final = {
     "order, no errant GTID, no duplicate",
     "history": "every acknowledged write present on the named node; no read of a value "
     "never committed",
+    "fresh_reads": "no read misses a write acknowledged before it began (--fresh-reads)",
+    "group_order": "every member's binlog holds the group's GTIDs in the group's order, each "
+    "once, none missing below its last (--group)",
 }
 """The checks, by the name findings carry, and what each proves."""
 
