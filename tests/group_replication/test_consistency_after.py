@@ -230,3 +230,32 @@ def test_a_member_older_than_8_0_14_refuses_after(old: str) -> None:
     assert members_that_must_prepare([*view, _member("c", old)], "a") is None
     recovering = _member("c", "8.0.14", MemberState.RECOVERING)
     assert members_that_must_prepare([*view, recovering], "b") == frozenset({"a"})  # not waited for
+
+
+def test_a_joiner_stays_recovering_until_an_after_transaction_completes(group: Group) -> None:
+    """The checklist: a member joining while an AFTER transaction waits for an
+    acknowledgement stays RECOVERING until it completes (its donor has not committed it),
+    is not waited for, and then has it."""
+    group.bootstrap(0)
+    group.join(1)
+    group.wait_states(0, ["ONLINE"] * 2)
+    m1, m2, m3 = group.servers
+    m1.query("CREATE DATABASE d")
+    m1.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    wait_until(
+        _shows(m2, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd'", 1)
+    )
+    m2.query(f"SET GLOBAL debug = '+d,{PAUSE}'")
+    write = Statement(m1, "INSERT INTO d.t VALUES (1)", "AFTER")
+    write.start()
+    time.sleep(1)
+    group.join(2)
+    time.sleep(4)
+    states = sorted(r[2] for r in group.members(0))
+    assert states == ["ONLINE", "ONLINE", "RECOVERING"], states
+    assert not write.done.is_set()
+    m2.query(f"SET GLOBAL debug = '-d,{PAUSE}'")
+    write.finish()
+    assert write.error is None, write.error
+    group.wait_states(2, ["ONLINE"] * 3)
+    assert m3.query("SELECT COUNT(*) FROM d.t") == [(1,)]
