@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from rpl.core.binlog.events import relocate_events
 from rpl.core.binlog.logfile import LogEntry, read_events
 
 
@@ -25,3 +26,17 @@ def rewrite(path: Path, edit: Callable[[bytearray], None]) -> None:
     data = bytearray(path.read_bytes())
     edit(data)
     path.write_bytes(bytes(data))
+
+
+def swap(path: Path, first: list[LogEntry], second: list[LogEntry]) -> None:
+    """Swap two adjacent transactions (their events, ``first`` before ``second``), the
+    end log_pos of each event moved with it (a reordered commit, CRCs still right).
+    """
+    start, end = first[0].position, second[-1].end
+
+    def edit(data: bytearray) -> None:
+        swapped = bytearray(b"".join(e.raw for e in second + first))
+        relocate_events(swapped, start, checksum=True)
+        data[start:end] = swapped
+
+    rewrite(path, edit)

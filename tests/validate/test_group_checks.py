@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from faults import rewrite
+from faults import rewrite, swap
 from test_validate import _transactions
 
 from rpl.core.binlog.events import relocate_events
@@ -70,14 +70,7 @@ def test_a_reordered_group_gtid_is_found(check: Check, run: Path) -> None:
     path = run / "replica" / "binlog.000001"
     groups = _transactions(path)
     first, second = groups[-3], groups[-2]
-    start, end = first[0].position, second[-1].end
-
-    def swap(data: bytearray) -> None:
-        swapped = bytearray(b"".join(e.raw for e in second + first))
-        relocate_events(swapped, start, checksum=True)
-        data[start:end] = swapped
-
-    rewrite(path, swap)
+    swap(path, first, second)
     report = check(group=_source_uuid(run))
     order = _found(report, "group_order")
     moved = str(first[0].event.gtid)  # type: ignore[attr-defined]

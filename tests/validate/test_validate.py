@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from faults import events, find, rewrite
+from faults import events, find, rewrite, swap
 
 from rpl.core.binlog.events import (
     GTID_LOG_EVENT,
@@ -16,7 +16,6 @@ from rpl.core.binlog.events import (
     XID_EVENT,
     GtidEvent,
     QueryEvent,
-    relocate_events,
     set_log_pos,
 )
 from rpl.core.binlog.logfile import LogEntry
@@ -152,14 +151,7 @@ def test_reordered_transaction(check: Check, run: Path) -> None:
     path = run / "replica" / "binlog.000001"
     groups = _transactions(path)
     first, second = groups[-3], groups[-2]
-    start, end = first[0].position, second[-1].end
-
-    def swap(data: bytearray) -> None:
-        swapped = bytearray(b"".join(e.raw for e in second + first))
-        relocate_events(swapped, start, checksum=True)
-        data[start:end] = swapped
-
-    rewrite(path, swap)
+    swap(path, first, second)
     report = check()
     order = _only(report, "applied_vs_source")
     moved = str(first[0].event.gtid)  # type: ignore[attr-defined]
