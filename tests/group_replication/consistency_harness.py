@@ -275,7 +275,6 @@ def run_trial(
         group=GROUP_NAME,
         spark=spark,
     )
-    stale = [f for f in report.violations if f.check == "fresh_reads"]
     others = [f.line() for f in report.violations if f.check != "fresh_reads"]
     operations = workload.operations
     return Verdict(
@@ -284,7 +283,7 @@ def run_trial(
         len(operations),
         sum(1 for o in operations if o.op == "read"),
         sum(1 for o in operations if o.op == "write" and o.outcome == "ok"),
-        len(stale),
+        report.stale_reads,
         others,
         report,
     )

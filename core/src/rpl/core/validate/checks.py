@@ -553,7 +553,10 @@ class _Run:
             self.progress("checking: fresh reads")
             self.report.checks.append("fresh_reads")
             writes = rows.filter("rec = 'W'").select("node", "gtid", "tbl", "key", "value")
-            self.findings += stale_reads(self.spark, writes, self.operations, self.history_name)
+            found, self.report.stale_reads = stale_reads(
+                self.spark, writes, self.operations, self.history_name
+            )
+            self.findings += found
         if self.group:
             self.progress(f"checking: group {self.group}'s order")
             self.report.checks.append("group_order")

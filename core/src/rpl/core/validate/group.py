@@ -56,8 +56,10 @@ def _versions(writes: DataFrame) -> DataFrame:
 
 def stale_reads(
     spark: SparkSession, writes: DataFrame, operations: Sequence[Operation], history: str
-) -> list[Finding]:
-    """The reads that missed a write acknowledged before they began (module docstring)."""
+) -> tuple[list[Finding], int]:
+    """The reads that missed a write acknowledged before they began (module docstring),
+    the first MAX_LISTED of them, and how many there are in all.
+    """
     from pyspark.sql import functions as F
 
     acked = [
@@ -71,7 +73,7 @@ def stale_reads(
         if o.op == READ and o.outcome == "ok"
     ]
     if not acked or not reads:
-        return []
+        return [], 0
     versions = _versions(writes)
     done = spark.createDataFrame(acked, _OPS).join(versions, ["tbl", "key", "value"])
     w = done.select(
@@ -102,8 +104,11 @@ def stale_reads(
         F.first("r.node").alias("node"),
         F.first("r.t").alias("start"),
     )
-    stale = newest.filter("gno IS NULL OR gno < newest.w_gno").orderBy("line")
-    return [_stale_finding(row, history) for row in stale.limit(MAX_LISTED).collect()]
+    stale = newest.filter("gno IS NULL OR gno < newest.w_gno").orderBy("line").persist()
+    listed = [_stale_finding(row, history) for row in stale.limit(MAX_LISTED).collect()]
+    total = len(listed) if len(listed) < MAX_LISTED else stale.count()
+    stale.unpersist()
+    return listed, total
 
 
 def _stale_finding(row: Any, history: str) -> Finding:

@@ -59,6 +59,8 @@ class Report:
     """node -> kind -> counts."""
     findings: list[Finding] = attrs.field(factory=list)
     history_operations: int = 0
+    stale_reads: int = 0
+    """Stale reads found in all (``--fresh-reads``; at most 1000 are listed)."""
     method: str = "exact"
     """"sketches" (the fast path proved the run clean) or "exact" (row by row)."""
     unproven: str = ""
@@ -108,6 +110,7 @@ class Report:
                 if self.history_operations
                 else ""
             )
+            + (f", {self.stale_reads:,} stale reads" if self.stale_reads else "")
         )
         lines.append(
             "checks: "
@@ -149,6 +152,7 @@ class Report:
             "events": self.events,
             "transactions": self.transactions,
             "history_operations": self.history_operations,
+            "stale_reads": self.stale_reads,
             "checks": {name: CHECKS[name] for name in self.checks},
             "method": self.method,
             "unproven": self.unproven,
