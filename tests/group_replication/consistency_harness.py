@@ -29,7 +29,7 @@ from typing import Any, Final
 
 import attrs
 import pymysql
-from group_kit import GROUP_NAME, Group, wait_until
+from group_kit import GROUP_NAME, ClientThreads, Group, wait_until
 
 from rpl.core.validate.checks import validate
 from rpl.core.validate.history import Operation, write_history
@@ -54,7 +54,7 @@ class Verdict:
     report: Report
 
 
-class Workload:
+class Workload(ClientThreads):
     """Writers and readers on every member, recording the history."""
 
     def __init__(self, group: Group, level: str, *, writers: int = 1, readers: int = 2) -> None:
@@ -62,10 +62,9 @@ class Workload:
         self.level = level
         self.operations: list[Operation] = []
         self._lock = threading.Lock()
-        self.done = threading.Event()
         self.last_acked: dict[int, int] = {}
         """Member index -> the key its writers last had OK for."""
-        self.threads = [
+        threads = [
             threading.Thread(target=self._writer, args=(m, n), daemon=True)
             for m in range(len(group.servers))
             for n in range(writers)
@@ -74,6 +73,7 @@ class Workload:
             for m in range(len(group.servers))
             for n in range(readers)
         ]
+        super().__init__(threads)
 
     def _connect(self, member: int) -> Any:
         connection = self.group.servers[member].connect(
@@ -160,16 +160,6 @@ class Workload:
 
         self._loop(member, step)
 
-    def __enter__(self) -> Workload:
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        for thread in self.threads:
-            thread.join(60)
-
 
 def _run(cursor: Any, sql: str) -> tuple[str, bool]:
     """Run a write: its outcome, and whether the connection is still usable."""
@@ -240,10 +230,7 @@ def run_trial(
 ) -> Verdict:
     """One trial (module docstring): start the group, run, fault, converge, validate."""
     settings = {"group_replication_single_primary_mode": "OFF"}
-    group.bootstrap(0, **settings)
-    group.join(1, **settings)
-    group.join(2, **settings)
-    group.wait_states(0, ["ONLINE"] * 3)
+    group.form(**settings)
     first = group.servers[0]
     first.query("CREATE DATABASE d")
     first.query("CREATE TABLE d.t (k INT PRIMARY KEY, v VARCHAR(64))")

@@ -11,12 +11,13 @@ import json
 import shutil
 import signal
 import subprocess
+import threading
 import time
 import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from rpl.core.binlog.events import GtidEvent, ViewChangeEvent
 from rpl.core.testing.binlogs import binlog_entries
@@ -205,6 +206,15 @@ class Group:
         self.configure(index, **settings)
         self.servers[index].query("START GROUP_REPLICATION")
 
+    def form(self, **settings: Any) -> None:
+        """Bootstrap member 0 and join every other one, all with ``settings``; until
+        member 0 sees them all ONLINE.
+        """
+        self.bootstrap(0, **settings)
+        for index in range(1, len(self.servers)):
+            self.join(index, **settings)
+        self.wait_states(0, ["ONLINE"] * len(self.servers))
+
     def kill_member(self, index: int) -> None:
         """SIGKILL member ``index`` whole: its server and its etcd member (XCom lives
         inside mysqld; here a member's share of the consensus is its etcd member).
@@ -232,6 +242,25 @@ class Group:
         for server in self.servers:
             if server.process is not None and server.process.poll() is None:
                 server.kill()
+
+
+class ClientThreads:
+    """Client threads run for the span of a ``with`` block: started on entry; on exit
+    ``done`` is set and each is joined (60 s at most)."""
+
+    def __init__(self, threads: list[threading.Thread]) -> None:
+        self.done = threading.Event()
+        self.threads = threads
+
+    def __enter__(self) -> Self:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        for thread in self.threads:
+            thread.join(60)
 
 
 def wait_until(

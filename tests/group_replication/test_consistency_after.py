@@ -57,10 +57,7 @@ class Statement(threading.Thread):
 
 def _three(group: Group, **settings: Any) -> tuple[Any, Any, Any]:
     """A primary and two secondaries holding ``d.t`` with the row 1."""
-    group.bootstrap(0, **settings)
-    group.join(1, **settings)
-    group.join(2, **settings)
-    group.wait_states(0, ["ONLINE"] * 3)
+    group.form(**settings)
     m1, m2, m3 = group.servers
     m1.query("CREATE DATABASE d")
     m1.query("CREATE TABLE d.t (id INT PRIMARY KEY)")

@@ -327,10 +327,7 @@ def test_an_expelled_member_rejoins_by_itself(group: Group) -> None:
     and runs a whole distributed recovery."""
     import signal
 
-    group.bootstrap(0)
-    group.join(1)
-    group.join(2)
-    group.wait_states(0, ["ONLINE"] * 3)
+    group.form()
     paused = group.servers[2]
     assert paused.query("SELECT @@group_replication_autorejoin_tries") == [(3,)]
     assert paused.process is not None

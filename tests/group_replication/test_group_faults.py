@@ -15,23 +15,24 @@ import threading
 
 import pymysql
 import pytest
-from group_kit import Group, group_gtids, wait_until
+from group_kit import ClientThreads, Group, group_gtids, wait_until
 
 TRIALS = int(os.environ.get("RPL_GROUP_FAULT_TRIALS", "1"))
 
 
-class Writers:
+class Writers(ClientThreads):
     """Sessions inserting into d.t on whichever member is primary, recording each
     acknowledged row; a session whose member died or turned read-only moves on."""
 
     def __init__(self, group: Group, sessions: int = 3) -> None:
         self.group = group
         self.acknowledged: list[int] = []
-        self.done = threading.Event()
-        self.threads = [
-            threading.Thread(target=self._write, args=(n * 1_000_000,), daemon=True)
-            for n in range(1, sessions + 1)
-        ]
+        super().__init__(
+            [
+                threading.Thread(target=self._write, args=(n * 1_000_000,), daemon=True)
+                for n in range(1, sessions + 1)
+            ]
+        )
 
     def _write(self, first: int) -> None:
         i = first
@@ -50,16 +51,6 @@ class Writers:
                 connection.close()
             except pymysql.err.MySQLError:
                 self.done.wait(0.2)  # killed, read-only, or the group refused it: go on
-
-    def __enter__(self) -> Writers:
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        for thread in self.threads:
-            thread.join(60)
 
 
 def _primary(group: Group) -> int | None:

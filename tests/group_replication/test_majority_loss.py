@@ -109,10 +109,7 @@ def _states(group: Group, index: int) -> list[str]:
 
 def test_majority_lost_writes_block_until_force_members(group3: Group, etcd3: EtcdMembers) -> None:
     settings = {"group_replication_member_expel_timeout": 60}  # no expel by lease here
-    group3.bootstrap(0, **settings)
-    group3.join(1, **settings)
-    group3.join(2, **settings)
-    group3.wait_states(0, ["ONLINE"] * 3)
+    group3.form(**settings)
     survivor = group3.servers[0]
     survivor.query("CREATE DATABASE d")
     survivor.query("CREATE TABLE d.t (id INT PRIMARY KEY)")
@@ -188,10 +185,7 @@ def test_partitioned_member_blocks_until_the_majority_returns(
     group3: Group, etcd3: EtcdMembers
 ) -> None:
     settings = {"group_replication_member_expel_timeout": 60}
-    group3.bootstrap(0, **settings)
-    group3.join(1, **settings)
-    group3.join(2, **settings)
-    group3.wait_states(0, ["ONLINE"] * 3)
+    group3.form(**settings)
     cut_off = group3.servers[0]
     cut_off.query("CREATE DATABASE d")
     cut_off.query("CREATE TABLE d.t (id INT PRIMARY KEY)")

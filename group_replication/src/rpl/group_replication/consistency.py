@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
+from rpl.group_replication.gtid_sets import GtidSet
 from rpl.group_replication.members import Member, MemberState
 
 GUARANTEES_VERSION = (8, 0, 14)
@@ -59,6 +60,11 @@ def members_that_must_prepare(members: Iterable[Member], origin: str) -> frozens
     return frozenset(
         m.member_id for m in listed if m.state is MemberState.ONLINE and m.member_id != origin
     )
+
+
+def _in(executed: GtidSet, gtid: str) -> bool:
+    sid, _, gno = gtid.rpartition(":")
+    return executed.contains(sid, int(gno))
 
 
 @attrs.define(eq=False)
@@ -152,13 +158,16 @@ class ConsistencyManager:
             if self._prepared.pop(gtid, 0) is None:
                 self._cv.notify_all()
 
-    def hold_uncommitted(self, executed: Callable[[str], bool]) -> None:
+    def hold_uncommitted(self, gtid_executed: Callable[[], str]) -> None:
         """This joiner is ONLINE from now on: new transactions also wait for the AFTER
         transactions delivered before that and not committed here yet (the group did
         not list this member for them, yet its clients must read them).
+        ``gtid_executed`` is read once, under the lock :meth:`committed` takes, so a
+        transaction committed meanwhile is either in it or released by its commit.
         """
         with self._cv:
-            self._uncommitted = {g for g in self._uncommitted if not executed(g)}
+            executed = GtidSet.parse(gtid_executed())
+            self._uncommitted = {g for g in self._uncommitted if not _in(executed, g)}
             self._prepared.update(dict.fromkeys(sorted(self._uncommitted)))
 
     # ---------------------------------------------------------- sessions

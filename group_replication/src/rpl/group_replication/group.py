@@ -782,13 +782,9 @@ class GroupMember:
                 f"{member.address} was declared online within the replication group.'"
             )
             if member_id == self.me:
-                self.consistency.hold_uncommitted(self._executed_here)
+                self.consistency.hold_uncommitted(self.server.gtid_executed)
                 self.state = MemberState.ONLINE
             self._elect()
-
-    def _executed_here(self, gtid: str) -> bool:
-        sid, _, gno = gtid.rpartition(":")
-        return GtidSet.parse(self.server.gtid_executed()).contains(sid, int(gno))
 
     def _stable_set(self, message: StableSet) -> None:
         try:
