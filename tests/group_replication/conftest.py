@@ -1,5 +1,6 @@
 """Fixtures of the Group Replication tests: three etcd members, and rpl servers with the
-plugin loaded (three unless a module overrides ``group_size``)."""
+plugin loaded (three unless a module overrides ``group_size``), from
+:mod:`rpl.core.testing.group`."""
 
 from __future__ import annotations
 
@@ -7,14 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from group_kit import EtcdMembers, Group
+
+from rpl.core.testing.group import EtcdMembers, Group, etcd_members, started_group
 
 
 @pytest.fixture
 def etcd(tmp_path: Path) -> Iterator[EtcdMembers]:
-    members = EtcdMembers(tmp_path / "etcd").start()
-    yield members
-    members.stop()
+    with etcd_members(tmp_path / "etcd") as members:
+        yield members
 
 
 @pytest.fixture
@@ -25,6 +26,5 @@ def group_size() -> int:
 
 @pytest.fixture
 def group(tmp_path: Path, etcd: EtcdMembers, group_size: int) -> Iterator[Group]:
-    made = Group(tmp_path, etcd, count=group_size).start_servers()
-    yield made
-    made.stop()
+    with started_group(tmp_path, etcd, group_size) as made:
+        yield made

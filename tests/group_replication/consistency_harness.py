@@ -29,8 +29,8 @@ from typing import Any, Final
 
 import attrs
 import pymysql
-from group_kit import GROUP_NAME, ClientThreads, Group, wait_until
 
+from rpl.core.testing.group import GROUP_NAME, ClientThreads, Group, wait_until
 from rpl.core.validate.checks import validate
 from rpl.core.validate.history import Operation, write_history
 from rpl.core.validate.report import Report

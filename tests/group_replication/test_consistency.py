@@ -10,7 +10,8 @@ from typing import Any
 
 import pymysql
 import pytest
-from group_kit import Group, wait_until
+
+from rpl.core.testing.group import Group, wait_until
 
 PROCESSLIST_STATE = "Executing hook on transaction begin."
 PAUSE = "pause_plugin_applier"
@@ -144,7 +145,7 @@ def test_consistent_levels_are_refused_outside_online(group: Group) -> None:
     import urllib.request
 
     sender = server.query("SELECT @@server_uuid")[0][0]
-    from group_kit import GROUP_NAME
+    from rpl.core.testing.group import GROUP_NAME
 
     key = base64.b64encode(f"/rpl/gr/{GROUP_NAME}/msg/{sender}/x-1".encode()).decode()
     body = f'{{"key":"{key}","value":"{base64.b64encode(stray).decode()}"}}'.encode()

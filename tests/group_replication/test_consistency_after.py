@@ -14,8 +14,8 @@ from typing import Any
 
 import pymysql
 import pytest
-from group_kit import Group, wait_until
 
+from rpl.core.testing.group import Group, wait_until
 from rpl.group_replication.consistency import members_that_must_prepare
 from rpl.group_replication.members import Member, MemberState
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 from consistency_harness import FAULTS, run_trial
-from group_kit import Group
+
+from rpl.core.testing.group import Group
 
 TRIALS = int(os.environ.get("RPL_GROUP_CONSISTENCY_TRIALS", "0"))
 DEFAULT_PLAN = [

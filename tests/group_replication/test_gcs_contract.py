@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from group_kit import EtcdMembers, wait_until
 
+from rpl.core.testing.group import EtcdMembers, wait_until
 from rpl.group_replication.gcs import Gcs, GcsError, GcsMember, GcsMessage, GcsView
 from rpl.group_replication.gcs.etcd import EtcdGcs
 from rpl.group_replication.gcs.memory import MemoryGroup

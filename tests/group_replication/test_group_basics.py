@@ -10,8 +10,15 @@ from typing import Any
 
 import pymysql
 import pytest
-from group_kit import GROUP_NAME, EtcdMembers, Group, group_gtids, view_changes, wait_until
 
+from rpl.core.testing.group import (
+    GROUP_NAME,
+    EtcdMembers,
+    Group,
+    group_gtids,
+    view_changes,
+    wait_until,
+)
 from rpl.group_replication.gcs.batching import frame
 
 

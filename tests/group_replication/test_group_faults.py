@@ -15,7 +15,8 @@ import threading
 
 import pymysql
 import pytest
-from group_kit import ClientThreads, Group, group_gtids, wait_until
+
+from rpl.core.testing.group import ClientThreads, Group, group_gtids, wait_until
 
 TRIALS = int(os.environ.get("RPL_GROUP_FAULT_TRIALS", "1"))
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import pymysql
 import pytest
-from group_kit import GROUP_NAME, EtcdMembers, Group, wait_until
 
 from rpl.core.binlog.events import GtidEvent
 from rpl.core.testing.binlogs import binlog_entries
+from rpl.core.testing.group import GROUP_NAME, EtcdMembers, Group, wait_until
 
 HOOK_ERROR = "Error on observer while running replication hook 'before_commit'."
 BLOCKED = "This server is not able to reach a majority of members in the group."

@@ -13,8 +13,8 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 import pytest
-from group_kit import EtcdMembers, Group, wait_until
 
+from rpl.core.testing.group import EtcdMembers, Group, wait_until
 from rpl.core.testing.process import ServerProcess
 
 RECOVERY = "group_replication_recovery"

@@ -1,8 +1,21 @@
-"""Real etcd members and real rpl servers for Group Replication tests.
+"""Real etcd members and real rpl servers with Group Replication: what the Group
+Replication tests and the conformance suite's Group Replication part
+(:mod:`rpl.core.testing.suite.group_fixtures`) start their groups with.
 
-:class:`EtcdMembers` starts an etcd cluster on loopback (Debian's ``etcd``, data under the
-test's directory); :class:`Group` starts rpl servers with the plugin loaded and makes
-them a group. A missing ``etcd`` fails the test: nothing here skips.
+* :class:`EtcdMembers`: an etcd cluster on loopback, one process per member (Debian's
+  ``etcd``, data under the test's directory); re-formed alone after a lost quorum
+  (:meth:`EtcdMembers.force_new_cluster`), a member added back, SIGSTOP/SIGCONT.
+* :class:`Group`: rpl servers with the plugin loaded (``--plugin-load``), each paired
+  with one etcd member, configured, bootstrapped and joined as MySQL's
+  ``group_replication_*`` variables say; a member killed whole (server and etcd member).
+* :class:`Statement`: one statement on its own connection, in a thread, at a consistency
+  level; its rows or its error.
+* :class:`ClientThreads`, :func:`wait_until`, :func:`group_gtids`, :func:`view_changes`:
+  client threads for a ``with`` block, polling, and what a member's binlog holds.
+* :func:`etcd_members` and :func:`started_group`: the two as context managers (what the
+  fixtures yield), everything stopped at the end.
+
+A missing ``etcd`` fails the test: nothing here skips.
 """
 
 from __future__ import annotations
@@ -15,7 +28,8 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
@@ -24,6 +38,12 @@ from rpl.core.testing.binlogs import binlog_entries
 from rpl.core.testing.process import ServerProcess, free_port
 
 GROUP_NAME = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+"""The ``group_replication_group_name`` of every group started here."""
+PAUSE_APPLIER = "pause_plugin_applier"
+"""The server's sync point that holds the Group Replication applier before its next
+transaction (``SET GLOBAL debug = '+d,pause_plugin_applier'``, :mod:`rpl.core.debug`)."""
+HELD = "Executing hook on transaction begin."
+"""The session state of a transaction waiting in a consistency hook (WL#10379)."""
 
 
 class EtcdMembers:
@@ -163,12 +183,25 @@ class EtcdMembers:
 class Group:
     """rpl servers with group_replication loaded, each paired with one etcd member."""
 
-    def __init__(self, root: Path, etcd: EtcdMembers, count: int = 3) -> None:
+    def __init__(
+        self,
+        root: Path,
+        etcd: EtcdMembers,
+        count: int = 3,
+        *,
+        plugin: str = "group_replication",
+        member_env: Mapping[int, Mapping[str, str]] | None = None,
+    ) -> None:
+        """``count`` servers ``m0``.. under ``root`` loading ``plugin``; member ``i``
+        runs with ``member_env[i]`` over this process's environment.
+        """
         self.etcd = etcd
+        envs = member_env or {}
         self.servers = [
             ServerProcess(
                 root / f"m{i}",
-                options=["--plugin-load=group_replication", f"--server-id={i + 1}"],
+                options=[f"--plugin-load={plugin}", f"--server-id={i + 1}"],
+                env=envs.get(i),
             )
             for i in range(count)
         ]
@@ -222,6 +255,17 @@ class Group:
         self.servers[index].kill()
         self.etcd.kill(index)
 
+    def pause_applier(self, index: int, paused: bool = True) -> None:
+        """Hold (or let go) member ``index``'s Group Replication applier before its next
+        transaction (:data:`PAUSE_APPLIER`).
+        """
+        sign = "+" if paused else "-"
+        self.servers[index].query(f"SET GLOBAL debug = '{sign}d,{PAUSE_APPLIER}'")
+
+    def states(self, index: int) -> list[str]:
+        """The member states member ``index`` sees, sorted."""
+        return sorted(str(r[2]) for r in self.members(index))
+
     def members(self, index: int) -> list[tuple[Any, ...]]:
         """replication_group_members as member ``index`` sees it."""
         return self.servers[index].query(
@@ -246,7 +290,8 @@ class Group:
 
 class ClientThreads:
     """Client threads run for the span of a ``with`` block: started on entry; on exit
-    ``done`` is set and each is joined (60 s at most)."""
+    ``done`` is set and each is joined (60 s at most).
+    """
 
     def __init__(self, threads: list[threading.Thread]) -> None:
         self.done = threading.Event()
@@ -302,3 +347,81 @@ def view_changes(group: Group, index: int) -> list[tuple[str, str]]:
         elif isinstance(entry.event, ViewChangeEvent):
             logged.append((gtid, entry.event.view_id))
     return logged
+
+
+class Statement(threading.Thread):
+    """One statement on its own connection at a consistency level, run in a thread
+    (:meth:`start`); its rows or its error (MySQL's code and message).
+    """
+
+    def __init__(
+        self, server: ServerProcess, sql: str, level: str = "EVENTUAL", **session: Any
+    ) -> None:
+        """Connect to ``server`` and set ``session``'s variables and the level."""
+        super().__init__(daemon=True)
+        self.connection = server.connect()
+        with self.connection.cursor() as cursor:
+            for name, value in session.items():
+                cursor.execute(f"SET SESSION {name} = {value}")
+            cursor.execute(f"SET SESSION group_replication_consistency = '{level}'")
+        self.sql = sql
+        self.rows: list[tuple[Any, ...]] | None = None
+        self.error: tuple[Any, ...] | None = None
+        self.done = threading.Event()
+        self.thread_id: int = self.connection.thread_id()
+
+    def run(self) -> None:
+        """Execute the statement; keep its rows or its error."""
+        try:
+            with self.connection.cursor() as cursor:
+                cursor.execute(self.sql)
+                self.rows = list(cursor.fetchall())
+        except Exception as exc:  # noqa: BLE001 - the outcome the test checks
+            self.error = tuple(exc.args)
+        finally:
+            self.done.set()
+
+    def finish(self, timeout: float = 30.0) -> None:
+        """Until the statement ended (AssertionError after ``timeout``); close."""
+        assert self.done.wait(timeout), f"{self.sql} did not end"
+        self.connection.close()
+
+
+def session_state(server: ServerProcess, thread_id: int) -> str:
+    """information_schema.PROCESSLIST's STATE of connection ``thread_id`` ('' if gone)."""
+    rows = server.query(f"SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = {thread_id}")
+    return str(rows[0][0]) if rows and rows[0][0] is not None else ""
+
+
+def global_status(server: ServerProcess, name: str) -> int:
+    """SHOW GLOBAL STATUS ``name`` as an integer."""
+    return int(server.query(f"SHOW GLOBAL STATUS LIKE '{name}'")[0][1])
+
+
+@contextmanager
+def etcd_members(root: Path, count: int = 3) -> Iterator[EtcdMembers]:
+    """An etcd cluster of ``count`` members under ``root``, killed at the end."""
+    members = EtcdMembers(root, count).start()
+    try:
+        yield members
+    finally:
+        members.stop()
+
+
+@contextmanager
+def started_group(
+    root: Path,
+    etcd: EtcdMembers,
+    count: int = 3,
+    *,
+    plugin: str = "group_replication",
+    member_env: Mapping[int, Mapping[str, str]] | None = None,
+) -> Iterator[Group]:
+    """A :class:`Group` of ``count`` started servers (not in a group yet), killed at the
+    end.
+    """
+    made = Group(root, etcd, count, plugin=plugin, member_env=member_env).start_servers()
+    try:
+        yield made
+    finally:
+        made.stop()
