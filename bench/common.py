@@ -4,7 +4,8 @@ report (JSON, Markdown, a plot).
 
 Not a benchmark: the scripts beside it import it (``python bench/<script>.py`` puts this
 folder first on ``sys.path``). The source + replica pairs the replication benchmarks share
-are in ``pairs.py``.
+are in ``pairs.py``, the rpl group and the Galera cluster of the group benchmarks in
+``clusters.py``.
 """
 
 from __future__ import annotations
@@ -102,11 +103,12 @@ class SysbenchRun(NamedTuple):
     p95_ms: float
 
 
-def sysbench(port: int, workload: str, phase: str, *extra: str) -> str:
-    """One sysbench phase (prepare, run, cleanup) against 127.0.0.1:``port``, database
-    ``sbtest``, 4 tables of 10000 rows unless ``extra`` says otherwise; its output.
+def sysbench_command(port: int, workload: str, phase: str, *extra: str) -> list[str]:
+    """The command line of one sysbench phase (prepare, run, cleanup) against
+    127.0.0.1:``port``, database ``sbtest``, 4 tables of 10000 rows unless ``extra`` says
+    otherwise.
     """
-    command = [
+    return [
         "sysbench",
         workload,
         "--db-driver=mysql",
@@ -120,7 +122,13 @@ def sysbench(port: int, workload: str, phase: str, *extra: str) -> str:
         *extra,
         phase,
     ]
-    done = subprocess.run(command, capture_output=True, text=True)
+
+
+def sysbench(port: int, workload: str, phase: str, *extra: str) -> str:
+    """One sysbench phase (:func:`sysbench_command`), waited for; its output."""
+    done = subprocess.run(
+        sysbench_command(port, workload, phase, *extra), capture_output=True, text=True
+    )
     if done.returncode != 0:
         raise RuntimeError(f"sysbench {workload} {phase}: {done.stdout[-1500:]}{done.stderr}")
     return done.stdout

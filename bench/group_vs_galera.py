@@ -25,22 +25,22 @@ Writes docs/bench/group.md, group.json and group.png.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
-import tempfile
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import attrs
-import pymysql
-
+from clusters import (
+    GALERA,
+    RPL,
+    Cluster,
+    clusters,
+    missing_programs,
+    prepare,
+    query,
+    run_options,
+    status,
+)
 from common import (
-    POOL,
-    MariaDB,
     add_list_argument,
     add_out_argument,
     cpu_seconds,
@@ -58,135 +58,27 @@ from common import (
     sysbench,
     sysbench_result,
 )
-from rpl.core.sandbox.sandbox import ETCD, MEMBER, deploy_group, stop
-from rpl.core.testing.process import free_port
 
 WORKLOADS = ("oltp_write_only", "oltp_insert")
 THREADS = (1, 4, 16)
 TARGET_THREADS = 16
-RPL, GALERA = "rpl group", "MariaDB Galera"
 STAGES = ("broadcast", "delivery", "certification", "order_wait", "server")
-IGNORED_ERRORS = "1213,1180,3101"
-"""What sysbench retries instead of stopping: deadlocks and certification failures (a
-conflict on either side), counted as conflicts."""
 Row = dict[str, Any]
-
-
-# ------------------------------------------------------------------ the clusters
-class Galera:
-    """Three MariaDB nodes in one Galera cluster on loopback."""
-
-    def __init__(self, root: Path, nodes: int = 3) -> None:
-        self.root = root
-        self.group_ports = [free_port() for _ in range(nodes)]
-        self.nodes: list[MariaDB] = []
-
-    def _options(self, index: int) -> list[str]:
-        address = "gcomm://" + ",".join(f"127.0.0.1:{p}" for p in self.group_ports)
-        port = self.group_ports[index]
-        listen = f"gmcast.listen_addr=tcp://127.0.0.1:{port};ist.recv_addr=127.0.0.1:{free_port()}"
-        return [
-            "--wsrep-on=ON",
-            "--wsrep-provider=/usr/lib/galera/libgalera_smm.so",
-            f"--wsrep-cluster-address={address}",
-            f"--wsrep-node-address=127.0.0.1:{port}",
-            f"--wsrep-provider-options={listen}",
-            f"--wsrep-sst-receive-address=127.0.0.1:{free_port()}",
-            "--wsrep-sst-method=rsync",
-            "--wsrep-cluster-name=bench",
-            f"--wsrep-node-name=node{index + 1}",
-            "--wsrep-sync-wait=0",
-            "--innodb-autoinc-lock-mode=2",
-            *(["--wsrep-new-cluster"] if index == 0 else []),
-        ]
-
-    def start(self) -> Galera:
-        """Bootstrap the first node, then join the others one by one. A joiner's data
-        directory is empty and owned by ``nobody``: the rsync daemon that receives the
-        state runs as that user when started by root.
-        """
-        for index in range(len(self.group_ports)):
-            node = MariaDB(self.root, f"galera{index + 1}", index + 1, self._options(index))
-            if index:
-                node.datadir.mkdir(parents=True)
-                os.chmod(node.datadir, 0o777)
-                shutil.chown(node.datadir, "nobody", "nogroup")
-            self.nodes.append(node.start(install=index == 0))
-        size = _status(self.nodes[0].port).get("wsrep_cluster_size")
-        if size != str(len(self.nodes)):
-            raise RuntimeError(f"the Galera cluster has {size} nodes")
-        return self
-
-    def stop(self) -> None:
-        for node in reversed(self.nodes):
-            node.stop()
-
-
-def _status(port: int) -> dict[str, str]:
-    connection = pymysql.connect(host="127.0.0.1", port=port, user="root")
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SHOW GLOBAL STATUS")
-            return {str(k): str(v) for k, v in cursor.fetchall()}
-    finally:
-        connection.close()
-
-
-def _query(port: int, sql: str) -> list[tuple[Any, ...]]:
-    connection = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(sql)
-            return list(cursor.fetchall())
-    finally:
-        connection.close()
-
-
-@attrs.frozen
-class Cluster:
-    """A running cluster: the port sysbench drives, and its processes by kind (the
-    servers; for rpl also the etcd members), whose CPU each run records.
-    """
-
-    port: int
-    processes: dict[str, list[int]]
-
-
-@contextmanager
-def clusters(root: Path) -> Iterator[dict[str, Cluster]]:
-    """Both clusters running."""
-    print("starting the rpl group (3 members, 3 etcd members)", flush=True)
-    group = deploy_group(root / "group", members=3, options=[POOL], say=print)
-    galera: Galera | None = None
-    try:
-        print("starting the Galera cluster (3 nodes)", flush=True)
-        galera = Galera(root / "galera").start()
-        members = [n for n in group.nodes if n.role == MEMBER]
-        etcd = [n.pid for n in group.nodes if n.role == ETCD]
-        nodes = [n.process.pid for n in galera.nodes if n.process is not None]
-        yield {
-            RPL: Cluster(members[0].port, {"servers": [n.pid for n in members], "etcd": etcd}),
-            GALERA: Cluster(galera.nodes[0].port, {"servers": nodes}),
-        }
-    finally:
-        if galera is not None:
-            galera.stop()
-        stop(group)
 
 
 # ------------------------------------------------------------------ measuring
 def _counters(server: str, port: int) -> dict[str, int]:
     """The conflicts so far and, for rpl, the commit-time totals."""
-    status = _status(port)
+    now = status(port)
     if server == GALERA:
-        failures = int(status.get("wsrep_local_cert_failures", 0))
-        return {"conflicts": failures + int(status.get("wsrep_local_bf_aborts", 0))}
+        failures = int(now.get("wsrep_local_cert_failures", 0))
+        return {"conflicts": failures + int(now.get("wsrep_local_bf_aborts", 0))}
     table = "performance_schema.replication_group_member_stats"
-    rows = _query(port, f"SELECT COUNT_CONFLICTS_DETECTED FROM {table}")
+    rows = query(port, f"SELECT COUNT_CONFLICTS_DETECTED FROM {table}")
     found = {"conflicts": int(rows[0][0]) if rows else 0}
-    found["commits"] = int(status.get("group_replication_commit_count", 0))
+    found["commits"] = int(now.get("group_replication_commit_count", 0))
     for stage in STAGES:
-        found[stage] = int(status.get(f"group_replication_commit_{stage}_time", 0))
+        found[stage] = int(now.get(f"group_replication_commit_{stage}_time", 0))
     return found
 
 
@@ -201,15 +93,7 @@ def measure_point(
     """One sysbench run against one cluster."""
     port = cluster.port
     before, cpu_before = _counters(server, port), _cpu(cluster)
-    out = sysbench(
-        port,
-        workload,
-        "run",
-        f"--threads={threads}",
-        f"--time={seconds}",
-        "--percentile=95",
-        f"--mysql-ignore-errors={IGNORED_ERRORS}",
-    )
+    out = sysbench(port, workload, "run", *run_options(threads, seconds))
     after, cpu_after = _counters(server, port), _cpu(cluster)
     transactions, tps, p95 = sysbench_result(out)
     row: Row = {
@@ -251,10 +135,7 @@ def measure(
     runs: list[Row] = []
     for workload in workloads:
         for cluster in running.values():
-            _query(cluster.port, "DROP DATABASE IF EXISTS sbtest")
-            _query(cluster.port, "CREATE DATABASE sbtest")
-            sysbench(cluster.port, workload, "prepare")
-        time.sleep(2)  # let the secondaries apply the prepared tables
+            prepare(cluster, workload)
         for count in threads:
             for round_ in range(1, rounds + 1):
                 for server, cluster in running.items():
@@ -411,21 +292,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="runs per cell (default 3)")
     add_out_argument(parser)
     args = parser.parse_args(argv)
-    for program in ("etcd", "sysbench", "mariadbd", "rsync"):
-        if shutil.which(program) is None and not Path(f"/usr/sbin/{program}").exists():
-            print(f"{program} is not installed: tools/system-packages --bench", file=sys.stderr)
-            return 1
+    for program in missing_programs():
+        print(f"{program} is not installed: tools/system-packages --bench", file=sys.stderr)
+        return 1
     parameters = {
         "workloads": args.workloads,
         "threads": args.threads,
         "seconds": args.seconds,
         "rounds": args.rounds,
     }
-    with tempfile.TemporaryDirectory(prefix="rpl-group-bench-") as tmp:
-        root = Path(tmp)
-        os.chmod(root, 0o755)  # Galera's rsync daemon (nobody) walks into it
-        with clusters(root) as running:
-            runs = measure(running, args.workloads, args.threads, args.seconds, args.rounds)
+    with clusters("rpl-group-bench-") as running:
+        runs = measure(running, args.workloads, args.threads, args.seconds, args.rounds)
     results = summarise(runs, parameters)
     publish(args.out, "group", results, report(results), plot)
     return 0
