@@ -24,13 +24,15 @@ def demo(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def servers_left(directory: Path) -> list[str]:
+    """The live rpl servers and etcd members whose command line names ``directory``."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "rpl.core.cli server" in text and str(directory) in text:
+        ours = "rpl.core.cli server" in text or text.startswith("etcd ")
+        if ours and str(directory) in text:
             stat = (cmdline.parent / "stat").read_text()
             if stat.rsplit(")", 1)[-1].split()[0] != "Z":
                 found.append(text)

@@ -1,1 +1,1 @@
-"""Demonstrations on local sandboxes: ``rpl demo failover``."""
+"""Demonstrations on local sandboxes: ``rpl demo failover`` and ``rpl demo consistency``."""

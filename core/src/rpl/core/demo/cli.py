@@ -1,6 +1,10 @@
 """``rpl demo failover [--dir D] [--duration S] [--writers N] [--readers N] [--short]
 [--no-validate]``: exit 0 when AFTER_SYNC lost nothing a client saw (and ``rpl validate``
 agrees), 1 otherwise.
+
+``rpl demo consistency [--dir D] [--seconds S] [--writers N] [--readers N] [--short]
+[--no-validate]``: exit 0 when BEFORE, AFTER and BEFORE_AND_AFTER showed no stale read
+(and ``rpl validate`` agrees with every count), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from rpl.core.demo import consistency_report
+from rpl.core.demo.consistency import LevelRun, run_demo
 from rpl.core.demo.failover import WAIT_POINTS, Trial, run_trial
 from rpl.core.demo.report import verdict_table, write_html
 from rpl.core.sandbox.sandbox import SandboxError
@@ -65,11 +71,30 @@ def _spark(enabled: bool) -> Any:
         return None
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the demo; the exit code."""
+CONSISTENCY = (
+    "Group Replication's consistency levels, shown on real processes: a single-primary "
+    "group of three members on loopback (each with its etcd member); for EVENTUAL, "
+    "BEFORE, AFTER and BEFORE_AND_AFTER, writers on the primary and readers on the "
+    "secondaries, one secondary's applier falling behind now and then; every read checked "
+    "for a write acknowledged before it began that it missed (a stale read), directly "
+    "and with rpl validate. Ends with a verdict table (stale reads and commit latency per "
+    "level) and an HTML report. Exit code 0 when BEFORE, AFTER and BEFORE_AND_AFTER "
+    "showed no stale read (and rpl validate agrees), 1 otherwise, 130 when interrupted."
+)
+
+
+def _root(args: argparse.Namespace) -> Path:
+    """The demo's directory: ``--dir`` emptied, or a new temporary one."""
     root = Path(args.dir).expanduser() if args.dir else Path(tempfile.mkdtemp(prefix="rpl-demo-"))
     if args.dir and root.exists():
         shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the failover demo; the exit code."""
+    root = _root(args)
     duration = 3.0 if args.short else args.duration
     writers, readers = (4, 2) if args.short else (args.writers, args.readers)
     spark = _spark(not args.no_validate)
@@ -129,6 +154,93 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_consistency(args: argparse.Namespace) -> int:
+    """Run the consistency demo; the exit code."""
+    root = _root(args)
+    seconds = 3.0 if args.short else args.seconds
+    writers, readers = (2, 1) if args.short else (args.writers, args.readers)
+    spark = _spark(not args.no_validate)
+    started = time.time()
+    interrupted = threading.Event()
+    previous = signal.signal(signal.SIGINT, _on_interrupt(interrupted))
+    try:
+        runs: list[LevelRun] = run_demo(
+            root,
+            seconds=seconds,
+            writers=writers,
+            readers=readers,
+            spark=spark,
+            break_levels=args.break_levels,
+            interrupted=interrupted,
+            say=_say,
+        )
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        _say("interrupted: every server and etcd member of the demo is stopped")
+        return 130
+    except (SandboxError, AssertionError) as exc:
+        _say(f"the demo failed: {exc}")
+        return 1
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if spark is not None:
+            spark.stop()
+    report = root / "report.html"
+    consistency_report.write_html(runs, report)
+    print(consistency_report.verdict_table(runs))
+    print(
+        f"\n{time.time() - started:.0f} s. Report: {report}. Histories and validator "
+        f"reports: {root}/; the group's data directories: {root}/group/"
+    )
+    broken = [r.level for r in runs if not r.kept]
+    if broken:
+        print(f"\nFAILED: {', '.join(broken)} did not keep the promise", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_consistency(demos: Any) -> None:
+    parser = demos.add_parser(
+        "consistency",
+        help="Group Replication's consistency levels: stale reads and commit latency",
+        description=CONSISTENCY,
+    )
+    parser.add_argument(
+        "--dir",
+        help="where the group and the reports go (default: a new temporary directory; "
+        "an existing one is replaced)",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=8.0,
+        help="seconds of load per level (default %(default)s)",
+    )
+    parser.add_argument(
+        "--writers",
+        type=int,
+        default=4,
+        help="client threads updating rows on the primary, each write recorded "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--readers",
+        type=int,
+        default=2,
+        help="client threads on each secondary reading the row last acknowledged, each "
+        "read recorded (default %(default)s)",
+    )
+    parser.add_argument(
+        "--short", action="store_true", help="3 s per level, 2 writers, 1 reader per secondary"
+    )
+    parser.add_argument("--no-validate", action="store_true", help="skip rpl validate (no Spark)")
+    parser.add_argument(
+        "--break-levels", action="store_true", help=argparse.SUPPRESS
+    )  # tests: every session at EVENTUAL, whatever the level
+    parser.set_defaults(run=run_consistency)
+
+
 def add_parser(commands: Any) -> None:
     """The ``demo`` subcommand."""
     parser = commands.add_parser("demo", help="demonstrations on local sandboxes")
@@ -169,3 +281,4 @@ def add_parser(commands: Any) -> None:
         "--break-after-sync", action="store_true", help=argparse.SUPPRESS
     )  # tests: AFTER_SYNC that does not wait
     failover.set_defaults(run=run)
+    _add_consistency(demos)

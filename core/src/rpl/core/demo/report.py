@@ -76,18 +76,28 @@ def row(trial: Trial) -> tuple[str, ...]:
     )
 
 
-def verdict_table(trials: list[Trial]) -> str:
-    """The table the demo ends with, in text; the note on lost reads below it."""
-    rows = [COLUMNS, *(row(t) for t in trials)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS) - 1)]
+def text_table(columns: tuple[str, ...], rows: list[tuple[str, ...]], left: set[int]) -> str:
+    """``rows`` under ``columns`` in aligned text: the cells of the columns in ``left``
+    to the left, the others (numbers) to the right; the last column unpadded.
+    """
+    every = [columns, *rows]
+    widths = [max(len(r[i]) for r in every) for i in range(len(columns))]
 
     def line(cells: tuple[str, ...]) -> str:
-        first = cells[0].ljust(widths[0])
-        numbers = "  ".join(c.rjust(w) for c, w in zip(cells[1:-2], widths[1:-1], strict=True))
-        return f"{first}  {numbers}  {cells[-2].ljust(widths[-1])}  {cells[-1]}"
+        placed = [
+            c.ljust(w) if i in left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells[:-1], widths, strict=False))
+        ]
+        return "  ".join([*placed, cells[-1]])
 
-    header = line(COLUMNS)
-    return "\n".join([header, "-" * len(header), *(line(r) for r in rows[1:]), "", NOTE])
+    header = line(columns)
+    return "\n".join([header, "-" * len(header), *(line(r) for r in rows)])
+
+
+def verdict_table(trials: list[Trial]) -> str:
+    """The table the demo ends with, in text; the note on lost reads below it."""
+    table = text_table(COLUMNS, [row(t) for t in trials], {0, len(COLUMNS) - 2})
+    return f"{table}\n\n{NOTE}"
 
 
 def figure(trial: Trial) -> Figure:
@@ -135,15 +145,19 @@ def figure(trial: Trial) -> Figure:
     return drawn
 
 
-def _plot(trial: Trial) -> str:
-    """The trial's timeline as a base64 PNG."""
+def embedded_png(drawn: Figure) -> str:
+    """``drawn`` as a base64 PNG (for an ``<img src='data:...'>``), the figure closed."""
     import matplotlib.pyplot as plt
 
-    drawn = figure(trial)
     buffer = io.BytesIO()
     drawn.savefig(buffer, format="png", dpi=100)
     plt.close(drawn)
     return base64.b64encode(buffer.getvalue()).decode()
+
+
+def image(alt: str, drawn: Figure) -> str:
+    """An ``<img>`` holding ``drawn`` (the figure closed)."""
+    return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{embedded_png(drawn)}'>"
 
 
 def _listed(keys: list[str]) -> str:
@@ -153,18 +167,19 @@ def _listed(keys: list[str]) -> str:
     return ", ".join(keys[:_LISTED]) + more
 
 
-def _table_html(trials: list[Trial]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+def html_table(columns: tuple[str, ...], rows: list[tuple[str, ...]], note: str) -> str:
+    """``rows`` under ``columns`` as an HTML table, ``note`` below it."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row(t)) + "</tr>" for t in trials
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>" for cells in rows
     )
     return (
         f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        f"<p class='note'>{html.escape(NOTE)}</p>"
+        f"<p class='note'>{html.escape(note)}</p>"
     )
 
 
-_STYLE: Final = (
+STYLE: Final = (
     "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
     "pre{background:#f4f4f4;padding:1em;white-space:pre-wrap;overflow-wrap:anywhere}"
     "table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.3em .5em;"
@@ -181,18 +196,18 @@ def write_html(trials: list[Trial], path: Path) -> None:
     """
     parts = [
         "<!doctype html><meta charset='utf-8'><title>rpl demo failover</title>",
-        _STYLE,
+        STYLE,
         "<h1>rpl demo failover</h1>",
         "<p>A source and two semisync replicas; writers and readers on the source; the "
         "network to the replicas cut and the source SIGKILLed mid-run; the most "
         "advanced replica promoted. What did the clients see that the new source "
         "lacks?</p>",
-        _table_html(trials),
+        html_table(COLUMNS, [row(t) for t in trials], NOTE),
     ]
     for t in trials:
         parts += [
             f"<h2>{t.wait_point.upper()}</h2>",
-            f"<img alt='{t.wait_point.upper()} timeline' src='data:image/png;base64,{_plot(t)}'>",
+            image(f"{t.wait_point.upper()} timeline", figure(t)),
             "<pre>"
             + html.escape("\n".join(f"{at:6.2f} s  {what}" for at, what in t.timeline))
             + "</pre>",
