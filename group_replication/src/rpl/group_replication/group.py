@@ -104,6 +104,11 @@ CONSISTENCY_BEGIN_NOT_ALLOWED_TEXT = (
     "The Group Replication plugin is stopping, therefore new transactions are not allowed to start."
 )
 FORCE_VIEW_TIMEOUT = 60.0
+MEMBER_VERSION_ENV = "RPL_GR_MEMBER_VERSION"
+"""When set, the version this member announces to the group instead of its server's (the
+MEMBER_VERSION the group shows, what AFTER's version check and the primary election
+read): tests model a member older than 8.0.14 with it (WL#10379 FR-10, FR-11), as MySQL's
+tests lower a member's version with a debug point. For tests only."""
 """Seconds force_members waits for its view (MySQL's view modification wait)."""
 
 
@@ -256,7 +261,7 @@ class GroupMember:
             self.me,
             server.host,
             server.port,
-            server.version,
+            os.environ.get(MEMBER_VERSION_ENV) or server.version,
             member_data(self.config.weight, self.config.bootstrap),
             address=self.config.local_address,
         )

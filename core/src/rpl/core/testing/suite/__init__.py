@@ -1,6 +1,6 @@
-"""The conformance suite: abstract pytest classes a semisync implementation runs to prove it
-behaves as MySQL's does (SQLAlchemy's dialect suite and its ``requirements.py`` are the
-model).
+"""The conformance suite: abstract pytest classes a semisync or Group Replication
+implementation runs to prove it behaves as MySQL's does (SQLAlchemy's dialect suite and
+its ``requirements.py`` are the model).
 
 One module per area, one abstract class each (none is collected until subclassed under
 a name starting with ``Test``):
@@ -39,6 +39,28 @@ close what it lacks; every one is open by default)::
         def requirements(self) -> Requirements:
             return MyRequirements()
 
+The Group Replication part (WL#10379's consistency levels; one test per line of MySQL's
+gr_consistent_reads checklist and per functional requirement), on groups of real
+servers and real etcd members:
+
+* :mod:`~rpl.core.testing.suite.group_before` (:class:`GroupBeforeSuite`): BEFORE;
+* :mod:`~rpl.core.testing.suite.group_after` (:class:`GroupAfterSuite`): AFTER and
+  BEFORE_AND_AFTER, the acknowledgements and the hold, a group of one, the counters;
+* :mod:`~rpl.core.testing.suite.group_failures` (:class:`GroupFailuresSuite`): members
+  leaving, unreachable, a lost majority forced back, members joining;
+* :mod:`~rpl.core.testing.suite.group_variables` (:class:`GroupVariablesSuite`):
+  ``group_replication_consistency``, the levels outside ONLINE, a member older than
+  8.0.14.
+
+:class:`GroupReplicationSuite` is the four in one class. Its fixtures are
+``group_plugin`` (:class:`GroupPlugin`) and the same ``requirements``: the Group
+Replication requirements are properties of the one :class:`Requirements` class::
+
+    class TestMyGroup(GroupReplicationSuite):
+        @pytest.fixture
+        def group_plugin(self) -> GroupPlugin:
+            return GroupPlugin(name="my_group_replication")
+
 A test that needs a closed requirement is skipped with the requirement's name and reason;
 every other test runs. The plugins need only be installed (their ``rpl.plugins`` entry
 points) in the environment that runs pytest: every test starts real ``rpl server``
@@ -48,6 +70,12 @@ processes that load them with ``--plugin-load``.
 from rpl.core.testing.suite.ack_receiver import AckReceiverSuite
 from rpl.core.testing.suite.failover import FailoverHarness, LosslessFailoverSuite
 from rpl.core.testing.suite.fixtures import Nodes, SemisyncFixtures, SemisyncPlugins
+from rpl.core.testing.suite.group_after import GroupAfterSuite
+from rpl.core.testing.suite.group_before import GroupBeforeSuite
+from rpl.core.testing.suite.group_failures import GroupFailuresSuite
+from rpl.core.testing.suite.group_fixtures import GroupFixtures, GroupPlugin, Groups
+from rpl.core.testing.suite.group_replication import GroupReplicationSuite
+from rpl.core.testing.suite.group_variables import GroupVariablesSuite
 from rpl.core.testing.suite.requirements import (
     OPEN,
     Requirement,
@@ -64,6 +92,14 @@ __all__ = [
     "OPEN",
     "AckReceiverSuite",
     "FailoverHarness",
+    "GroupAfterSuite",
+    "GroupBeforeSuite",
+    "GroupFailuresSuite",
+    "GroupFixtures",
+    "GroupPlugin",
+    "GroupReplicationSuite",
+    "GroupVariablesSuite",
+    "Groups",
     "LosslessFailoverSuite",
     "Nodes",
     "Requirement",

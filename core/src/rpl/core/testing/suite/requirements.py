@@ -22,8 +22,9 @@ What holds:
   and the gate refuses (an error, not a skip) a property whose value is no
   :class:`Requirement`: a typo or a wrong override cannot close a behaviour silently.
 * Behaviours that are not listed here are what conformance means (MySQL's variable and
-  status names, the wire format, switching off on timeout and back on after a catch-up):
-  no requirement closes them.
+  status names, the wire format, switching off on timeout and back on after a catch-up;
+  for Group Replication, ``group_replication_consistency`` itself, its scopes, values and
+  privilege, and the levels refused outside ONLINE): no requirement closes them.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def closed(reason: str) -> Requirement:
 
 
 class Requirements:
-    """The optional behaviours of a semisync implementation, all open.
+    """The optional behaviours of a semisync or Group Replication implementation, all
+    open.
 
     Override a property in a subclass to close one; every property returns a
     :class:`Requirement`.
@@ -111,6 +113,58 @@ class Requirements:
         """``UNINSTALL PLUGIN`` fails with ER_PLUGIN_CANNOT_BE_UNINSTALLED (1883) for the
         master plugin while a semisync replica is connected and for the slave plugin while
         its status is ON; once they are not, both uninstall and their status variables go.
+        """
+        return OPEN
+
+    # ------------------------------------------------------- Group Replication
+    @property
+    def before_consistency(self) -> Requirement:
+        """``group_replication_consistency = BEFORE`` (WL#10379): a transaction waits at
+        its start, in "Executing hook on transaction begin.", until this member has
+        committed every transaction the group ordered before it, then reads them
+        (FR-01); only that member waits; after ``wait_timeout`` it fails with
+        ER_GRP_TRX_CONSISTENCY_BEFORE (3797). Needed as well by every test of
+        BEFORE_AND_AFTER.
+        """
+        return OPEN
+
+    @property
+    def after_consistency(self) -> Requirement:
+        """``group_replication_consistency = AFTER`` and ``BEFORE_AND_AFTER``
+        (WL#10379): a RW transaction commits once every member ONLINE at its delivery
+        has prepared it (FR-05), a member that prepared it holds every new transaction
+        until it commits there (FR-06, 3798 after ``wait_timeout``), so that what its
+        client was told is committed every ONLINE member reads (FR-02); a member leaving
+        or expelled counts as acknowledged (FR-07), an unreachable one holds the commit
+        (FR-08), the origin leaving rolls it back there only (FR-12).
+        """
+        return OPEN
+
+    @property
+    def consistency_status_counters(self) -> Requirement:
+        """MySQL 8.1's ``Gr_transactions_consistency_before_begin_count``,
+        ``_after_termination_count``, ``_after_sync_count`` and their ``_time_sum``
+        (microseconds): BEFORE waits at begin, this member's AFTER transactions from
+        delivery to the last acknowledgement, new transactions held behind prepared ones.
+        """
+        return OPEN
+
+    @property
+    def member_version_override(self) -> Requirement:
+        """A member can be made to announce an older version to the group (the
+        environment variable :attr:`GroupPlugin.member_version_env` names, as MySQL's
+        tests lower a member's version with a debug point), so that the suite can put
+        a member older than 8.0.14 in a group: AFTER and BEFORE_AND_AFTER then roll back
+        (FR-10), BEFORE still works on the members that support it (FR-11).
+        """
+        return OPEN
+
+    @property
+    def force_members(self) -> Requirement:
+        """``SET GLOBAL group_replication_force_members`` on a member that lost its
+        majority installs a view of the listed members (after the member's share of the
+        consensus, its etcd member, is re-formed alone), and what was blocked resumes
+        with the new membership (FR-09).
         """
         return OPEN
 
