@@ -56,6 +56,7 @@ def test_stale_reads_are_found_and_fresh_ones_are_not(check: Check, run: Path) -
     assert "r1 read d.t key 7 and got 'v7', but w2 had OK for 'changed'" in stale[0].detail
     assert "got no row" in stale[1].detail
     assert "fresh_reads" in report.checks and report.stale_reads == 2
+    assert report.stale_reads_by_table == {"d.t": 2}
     assert "2 stale reads" in report.summary()
     # the same history without --fresh-reads: EVENTUAL allows them
     assert _found(check(history=history), "fresh_reads") == []

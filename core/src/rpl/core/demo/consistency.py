@@ -80,6 +80,8 @@ class LevelRun:
     validate_others: list[str] = attrs.field(factory=list)
     """What else it found: lost writes, breaks of the group's order (never allowed)."""
     validate_summary: str = ""
+    history_lines: tuple[int, int] = (0, 0)
+    """The run's operations are lines first..last-1 of the demo's history.jsonl."""
 
     @property
     def allows_stale(self) -> bool:
@@ -308,9 +310,7 @@ def run_level(
             Operation("setup", WRITE, run.table, str(key), "init-0", started, time.time(), "ok")
         )
     executed = gtid_executed(primary)
-    wait_for(
-        lambda: all(gtid_executed(s) == executed for s in secondaries), 60, "the secondaries"
-    )
+    wait_for(lambda: all(gtid_executed(s) == executed for s in secondaries), 60, "the secondaries")
     workload = LevelWorkload(
         run, primary, secondaries, writers=writers, readers=readers, session_level=session_level
     )
@@ -365,28 +365,41 @@ def _tally(run: LevelRun, operations: list[Operation], origin: float) -> None:
 
 
 def _validate(
-    run: LevelRun,
-    directory: Path,
+    runs: list[LevelRun],
+    history: Path,
     datadirs: list[str],
     group: str,
     spark: Any,
     say: Callable[[str], None],
 ) -> None:
+    """One ``rpl validate`` over every level's history (each level its own table):
+    each run gets its table's stale-read count and the other violations of its lines
+    of the history, and every run gets those that are no history's (the group's order).
+    """
     from rpl.core.validate.checks import validate
 
     report = validate(
         datadirs,
-        history=str(directory / f"history-{run.level.lower()}.jsonl"),
+        history=str(history),
         fresh_reads=True,
         group=group,
         spark=spark,
-        progress=lambda text: say(f"[{run.level}] rpl validate: {text}"),
+        progress=lambda text: say(f"rpl validate: {text}"),
     )
-    report.write_json(directory / f"validate-{run.level.lower()}.json")
-    run.validate_stale = report.stale_reads
-    run.validate_others = [f.line() for f in report.violations if f.check != "fresh_reads"]
-    run.validate_summary = report.summary()
-    (directory / f"validate-{run.level.lower()}.txt").write_text(report.summary() + "\n")
+    report.write_json(history.parent / "validate.json")
+    (history.parent / "validate.txt").write_text(report.summary() + "\n")
+    others = [f for f in report.violations if f.check != "fresh_reads"]
+    for run in runs:
+        first, last = run.history_lines
+        run.validate_stale = report.stale_reads_by_table.get(run.table, 0)
+        run.validate_others = [
+            f.line() for f in others if f.kind != "history" or first <= f.position < last
+        ]
+        run.validate_summary = report.summary()
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def group_name(sandbox: Sandbox) -> str:
@@ -417,13 +430,17 @@ def run_demo(
     say("deploying a group of three members, each with its etcd member")
     sandbox = deploy_group(directory / "group", members=3, say=lambda _: None)
     runs: list[LevelRun] = []
+    operations: list[Operation] = []
     try:
         primary, secondaries = _members(sandbox)
         primary.query("CREATE DATABASE d")
         for level in levels:
             if interrupted.is_set():
                 raise KeyboardInterrupt
-            say(f"[{level}] {writers} writers on the primary, {readers} readers on each secondary")
+            say(
+                f"[{level}] {_count(writers, 'writer')} on the primary, "
+                f"{_count(readers, 'reader')} on each secondary"
+            )
             run, history = run_level(
                 level,
                 primary,
@@ -435,12 +452,13 @@ def run_demo(
                 say=say,
                 interrupted=interrupted,
             )
+            run.history_lines = (len(operations) + 1, len(operations) + len(history) + 1)
             runs.append(run)
-            write_history(directory / f"history-{level.lower()}.jsonl", history)
+            operations += history
     finally:
         stop(sandbox)
+        write_history(directory / "history.jsonl", operations)
     if spark is not None:
         members = [str(sandbox.directory / n.name) for n in sandbox.nodes if n.role == MEMBER]
-        for run in runs:
-            _validate(run, directory, members, group_name(sandbox), spark, say)
+        _validate(runs, directory / "history.jsonl", members, group_name(sandbox), spark, say)
     return runs

@@ -56,9 +56,9 @@ def _versions(writes: DataFrame) -> DataFrame:
 
 def stale_reads(
     spark: SparkSession, writes: DataFrame, operations: Sequence[Operation], history: str
-) -> tuple[list[Finding], int]:
-    """The reads that missed a write acknowledged before they began (module docstring),
-    the first MAX_LISTED of them, and how many there are in all.
+) -> tuple[list[Finding], dict[str, int]]:
+    """The reads that missed a write acknowledged before they began (module docstring):
+    the first MAX_LISTED of them, and how many there are of each table (all of them).
     """
     from pyspark.sql import functions as F
 
@@ -73,7 +73,7 @@ def stale_reads(
         if o.op == READ and o.outcome == "ok"
     ]
     if not acked or not reads:
-        return [], 0
+        return [], {}
     versions = _versions(writes)
     done = spark.createDataFrame(acked, _OPS).join(versions, ["tbl", "key", "value"])
     w = done.select(
@@ -106,9 +106,9 @@ def stale_reads(
     )
     stale = newest.filter("gno IS NULL OR gno < newest.w_gno").orderBy("line").persist()
     listed = [_stale_finding(row, history) for row in stale.limit(MAX_LISTED).collect()]
-    total = len(listed) if len(listed) < MAX_LISTED else stale.count()
+    by_table = {str(row.tbl): int(row["count"]) for row in stale.groupBy("tbl").count().collect()}
     stale.unpersist()
-    return listed, total
+    return listed, by_table
 
 
 def _stale_finding(row: Any, history: str) -> Finding:

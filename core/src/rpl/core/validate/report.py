@@ -61,6 +61,8 @@ class Report:
     history_operations: int = 0
     stale_reads: int = 0
     """Stale reads found in all (``--fresh-reads``; at most 1000 are listed)."""
+    stale_reads_by_table: dict[str, int] = attrs.field(factory=dict)
+    """Of them, how many read each table (``db.table``; tables with none absent)."""
     method: str = "exact"
     """"sketches" (the fast path proved the run clean) or "exact" (row by row)."""
     unproven: str = ""
@@ -153,6 +155,7 @@ class Report:
             "transactions": self.transactions,
             "history_operations": self.history_operations,
             "stale_reads": self.stale_reads,
+            "stale_reads_by_table": self.stale_reads_by_table,
             "checks": {name: CHECKS[name] for name in self.checks},
             "method": self.method,
             "unproven": self.unproven,
