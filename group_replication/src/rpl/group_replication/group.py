@@ -233,6 +233,13 @@ class GroupMember:
         self.consistency = ConsistencyManager()
         self._tickets: dict[int, _Ticket] = {}
         self._next_ticket = 0
+        self._sync = threading.Condition()
+        """Guards the two below: BEFORE transactions share sync messages."""
+        self._sync_open: tuple[int, _Ticket] | None = None
+        """The sync message not sent yet, that every BEFORE transaction beginning now
+        joins (its ticket number and ticket)."""
+        self._sync_in_flight = 0
+        """The ticket number of the sync message sent and not yet back (0: none)."""
         self._buffer: list[GcsMessage | GcsView] = []
         """What the group delivered between this joiner's join view and its state: the
         messages, and the later views with joining members."""
@@ -479,7 +486,14 @@ class GroupMember:
         committed before it runs (the applier's received set when the message came
         back). ObserverError 3796 outside ONLINE, 3799 while stopping, 3797 when the
         message is not ordered within ``timeout``.
+
+        One sync message serves every transaction that began before it was sent: what
+        the applier had received when it came back includes everything ordered before
+        each of them began. So at most one is in flight per member; the transactions
+        that begin meanwhile join the next one, which the first of them sends when the
+        one in flight is back (group commit, for reads).
         """
+        deadline = time.monotonic() + timeout
         with self._lock:
             if self.state is not MemberState.ONLINE:
                 raise ObserverError(
@@ -490,28 +504,68 @@ class GroupMember:
                     CONSISTENCY_BEGIN_NOT_ALLOWED_TEXT,
                     errno=ER_GRP_TRX_CONSISTENCY_BEGIN_NOT_ALLOWED,
                 )
-            self._next_ticket += 1
-            number = self._next_ticket
-            ticket = self._tickets[number] = _Ticket()
+        number, ticket, send = self._join_sync(deadline)
+        if send:
+            self._send_sync(number, ticket)
+        if not ticket.done.wait(max(0.0, deadline - time.monotonic())):
+            raise ObserverError(CONSISTENCY_BEFORE_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEFORE)
+        if ticket.error is not None or ticket.gtid is None:
+            raise ObserverError(CONSISTENCY_BEFORE_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEFORE)
+        return ticket.gtid
+
+    def _join_sync(self, deadline: float) -> tuple[int, _Ticket, bool]:
+        """The sync message this transaction waits for (the open one, opened when there
+        is none), and whether this transaction sends it: when none is in flight. A
+        transaction that reaches its deadline waiting for its turn has its ticket
+        failed here (the caller then raises 3797).
+        """
+        with self._sync:
+            if self._sync_open is None:
+                with self._lock:
+                    self._next_ticket += 1
+                    number = self._next_ticket
+                    self._tickets[number] = _Ticket()
+                    self._sync_open = (number, self._tickets[number])
+            opened = self._sync_open
+            number, ticket = opened
+            while self._sync_open is opened and self._sync_in_flight:
+                if not self._sync.wait(max(0.0, deadline - time.monotonic())):
+                    return number, ticket, False
+            if self._sync_open is not opened or ticket.done.is_set():
+                return number, ticket, False  # another of its transactions sent it, or it failed
+            self._sync_open = None
+            self._sync_in_flight = number
+            return number, ticket, True
+
+    def _send_sync(self, number: int, ticket: _Ticket) -> None:
+        """Send sync message ``number``; a failed send fails its ticket (every
+        transaction sharing it gets 3797) and lets the next message go.
+        """
         try:
             self.gcs.send(encode(SyncBeforeExecution(self.me, number)))
-            ordered = ticket.done.wait(timeout)
         except GcsError as exc:
             self.log.error(
                 "Plugin group_replication reported: 'Error sending the sync before execution "
                 f"message of a transaction: {exc}'"
             )
-            ordered = False
-        finally:
-            with self._lock:
-                self._tickets.pop(number, None)
-        if not ordered or ticket.error is not None or ticket.gtid is None:
-            raise ObserverError(CONSISTENCY_BEFORE_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEFORE)
-        return ticket.gtid
+            ticket.error = str(exc)
+            self._sync_back(number, ticket)
+
+    def _sync_back(self, number: int, ticket: _Ticket) -> None:
+        """Sync message ``number`` is done with (back in the order, or failed): release
+        its transactions, and let the next sync message go.
+        """
+        with self._lock:
+            self._tickets.pop(number, None)
+        ticket.done.set()
+        with self._sync:
+            if self._sync_in_flight == number:
+                self._sync_in_flight = 0
+            self._sync.notify_all()
 
     def _sync_ordered(self, message: SyncBeforeExecution) -> None:
-        """A sync message came back in the order: its transaction (if it is this
-        member's) waits for what the applier received until now.
+        """A sync message came back in the order: its transactions (if it is this
+        member's) wait for what the applier received until now.
         """
         if message.origin != self.me:
             return
@@ -519,7 +573,7 @@ class GroupMember:
             ticket = self._tickets.get(message.ticket)
         if ticket is not None:
             ticket.gtid = self.applier.received_gtid_set()
-            ticket.done.set()
+            self._sync_back(message.ticket, ticket)
 
     def _fail_waiters(self, reason: str, errno: int | None = ER_RUN_HOOK_ERROR) -> None:
         self.consistency.fail(reason)
@@ -529,6 +583,10 @@ class GroupMember:
             ticket.error = reason
             ticket.errno = errno
             ticket.done.set()
+        with self._sync:  # nothing in flight comes back now, nothing open will be sent
+            self._sync_open = None
+            self._sync_in_flight = 0
+            self._sync.notify_all()
 
     # ------------------------------------------------------- majority loss
     def _wait_for_majority(self, timeout: float) -> None:
