@@ -103,13 +103,28 @@ GUARANTEES_UNSUPPORTED_TEXT = (
 CONSISTENCY_BEGIN_NOT_ALLOWED_TEXT = (
     "The Group Replication plugin is stopping, therefore new transactions are not allowed to start."
 )
+ER_GR_HOLD_WAIT_TIMEOUT = 3781
+HOLD_WAIT_TIMEOUT_TEXT = (
+    "Timeout exceeded for held statement while new Group Replication primary member is "
+    "applying backlog."
+)
+ER_GR_HOLD_KILLED = 3782
+HOLD_KILLED_TEXT = (
+    "Held statement aborted because Group Replication plugin got shut down or thread was "
+    "killed while new primary member was applying backlog."
+)
+ER_GR_HOLD_MEMBER_STATUS_ERROR = 3783
+HOLD_MEMBER_STATUS_ERROR_TEXT = (
+    "Held statement was aborted due to member being in error state, while backlog is being "
+    "applied during Group Replication primary election."
+)
 FORCE_VIEW_TIMEOUT = 60.0
+"""Seconds force_members waits for its view (MySQL's view modification wait)."""
 MEMBER_VERSION_ENV = "RPL_GR_MEMBER_VERSION"
 """When set, the version this member announces to the group instead of its server's (the
 MEMBER_VERSION the group shows, what AFTER's version check and the primary election
 read): tests model a member older than 8.0.14 with it (WL#10379 FR-10, FR-11), as MySQL's
 tests lower a member's version with a debug point. For tests only."""
-"""Seconds force_members waits for its view (MySQL's view modification wait)."""
 
 
 @attrs.frozen
@@ -240,6 +255,10 @@ class GroupMember:
         joins (its ticket number and ticket)."""
         self._sync_in_flight = 0
         """The ticket number of the sync message sent and not yet back (0: none)."""
+        self._backlog_applied = threading.Event()
+        """Clear while this member, just elected primary, applies the backlog the old
+        primary left (BEFORE_ON_PRIMARY_FAILOVER holds transactions meanwhile)."""
+        self._backlog_applied.set()
         self._buffer: list[GcsMessage | GcsView] = []
         """What the group delivered between this joiner's join view and its state: the
         messages, and the later views with joining members."""
@@ -583,6 +602,7 @@ class GroupMember:
             ticket.error = reason
             ticket.errno = errno
             ticket.done.set()
+        self._backlog_applied.set()  # a held transaction finds the member stopping or in ERROR
         with self._sync:  # nothing in flight comes back now, nothing open will be sent
             self._sync_open = None
             self._sync_in_flight = 0
@@ -1015,6 +1035,7 @@ class GroupMember:
                         "Plugin group_replication reported: 'This server is working as "
                         "primary member.'"
                     )
+                    self._backlog_applied.clear()
                     threading.Thread(target=self._become_primary, daemon=True).start()
                 elif self.state is MemberState.ONLINE:
                     self.log.note(
@@ -1029,14 +1050,40 @@ class GroupMember:
             self.server.set_super_read_only(True)
 
     def _become_primary(self) -> None:
-        """Apply the backlog, then accept writes."""
-        while self.applier.queue_size() and not self._stopping.is_set():
-            if not self.applier.running:
-                return
-            time.sleep(0.01)
-        with self._lock:
-            if self.primary == self.me and self.state is MemberState.ONLINE:
-                self.server.set_super_read_only(False)
+        """Apply the backlog, then accept writes; then release the transactions held
+        meanwhile (they find super_read_only off).
+        """
+        try:
+            while self.applier.queue_size() and not self._stopping.is_set():
+                if not self.applier.running:
+                    return
+                time.sleep(0.01)
+            with self._lock:
+                if self.primary == self.me and self.state is MemberState.ONLINE:
+                    self.server.set_super_read_only(False)
+        finally:
+            self._backlog_applied.set()
+
+    def applying_backlog(self) -> bool:
+        """This member, just elected primary, is applying the old primary's backlog."""
+        return not self._backlog_applied.is_set()
+
+    def hold_for_primary_failover(self, timeout: float) -> None:
+        """BEFORE_ON_PRIMARY_FAILOVER (and the levels above it): while this member, just
+        elected primary, applies the old primary's backlog, hold the transaction: it
+        then reads and writes nothing older than what the old primary had committed.
+        ObserverError 3781 after ``timeout``, 3782 when Group Replication stops
+        meanwhile, 3783 when the member goes to ERROR.
+        """
+        if self._backlog_applied.is_set():
+            return
+        released = self._backlog_applied.wait(timeout)
+        if self._stopping.is_set():
+            raise ObserverError(HOLD_KILLED_TEXT, errno=ER_GR_HOLD_KILLED)
+        if self.state is MemberState.ERROR:
+            raise ObserverError(HOLD_MEMBER_STATUS_ERROR_TEXT, errno=ER_GR_HOLD_MEMBER_STATUS_ERROR)
+        if not released:
+            raise ObserverError(HOLD_WAIT_TIMEOUT_TEXT, errno=ER_GR_HOLD_WAIT_TIMEOUT)
 
     def on_suspicions(self, suspected: tuple[str, ...]) -> None:
         """Members the failure detector suspects (UNREACHABLE until expelled)."""

@@ -397,12 +397,14 @@ class GroupReplicationPlugin(ReplicationPlugin):
     # ------------------------------------------------------------- hooks
     @hookimpl
     def begin(self, param: TransParam) -> None:
-        """group_replication_consistency at a transaction's start (WL#10379): BEFORE
-        (and BEFORE_AND_AFTER) waits until what the group ordered before it is
-        committed here; then every transaction, whatever its level, waits while this
-        member's applier holds prepared AFTER transactions (FR-06). The levels above
-        EVENTUAL are refused outside ONLINE (FR-04). Not while the member is OFFLINE,
-        nor on the group's own channels.
+        """group_replication_consistency at a transaction's start (WL#10379): on a new
+        primary applying the old one's backlog, BEFORE_ON_PRIMARY_FAILOVER and the
+        levels above it wait until it is applied; BEFORE (and BEFORE_AND_AFTER) waits
+        until what the group ordered before it is committed here; then every
+        transaction, whatever its level, waits while this member's applier holds
+        prepared AFTER transactions (FR-06). BEFORE, AFTER and BEFORE_AND_AFTER are
+        refused outside ONLINE (FR-04). Not while the member is OFFLINE, nor on the
+        group's own channels.
         """
         member = self.member
         if (
@@ -416,11 +418,15 @@ class GroupReplicationPlugin(ReplicationPlugin):
             raise ObserverError(
                 CONSISTENCY_NOT_ALLOWED_TEXT, errno=ER_GRP_TRX_CONSISTENCY_NOT_ALLOWED
             )
-        if level not in gr_vars.WAITING_LEVELS and not member.consistency.holding():
+        failover = level in gr_vars.FAILOVER_HOLD_LEVELS and member.applying_backlog()
+        waits = failover or level in gr_vars.WAITING_LEVELS
+        if not waits and not member.consistency.holding():
             return
         timeout = float(param.hold_timeout)
         server = self.services.server
         with server.thd_wait():
+            if failover:
+                member.hold_for_primary_failover(timeout)
             if level in gr_vars.WAITING_LEVELS:
                 begun = time.perf_counter_ns()
                 until = member.sync_before_execution(timeout)

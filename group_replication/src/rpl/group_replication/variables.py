@@ -36,9 +36,10 @@ WAITING_LEVELS: frozenset[str] = frozenset(("BEFORE", "BEFORE_AND_AFTER"))
 """The levels whose transactions wait at their start for what was ordered before."""
 AFTER_LEVELS: frozenset[str] = frozenset(("AFTER", "BEFORE_AND_AFTER"))
 """The levels whose commits wait for every ONLINE member's prepared acknowledgement."""
-NOT_YET_LEVELS: frozenset[str] = frozenset(("BEFORE_ON_PRIMARY_FAILOVER",))
-"""Levels this plugin refuses, rather than give a weaker guarantee than named (the
-primary failover hold is another worklog's)."""
+FAILOVER_HOLD_LEVELS: frozenset[str] = frozenset(CONSISTENCY_LEVELS[1:])
+"""The levels whose transactions a new primary holds at their start while it applies the
+backlog the old primary left (BEFORE_ON_PRIMARY_FAILOVER and every level above it in
+MySQL's order)."""
 COMMUNICATION_STACK = "etcd"
 """MEMBER_COMMUNICATION_STACK (MySQL: XCom or MySQL)."""
 
@@ -69,15 +70,6 @@ STATS_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 _ADDRESS = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
-
-
-def _check_consistency(value: SysVarValue) -> None:
-    if value in NOT_YET_LEVELS:
-        raise ObserverError(
-            f"group_replication_consistency '{value}' is not supported by this member yet "
-            "(EVENTUAL, BEFORE, AFTER and BEFORE_AND_AFTER are)",
-            errno=ER_WRONG_VALUE_FOR_VAR,
-        )
 
 
 def valid_address(text: str) -> bool:
@@ -239,7 +231,6 @@ def register(
             "Transaction consistency guarantee",
             scope=Scope.BOTH,
             enum_values=CONSISTENCY_LEVELS,
-            check=_check_consistency,
             global_privileges=("SUPER", "GROUP_REPLICATION_ADMIN"),
         ),
         SystemVariable(

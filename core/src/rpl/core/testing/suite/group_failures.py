@@ -1,6 +1,7 @@
 """Group Replication, AFTER under membership changes (WL#10379 FR-07, FR-08, FR-09,
 FR-12): members leaving (the origin or another), an unreachable member, a lost majority
-re-formed with ``group_replication_force_members``, members joining (RECOVERING).
+re-formed with ``group_replication_force_members``, members joining (RECOVERING); and
+BEFORE_ON_PRIMARY_FAILOVER: a new primary's hold while it applies the old one's backlog.
 """
 
 from __future__ import annotations
@@ -8,18 +9,22 @@ from __future__ import annotations
 import threading
 import time
 
-from rpl.core.testing.group import Statement, wait_until
+from rpl.core.testing.group import Statement, session_state, wait_until
 from rpl.core.testing.suite.group_fixtures import (
     ER_RUN_HOOK_ERROR,
     GroupFixtures,
     Groups,
     count,
     holds_new_transactions,
+    refused,
     shows,
     with_table,
 )
 from rpl.core.testing.suite.requirements import requires
 
+ER_OPTION_PREVENTS_STATEMENT = 1290
+ER_GR_HOLD_WAIT_TIMEOUT = 3781
+HOOK_STATE = "Executing hook on transaction begin."
 PAUSE_COMMITS = "pause_before_sync_binlog"
 """The server's sync point that holds every commit before the binlog sync: a joiner with
 it armed stays RECOVERING (its recovery cannot commit what the donor sends)."""
@@ -185,3 +190,53 @@ class GroupFailuresSuite(GroupFixtures):
         m3.query(f"SET GLOBAL debug = '-d,{PAUSE_COMMITS}'")
         group.wait_states(2, ["ONLINE"] * 3)
         wait_until(shows(m3, 2))
+
+    @requires("before_on_primary_failover")
+    def test_a_new_primary_holds_before_on_primary_failover_until_its_backlog_is_applied(
+        self, groups: Groups
+    ) -> None:
+        """BEFORE_ON_PRIMARY_FAILOVER: the primary M1 is killed after its client had OK
+        for row 2, which M2 (the heaviest member, so the next primary) has received but
+        not applied. On M2, elected, a read at BEFORE_ON_PRIMARY_FAILOVER waits in
+        "Executing hook on transaction begin." (3781 at ``wait_timeout``), while
+        EVENTUAL is not held: its read misses row 2 and its write gets 1290 (still
+        read-only). Once the backlog is applied the held read finds row 2 and writes go.
+        """
+        group = groups.start(3)
+        group.bootstrap(0)
+        group.join(1, group_replication_member_weight=90)
+        group.join(2)
+        group.wait_states(0, ["ONLINE"] * 3)
+        with_table(group)
+        m1, m2, _ = group.servers
+        group.pause_applier(1)
+        m1.query("INSERT INTO d.t VALUES (2)")
+        queue = (
+            "SELECT COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE FROM "
+            "performance_schema.replication_group_member_stats WHERE MEMBER_ID = @@server_uuid"
+        )
+        wait_until(lambda: int(m2.query(queue)[0][0]) >= 1, 30)
+        group.kill_member(0)
+        primary = "SELECT MEMBER_ROLE FROM performance_schema.replication_group_members "
+        mine = primary + "WHERE MEMBER_ID = @@server_uuid"
+        wait_until(lambda: m2.query(mine) == [("PRIMARY",)], 60, lambda: str(group.members(1)))
+        held = Statement(m2, "SELECT COUNT(*) FROM d.t WHERE id = 2", "BEFORE_ON_PRIMARY_FAILOVER")
+        held.start()
+        wait_until(lambda: session_state(m2, held.thread_id) == HOOK_STATE, 30)
+        assert count(m2, "id = 2") == 0  # EVENTUAL: not held, and stale
+        write = refused(m2, "INSERT INTO d.t VALUES (3)", "EVENTUAL")
+        assert write[0] == ER_OPTION_PREVENTS_STATEMENT, write
+        level = "BEFORE_ON_PRIMARY_FAILOVER"
+        late = Statement(m2, "SELECT COUNT(*) FROM d.t", level, wait_timeout=1)
+        late.start()
+        late.finish()
+        assert late.error is not None and late.error[0] == ER_GR_HOLD_WAIT_TIMEOUT, late.error
+        assert not held.done.is_set(), f"released before the backlog: {held.rows} {held.error}"
+        group.pause_applier(1, paused=False)
+        held.finish()
+        assert held.error is None and held.rows == [(1,)], (held.rows, held.error)
+        after = Statement(m2, "INSERT INTO d.t VALUES (3)", "BEFORE_ON_PRIMARY_FAILOVER")
+        after.start()
+        after.finish()
+        assert after.error is None, after.error
+        assert count(m2) == 3

@@ -54,13 +54,13 @@ class GroupVariablesSuite(GroupFixtures):
         server.query("GRANT GROUP_REPLICATION_ADMIN ON *.* TO 'app'@'%'")
         server.query("SET GLOBAL group_replication_consistency = 'before'", **app)
         assert server.query("SELECT @@GLOBAL.group_replication_consistency") == [("BEFORE",)]
-        for value in ("'FOO'", "'BEFORE_ON_PRIMARY_FAILOVER'", "7", "''"):
+        for value in ("'FOO'", "'BEFORE_ON_PRIMARY_FAILOVER_'", "7", "''"):
             for scope in ("GLOBAL", "SESSION"):
                 with pytest.raises(pymysql.err.MySQLError) as bad:
                     server.query(f"SET {scope} group_replication_consistency = {value}")
                 assert bad.value.args[0] == 1231, (scope, value, bad.value.args)
         assert server.query("SELECT @@GLOBAL.group_replication_consistency") == [("BEFORE",)]
-        for level in ("AFTER", "BEFORE_AND_AFTER", "EVENTUAL"):
+        for level in ("AFTER", "BEFORE_AND_AFTER", "BEFORE_ON_PRIMARY_FAILOVER", "EVENTUAL"):
             server.query(f"SET GLOBAL group_replication_consistency = '{level}'", **app)
             assert server.query("SELECT @@GLOBAL.group_replication_consistency") == [(level,)]
         server.query("SET GLOBAL group_replication_consistency = 3")  # MySQL's ENUM number

@@ -168,6 +168,17 @@ class Requirements:
         """
         return OPEN
 
+    @property
+    def before_on_primary_failover(self) -> Requirement:
+        """``group_replication_consistency = BEFORE_ON_PRIMARY_FAILOVER`` (MySQL 8.0.14):
+        a member just elected primary holds such transactions (and those at the levels
+        above) at their start, in "Executing hook on transaction begin.", until it has
+        applied the backlog the old primary left; ER_GR_HOLD_WAIT_TIMEOUT (3781) past
+        ``wait_timeout``; EVENTUAL ones are not held (their reads may be stale, their
+        writes get 1290 while the member is still read-only).
+        """
+        return OPEN
+
 
 def requires(*names: str) -> Callable[[Test], Test]:
     """Mark a suite test as needing the behaviours ``names`` (properties of
