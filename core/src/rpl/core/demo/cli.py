@@ -19,13 +19,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from rpl.core.demo import consistency_report
-from rpl.core.demo.consistency import LevelRun, run_demo
+from rpl.core.demo.consistency import run_demo
 from rpl.core.demo.failover import WAIT_POINTS, Trial, run_trial
 from rpl.core.demo.report import verdict_table, write_html
 from rpl.core.sandbox.sandbox import SandboxError
+
+_T = TypeVar("_T")
 
 DESCRIPTION = (
     "Lossless failover, shown on real processes: for AFTER_SYNC, then AFTER_COMMIT, a "
@@ -92,17 +94,41 @@ def _root(args: argparse.Namespace) -> Path:
     return root
 
 
+def _guarded(work: Callable[[threading.Event], _T], spark: Any, stopped: str) -> _T | int:
+    """Run ``work`` with Ctrl-C caught: its result, or the exit code (130 interrupted,
+    1 when a sandbox failed); Spark stopped and the SIGINT handler restored either way.
+    ``work`` checks the event it is given between its steps (an interrupt whose
+    KeyboardInterrupt went astray sets it all the same).
+    """
+    interrupted = threading.Event()
+    previous = signal.signal(signal.SIGINT, _on_interrupt(interrupted))
+    try:
+        result = work(interrupted)
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        return result
+    except KeyboardInterrupt:
+        _say(f"interrupted: every {stopped} of the demo is stopped")
+        return 130
+    except (SandboxError, AssertionError) as exc:
+        _say(f"the demo failed: {exc}")
+        return 1
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if spark is not None:
+            spark.stop()
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the failover demo; the exit code."""
     root = _root(args)
     duration = 3.0 if args.short else args.duration
     writers, readers = (4, 2) if args.short else (args.writers, args.readers)
     spark = _spark(not args.no_validate)
-    trials: list[Trial] = []
     started = time.time()
-    interrupted = threading.Event()
-    previous = signal.signal(signal.SIGINT, _on_interrupt(interrupted))
-    try:
+
+    def trials_of(interrupted: threading.Event) -> list[Trial]:
+        trials: list[Trial] = []
         for wait_point in WAIT_POINTS:
             if interrupted.is_set():
                 raise KeyboardInterrupt
@@ -123,18 +149,11 @@ def run(args: argparse.Namespace) -> int:
                     break_wait_point=args.break_after_sync and wait_point == "after_sync",
                 )
             )
-        if interrupted.is_set():
-            raise KeyboardInterrupt
-    except KeyboardInterrupt:
-        _say("interrupted: every server of the demo is stopped")
-        return 130
-    except (SandboxError, AssertionError) as exc:
-        _say(f"the demo failed: {exc}")
-        return 1
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if spark is not None:
-            spark.stop()
+        return trials
+
+    trials = _guarded(trials_of, spark, "server")
+    if isinstance(trials, int):
+        return trials
     report = root / "report.html"
     write_html(trials, report)
     print(verdict_table(trials))
@@ -161,10 +180,8 @@ def run_consistency(args: argparse.Namespace) -> int:
     writers, readers = (2, 1) if args.short else (args.writers, args.readers)
     spark = _spark(not args.no_validate)
     started = time.time()
-    interrupted = threading.Event()
-    previous = signal.signal(signal.SIGINT, _on_interrupt(interrupted))
-    try:
-        runs: list[LevelRun] = run_demo(
+    runs = _guarded(
+        lambda interrupted: run_demo(
             root,
             seconds=seconds,
             writers=writers,
@@ -173,19 +190,12 @@ def run_consistency(args: argparse.Namespace) -> int:
             break_levels=args.break_levels,
             interrupted=interrupted,
             say=_say,
-        )
-        if interrupted.is_set():
-            raise KeyboardInterrupt
-    except KeyboardInterrupt:
-        _say("interrupted: every server and etcd member of the demo is stopped")
-        return 130
-    except (SandboxError, AssertionError) as exc:
-        _say(f"the demo failed: {exc}")
-        return 1
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if spark is not None:
-            spark.stop()
+        ),
+        spark,
+        "server and etcd member",
+    )
+    if isinstance(runs, int):
+        return runs
     report = root / "report.html"
     consistency_report.write_html(runs, report)
     print(consistency_report.verdict_table(runs))

@@ -22,7 +22,7 @@ import attrs
 import pytest
 
 from rpl.core.testing.process import ServerProcess
-from rpl.core.testing.suite.requirements import Requirements, gate, required_by
+from rpl.core.testing.suite.requirements import RequirementsFixtures
 from rpl.core.testing.topology import create_replication_user, replicate, status
 
 
@@ -104,7 +104,7 @@ class Nodes:
             print(f"--- {server.datadir.name} error log ---\n{server.error_log()[-2500:]}")
 
 
-class SemisyncFixtures:
+class SemisyncFixtures(RequirementsFixtures):
     """The fixtures every semisync suite class takes its servers from. A third party
     overrides ``semisync_plugins`` (its plugin names) and ``requirements`` (the behaviours
     its plugins lack) in its subclass.
@@ -114,18 +114,6 @@ class SemisyncFixtures:
     def semisync_plugins(self) -> SemisyncPlugins:
         """The implementation under test (override to test another one)."""
         return SemisyncPlugins()
-
-    @pytest.fixture
-    def requirements(self) -> Requirements:
-        """What the implementation under test can do (override to close a behaviour)."""
-        return Requirements()
-
-    @pytest.fixture(autouse=True)
-    def _requirements_gate(
-        self, request: pytest.FixtureRequest, requirements: Requirements
-    ) -> None:
-        """Skip a test that needs a closed requirement, before anything of it runs."""
-        gate(requirements, required_by(request.function))
 
     @pytest.fixture
     def nodes(self, tmp_path: Path, semisync_plugins: SemisyncPlugins) -> Iterator[Nodes]:

@@ -30,7 +30,7 @@ from rpl.core.testing.group import (
     wait_until,
 )
 from rpl.core.testing.process import ServerProcess
-from rpl.core.testing.suite.requirements import Requirements, gate, required_by
+from rpl.core.testing.suite.requirements import RequirementsFixtures
 
 ER_RUN_HOOK_ERROR = 3100
 ER_GRP_TRX_CONSISTENCY_NOT_ALLOWED = 3796
@@ -149,7 +149,7 @@ def holds_new_transactions(server: ServerProcess) -> bool:
     return probe.error is not None and probe.error[0] == ER_GRP_TRX_CONSISTENCY_AFTER_ON_TRX_BEGIN
 
 
-class GroupFixtures:
+class GroupFixtures(RequirementsFixtures):
     """The fixtures every Group Replication suite class takes its groups from. A third
     party overrides ``group_plugin`` (its plugin) and ``requirements`` (the behaviours it
     lacks) in its subclass.
@@ -159,18 +159,6 @@ class GroupFixtures:
     def group_plugin(self) -> GroupPlugin:
         """The implementation under test (override to test another one)."""
         return GroupPlugin()
-
-    @pytest.fixture
-    def requirements(self) -> Requirements:
-        """What the implementation under test can do (override to close a behaviour)."""
-        return Requirements()
-
-    @pytest.fixture(autouse=True)
-    def _requirements_gate(
-        self, request: pytest.FixtureRequest, requirements: Requirements
-    ) -> None:
-        """Skip a test that needs a closed requirement, before anything of it runs."""
-        gate(requirements, required_by(request.function))
 
     @pytest.fixture
     def groups(self, tmp_path: Path, group_plugin: GroupPlugin) -> Iterator[Groups]:

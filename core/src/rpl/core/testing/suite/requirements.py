@@ -218,3 +218,21 @@ def gate(requirements: Requirements, names: tuple[str, ...]) -> None:
             closed_ones.append(f"{name} ({value.reason})")
     if closed_ones:
         pytest.skip("requirement closed: " + "; ".join(closed_ones))
+
+
+class RequirementsFixtures:
+    """What every suite class (semisync and Group Replication) shares: the
+    ``requirements`` fixture a third party overrides, and the gate.
+    """
+
+    @pytest.fixture
+    def requirements(self) -> Requirements:
+        """What the implementation under test can do (override to close a behaviour)."""
+        return Requirements()
+
+    @pytest.fixture(autouse=True)
+    def _requirements_gate(
+        self, request: pytest.FixtureRequest, requirements: Requirements
+    ) -> None:
+        """Skip a test that needs a closed requirement, before anything of it runs."""
+        gate(requirements, required_by(request.function))
