@@ -72,30 +72,30 @@ def test_broken_after_sync_fails_loudly(tmp_path: Path) -> None:
     assert servers_left(directory) == []
 
 
-def test_ctrl_c_leaves_nothing_running(tmp_path: Path) -> None:
-    directory = tmp_path / "interrupted"
-    command = [
-        sys.executable,
-        "-m",
-        "rpl.core.cli",
-        "demo",
-        "failover",
-        "--dir",
-        str(directory),
-        "--duration",
-        "30",
-        "--no-validate",
-    ]
+def interrupt(demo_args: list[str], directory: Path, marker: str) -> tuple[int, int]:
+    """Run ``rpl demo <demo_args>`` in ``directory``, SIGINT it once its stderr shows
+    ``marker``: its exit code, and how many of its servers and etcd members were
+    running when it was interrupted.
+    """
+    command = [sys.executable, "-m", "rpl.core.cli", "demo", *demo_args, "--dir", str(directory)]
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as run:
         assert run.stderr is not None
         for line in run.stderr:
-            if "writers and" in line:
+            if marker in line:
                 break
-        assert servers_left(directory), "the demo's servers are running"
+        running = len(servers_left(directory))
         run.send_signal(signal.SIGINT)
-        code = run.wait(60)
+        return run.wait(60), running
+
+
+def test_ctrl_c_leaves_nothing_running(tmp_path: Path) -> None:
+    directory = tmp_path / "interrupted"
+    code, running = interrupt(
+        ["failover", "--duration", "30", "--no-validate"], directory, "writers and"
+    )
+    assert running, "the demo's servers are running"
     assert code == 130
     assert servers_left(directory) == []
 

@@ -5,12 +5,11 @@ session is deliberately left at EVENTUAL, and Ctrl-C."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from test_demo import servers_left
+from test_demo import interrupt, servers_left
 
 from rpl.core.demo.consistency import LevelRun, stale_reads
 from rpl.core.demo.consistency_report import verdict
@@ -112,17 +111,9 @@ def test_levels_left_at_eventual_fail_loudly(tmp_path: Path) -> None:
 
 def test_ctrl_c_leaves_no_server_and_no_etcd_member_running(tmp_path: Path) -> None:
     directory = tmp_path / "interrupted"
-    command = [sys.executable, "-m", "rpl.core.cli", "demo", "consistency", "--dir",
-               str(directory), "--seconds", "60", "--no-validate"]  # fmt: skip
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    ) as run:
-        assert run.stderr is not None
-        for line in run.stderr:
-            if "writers on the primary" in line:
-                break
-        assert len(servers_left(directory)) == 6, "three servers and three etcd members"
-        run.send_signal(signal.SIGINT)
-        code = run.wait(60)
+    code, running = interrupt(
+        ["consistency", "--seconds", "60", "--no-validate"], directory, "writers on the primary"
+    )
+    assert running == 6, "three servers and three etcd members"
     assert code == 130
     assert servers_left(directory) == []

@@ -526,17 +526,16 @@ class GroupMember:
         number, ticket, send = self._join_sync(deadline)
         if send:
             self._send_sync(number, ticket)
-        if not ticket.done.wait(max(0.0, deadline - time.monotonic())):
-            raise ObserverError(CONSISTENCY_BEFORE_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEFORE)
-        if ticket.error is not None or ticket.gtid is None:
+        ordered = ticket.done.wait(max(0.0, deadline - time.monotonic()))
+        if not ordered or ticket.error is not None or ticket.gtid is None:
             raise ObserverError(CONSISTENCY_BEFORE_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEFORE)
         return ticket.gtid
 
     def _join_sync(self, deadline: float) -> tuple[int, _Ticket, bool]:
         """The sync message this transaction waits for (the open one, opened when there
         is none), and whether this transaction sends it: when none is in flight. A
-        transaction that reaches its deadline waiting for its turn has its ticket
-        failed here (the caller then raises 3797).
+        transaction whose deadline passes while it waits for its turn sends nothing
+        (its wait for the ticket then ends at once, with 3797).
         """
         with self._sync:
             if self._sync_open is None:

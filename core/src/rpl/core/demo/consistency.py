@@ -135,8 +135,8 @@ class LevelWorkload:
         self.secondaries = secondaries
         self.session_level = session_level
         self.recorder = Recorder()
-        self.last_acked: list[int] = []
-        """The key most recently acknowledged (one slot; empty before the first OK)."""
+        self.last_acked: int | None = None
+        """The key most recently acknowledged (None before the first OK)."""
         self.threads = [
             threading.Thread(target=self._writer, args=(n,), daemon=True) for n in range(writers)
         ] + [
@@ -162,9 +162,6 @@ class LevelWorkload:
             cursor.execute(f"SET SESSION group_replication_consistency = '{self.session_level}'")
         return connection
 
-    def _record(self, operation: Operation) -> None:
-        self.recorder.record(operation)
-
     def _writer(self, number: int) -> None:
         client, table = f"writer-{number}", self.run.table
         keys = [number * KEYS_PER_WRITER + i for i in range(KEYS_PER_WRITER)]
@@ -182,13 +179,13 @@ class LevelWorkload:
                 except pymysql.MySQLError:
                     outcome = "fail"
                 ended = time.time()
-                self._record(
+                self.recorder.record(
                     Operation(client, WRITE, table, str(key), value, started, ended, outcome, "")
                 )
                 if outcome == "unknown":
                     return
                 if outcome == "ok":
-                    self.last_acked[:] = [key]
+                    self.last_acked = key
 
     def _reader(self, secondary: int, number: int) -> None:
         client, table = f"reader-{secondary + 2}.{number}", self.run.table
@@ -196,20 +193,20 @@ class LevelWorkload:
         connection = self._connect(self.secondaries[secondary])
         with connection.cursor() as cursor:
             while not self.recorder.stop.is_set():
-                acked = list(self.last_acked)
-                if not acked:
+                key = self.last_acked
+                if key is None:
                     time.sleep(0.002)
                     continue
                 started = time.time()
                 try:
-                    cursor.execute(f"SELECT v FROM {table} WHERE k = {acked[0]}")
+                    cursor.execute(f"SELECT v FROM {table} WHERE k = {key}")
                     found = cursor.fetchone()
                 except pymysql.MySQLError:
                     return
                 ended = time.time()
                 value = str(found[0]) if found else None
-                self._record(
-                    Operation(client, READ, table, str(acked[0]), value, started, ended, "ok", node)
+                self.recorder.record(
+                    Operation(client, READ, table, str(key), value, started, ended, "ok", node)
                 )
                 time.sleep(0.002)
 
