@@ -103,13 +103,7 @@ class Galera:
 
 def status(port: int) -> dict[str, str]:
     """SHOW GLOBAL STATUS of the server on ``port``."""
-    connection = pymysql.connect(host="127.0.0.1", port=port, user="root")
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SHOW GLOBAL STATUS")
-            return {str(k): str(v) for k, v in cursor.fetchall()}
-    finally:
-        connection.close()
+    return {str(k): str(v) for k, v in query(port, "SHOW GLOBAL STATUS")}
 
 
 def query(port: int, sql: str) -> list[tuple[Any, ...]]:

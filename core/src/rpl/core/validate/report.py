@@ -59,14 +59,18 @@ class Report:
     """node -> kind -> counts."""
     findings: list[Finding] = attrs.field(factory=list)
     history_operations: int = 0
-    stale_reads: int = 0
-    """Stale reads found in all (``--fresh-reads``; at most 1000 are listed)."""
     stale_reads_by_table: dict[str, int] = attrs.field(factory=dict)
-    """Of them, how many read each table (``db.table``; tables with none absent)."""
+    """Stale reads found (``--fresh-reads``), how many of each table (``db.table``;
+    tables with none absent); at most 1000 are listed."""
     method: str = "exact"
     """"sketches" (the fast path proved the run clean) or "exact" (row by row)."""
     unproven: str = ""
     """Why the sketches did not prove the run clean (the exact checks then ran)."""
+
+    @property
+    def stale_reads(self) -> int:
+        """Stale reads found in all."""
+        return sum(self.stale_reads_by_table.values())
 
     @property
     def violations(self) -> list[Finding]:
