@@ -4,13 +4,16 @@ each requirement on another rpl distribution admits it.
 
 The four installs (a fresh virtual environment and a pip run each, mostly waiting on pip)
 run at once in a module fixture, and each test checks its own: about half the time of one
-after another.
+after another. The plugins take rpl-observers from one wheel built beforehand: four pip runs
+building it from its folder at once would share setuptools' ``build/`` directory there and
+collide.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import subprocess
+import sys
 import tomllib
 import venv
 from concurrent.futures import ThreadPoolExecutor
@@ -59,11 +62,22 @@ Install = tuple[Path, "subprocess.CompletedProcess[str]"]
 """A fresh environment's python and the pip run that installed one distribution into it."""
 
 
-def install_alone(path: Path, folder: str) -> Install:
-    """``folder``'s distribution pip-installed into a fresh environment at ``path``."""
+def observers_wheel(directory: Path) -> Path:
+    """rpl-observers built once into ``directory`` (by this environment's pip)."""
+    built = run(
+        Path(sys.executable),
+        *("-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"),
+        *("-w", str(directory), str(ROOT / "observers")),
+    )
+    assert built.returncode == 0, built.stderr
+    return next(directory.glob("rpl_observers-*.whl"))
+
+
+def install_alone(path: Path, folder: str, observers: Path) -> Install:
+    """``folder``'s distribution pip-installed into a fresh environment at ``path``; a
+    plugin's dependency on rpl-observers is satisfied by the ``observers`` wheel."""
     python = fresh_venv(path)
-    # a plugin's dependency on rpl-observers is satisfied from the local folder
-    local = [str(ROOT / "observers")] if folder != "observers" else []
+    local = [str(observers)] if folder != "observers" else []
     return python, run(python, "-m", "pip", "install", "-q", *local, str(ROOT / folder))
 
 
@@ -71,8 +85,9 @@ def install_alone(path: Path, folder: str) -> Install:
 def installs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Install]:
     """Every distribution of :data:`FOLDERS` installed alone, the installs run at once."""
     root = tmp_path_factory.mktemp("installs")
+    observers = observers_wheel(root / "wheels")
     with ThreadPoolExecutor(len(FOLDERS)) as pool:
-        done = pool.map(lambda folder: install_alone(root / folder, folder), FOLDERS)
+        done = pool.map(lambda folder: install_alone(root / folder, folder, observers), FOLDERS)
         return dict(zip(FOLDERS, done, strict=True))
 
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from rpl.core.sandbox.sandbox import Sandbox, free_block, port_free
+from rpl.core.sandbox.sandbox import Sandbox, free_block
+from rpl.core.testing.process import port_free
 
 
 def rpl(*args: str) -> subprocess.CompletedProcess[str]:

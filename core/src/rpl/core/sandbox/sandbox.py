@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ from typing import Any, Final
 
 import attrs
 
-from rpl.core.testing.process import ServerProcess
+from rpl.core.testing.process import ServerProcess, port_free
 from rpl.core.testing.topology import (
     create_replication_user,
     gtid_executed,
@@ -230,23 +229,6 @@ def _wait_gone(pid: int, timeout: float) -> bool:
             return True
         time.sleep(0.05)
     return False
-
-
-def port_free(port: int) -> bool:
-    """Whether nothing listens on 127.0.0.1:``port`` and a server could bind it (with
-    SO_REUSEADDR, as servers do: connections in TIME_WAIT do not count).
-    """
-    with socket.socket() as probe:
-        probe.settimeout(0.2)
-        if probe.connect_ex(("127.0.0.1", port)) == 0:
-            return False
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def free_block(base: int, count: int) -> int:

@@ -7,6 +7,7 @@ what a crashed mysqld leaves behind.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import socket
@@ -18,12 +19,84 @@ from pathlib import Path
 from typing import Any
 
 
-def free_port() -> int:
-    """A TCP port nothing listens on right now."""
+def port_free(port: int) -> bool:
+    """Whether nothing listens on 127.0.0.1:``port`` and a server could bind it (with
+    SO_REUSEADDR, as servers do: connections in TIME_WAIT do not count).
+    """
+    with socket.socket() as probe:
+        probe.settimeout(0.2)
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            return False
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+PORT_SLOTS = 16
+"""How many processes at once (pytest-xdist workers, by their number) get ports of their
+own from :func:`free_port`."""
+PORT_SLOT_SIZE = 512
+"""Ports per slot: the slots fill the 8,192 ports just below the ephemeral range (24576 to
+32767 by Linux's default), above the sandbox's default base port 23306."""
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
+def _port_slot() -> range:
+    """This process's ports: a slot below the kernel's ephemeral range, by xdist worker."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    slot = int(worker[2:]) % (PORT_SLOTS - 1) if worker[2:].isdigit() else PORT_SLOTS - 1
+    base = _ephemeral_low() - PORT_SLOTS * PORT_SLOT_SIZE + slot * PORT_SLOT_SIZE
+    return range(base, base + PORT_SLOT_SIZE)
+
+
+_turns = itertools.count(os.getpid() * 97)
+"""Where this process is in its slot (processes sharing a worker's slot start apart)."""
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now, for a server about to start.
+
+    A port the kernel picks (bind to 0) may be handed to another process before this
+    one's server binds it, or taken meanwhile as the local end of an outgoing connection:
+    a test then talks to somebody else's server. So the ports come from a slot of their
+    own per pytest-xdist worker, below the ephemeral range, handed out in turn (a port
+    handed out here comes back only after the whole slot has), each checked free.
+    """
+    slot = _port_slot()
+    if slot.start < 1024:  # an unusual ephemeral range: let the kernel choose
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port: int = sock.getsockname()[1]
+            return port
+    for _ in slot:
+        port = slot[next(_turns) % len(slot)]
+        if port_free(port):
+            return port
+    raise OSError(f"no free port in {slot.start}..{slot.stop - 1}")
+
+
+def greets(port: int) -> bool:
+    """Whether a MySQL server answers on 127.0.0.1:``port``: its first packet is a
+    handshake (protocol 10) or an error packet. Something else listening there (say an
+    etcd member) sends nothing first, and is not taken for the server.
+    """
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.settimeout(2.0)
+            header = sock.recv(5)
+    except OSError:
+        return False
+    return len(header) == 5 and header[4] in (0x0A, 0xFF)
 
 
 THREAD_HANDLING_ENV = "RPL_THREAD_HANDLING"
@@ -82,11 +155,9 @@ class ServerProcess:
                 raise RuntimeError(
                     f"rpl server exited with {self.process.returncode}: {self.error_log()[-2000:]}"
                 )
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return self
-            except OSError:
-                time.sleep(0.05)
+            if greets(self.port):
+                return self
+            time.sleep(0.05)
         raise TimeoutError(f"rpl server did not listen on {self.port}")
 
     def connect(self, **kwargs: Any) -> Any:
