@@ -6,6 +6,7 @@ handle starting from a different etcd member).
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -158,6 +159,51 @@ def test_views_come_at_one_place_in_the_order(binding: Binding) -> None:
     assert ("view", ("a", "c"), (), ("b",)) in heard_c.events
     with pytest.raises(GcsError):
         b.send(b"after leaving")
+
+
+class SlowRecorder(Recorder):
+    """A recorder whose every delivery takes a few milliseconds (as certification and
+    queueing do): a sync point that does not wait for delivery returns before it."""
+
+    def on_message(self, message: GcsMessage) -> None:
+        time.sleep(0.005)
+        super().on_message(message)
+
+
+def test_a_sync_point_comes_after_everything_ordered_before_it(binding: Binding) -> None:
+    a, _ = _join(binding, "a", bootstrap=True)
+    b, heard_b = binding(), SlowRecorder()
+    b.join(_member("b"), heard_b, bootstrap=False)
+    wait_until(lambda: len(heard_b.events) == 1, 30)
+    for n in range(30):
+        burst = [f"m{n}.{i}".encode() for i in range(1 + n % 3)]
+        for payload in burst:
+            a.send(payload)
+        b.sync_point(10.0)
+        assert heard_b.payloads[-len(burst) :] == burst, n
+    b.leave()
+    with pytest.raises(GcsError):
+        b.sync_point(1.0)
+
+
+def test_etcd_sync_point_when_the_last_write_is_not_the_groups(tmp_path: Path) -> None:
+    """An etcd cluster shared with others: its revision now is a write outside the
+    group's prefix, whose event no member's watch gets. The sync point still returns,
+    after everything the group ordered before it.
+    """
+    etcd = EtcdMembers(tmp_path / "etcd").start()
+    a = EtcdGcs(etcd.endpoints, str(uuid.uuid4()))
+    try:
+        heard = Recorder()
+        a.join(_member("a"), heard, bootstrap=True)
+        for n in range(3):
+            a.send(f"mine {n}".encode())
+            a.client.put(f"/somebody/else/{n}".encode(), b"theirs", 5.0)
+            a.sync_point(10.0)
+            assert heard.payloads[-1:] == [f"mine {n}".encode()]
+    finally:
+        a.leave()
+        etcd.stop()
 
 
 def test_bootstrap_twice_and_joining_no_group_fail(binding: Binding) -> None:

@@ -24,10 +24,13 @@ What holds:
 * Single-primary mode: the secondaries are ``super_read_only``; a primary is elected
   when the primary leaves (:func:`rpl.group_replication.members.elect`); the new primary
   lifts ``super_read_only`` once its applier has applied what the group delivered before.
-* BEFORE consistency (WL#10379): a transaction sends a sync message before it runs; when
-  the message comes back in the order, the applier channel's received set (every remote
-  transaction certified before it) is what the transaction waits to see committed here
-  before its first statement, so it reads nothing older than its place in the order.
+* BEFORE consistency (WL#10379): before a transaction runs, this member reaches a sync
+  point (:meth:`Gcs.sync_point`: every message ordered before it is delivered here); the
+  applier channel's received set then (every remote transaction certified before it) is
+  what the transaction waits to see committed here before its first statement, so it
+  reads nothing older than its place in the order. MySQL sends a sync message through
+  the group for it; on etcd a linearizable read of the revision does as much for about
+  half the round trip.
 * Majority lost (the members this one reaches, itself included, are no more than half
   of its view): local transactions block before they are sent, so nothing of them is
   ordered, until a majority is reachable again or the view shrinks (force_members, an
@@ -69,7 +72,6 @@ from rpl.group_replication.messages import (
     MessageError,
     Recovered,
     StableSet,
-    SyncBeforeExecution,
     TransactionMessage,
     TransactionPrepared,
     TransactionWithGuarantee,
@@ -149,7 +151,9 @@ class GroupConfig:
 class _Ticket:
     """A local transaction waiting for its certification."""
 
-    __slots__ = ("done", "gtid", "error", "errno", "delivered_ns", "certified_ns", "after")
+    __slots__ = (
+        "done", "gtid", "error", "errno", "delivered_ns", "certified_ns", "after", "deadline"
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.done = threading.Event()
@@ -162,6 +166,8 @@ class _Ticket:
         """When its certification was done."""
         self.after: AfterTransaction | None = None
         """An AFTER transaction's wait for the group's prepared acknowledgements."""
+        self.deadline = 0.0
+        """A sync point's: the latest deadline of the BEFORE transactions sharing it."""
 
 
 class CommitOrder:
@@ -249,12 +255,12 @@ class GroupMember:
         self._tickets: dict[int, _Ticket] = {}
         self._next_ticket = 0
         self._sync = threading.Condition()
-        """Guards the two below: BEFORE transactions share sync messages."""
+        """Guards the two below: BEFORE transactions share sync points."""
         self._sync_open: tuple[int, _Ticket] | None = None
-        """The sync message not sent yet, that every BEFORE transaction beginning now
+        """The sync point not begun yet, that every BEFORE transaction beginning now
         joins (its ticket number and ticket)."""
         self._sync_in_flight = 0
-        """The ticket number of the sync message sent and not yet back (0: none)."""
+        """The ticket number of the sync point begun and not reached yet (0: none)."""
         self._backlog_applied = threading.Event()
         """Clear while this member, just elected primary, applies the backlog the old
         primary left (BEFORE_ON_PRIMARY_FAILOVER holds transactions meanwhile)."""
@@ -501,16 +507,16 @@ class GroupMember:
             )
 
     def sync_before_execution(self, timeout: float) -> str:
-        """BEFORE: order a sync message and return the GTIDs this transaction must see
-        committed before it runs (the applier's received set when the message came
-        back). ObserverError 3796 outside ONLINE, 3799 while stopping, 3797 when the
-        message is not ordered within ``timeout``.
+        """BEFORE: reach a sync point and return the GTIDs this transaction must see
+        committed before it runs (the applier's received set at the sync point).
+        ObserverError 3796 outside ONLINE, 3799 while stopping, 3797 when the sync point
+        is not reached within ``timeout``.
 
-        One sync message serves every transaction that began before it was sent: what
-        the applier had received when it came back includes everything ordered before
+        One sync point serves every transaction that began before it was begun: what
+        the applier had received when it was reached includes everything ordered before
         each of them began. So at most one is in flight per member; the transactions
-        that begin meanwhile join the next one, which the first of them sends when the
-        one in flight is back (group commit, for reads).
+        that begin meanwhile join the next one, which the first of them begins when the
+        one in flight is reached (group commit, for reads).
         """
         deadline = time.monotonic() + timeout
         with self._lock:
@@ -523,18 +529,18 @@ class GroupMember:
                     CONSISTENCY_BEGIN_NOT_ALLOWED_TEXT,
                     errno=ER_GRP_TRX_CONSISTENCY_BEGIN_NOT_ALLOWED,
                 )
-        number, ticket, send = self._join_sync(deadline)
-        if send:
-            self._send_sync(number, ticket)
+        number, ticket, first = self._join_sync(deadline)
+        if first:
+            self._reach_sync_point(number, ticket)
         ordered = ticket.done.wait(max(0.0, deadline - time.monotonic()))
         if not ordered or ticket.error is not None or ticket.gtid is None:
             raise ObserverError(CONSISTENCY_BEFORE_TEXT, errno=ER_GRP_TRX_CONSISTENCY_BEFORE)
         return ticket.gtid
 
     def _join_sync(self, deadline: float) -> tuple[int, _Ticket, bool]:
-        """The sync message this transaction waits for (the open one, opened when there
-        is none), and whether this transaction sends it: when none is in flight. A
-        transaction whose deadline passes while it waits for its turn sends nothing
+        """The sync point this transaction waits for (the open one, opened when there
+        is none), and whether this transaction begins it: when none is in flight. A
+        transaction whose deadline passes while it waits for its turn begins nothing
         (its wait for the ticket then ends at once, with 3797).
         """
         with self._sync:
@@ -546,32 +552,36 @@ class GroupMember:
                     self._sync_open = (number, self._tickets[number])
             opened = self._sync_open
             number, ticket = opened
+            ticket.deadline = max(ticket.deadline, deadline)
             while self._sync_open is opened and self._sync_in_flight:
                 if not self._sync.wait(max(0.0, deadline - time.monotonic())):
                     return number, ticket, False
             if self._sync_open is not opened or ticket.done.is_set():
-                return number, ticket, False  # another of its transactions sent it, or it failed
+                return number, ticket, False  # another of its transactions began it, or it failed
             self._sync_open = None
             self._sync_in_flight = number
             return number, ticket, True
 
-    def _send_sync(self, number: int, ticket: _Ticket) -> None:
-        """Send sync message ``number``; a failed send fails its ticket (every
-        transaction sharing it gets 3797) and lets the next message go.
+    def _reach_sync_point(self, number: int, ticket: _Ticket) -> None:
+        """Reach sync point ``number`` (by the latest deadline of its transactions): its
+        ticket gets the applier's received set then. One not reached fails its ticket
+        (every transaction sharing it gets 3797). Either way the next one may begin.
         """
         try:
-            self.gcs.send(encode(SyncBeforeExecution(self.me, number)))
+            self.gcs.sync_point(max(0.0, ticket.deadline - time.monotonic()))
         except GcsError as exc:
             self.log.error(
-                "Plugin group_replication reported: 'Error sending the sync before execution "
-                f"message of a transaction: {exc}'"
+                "Plugin group_replication reported: 'Error reaching the sync point of a "
+                f"transaction with consistency BEFORE: {exc}'"
             )
             ticket.error = str(exc)
-            self._sync_back(number, ticket)
+        else:
+            ticket.gtid = self.applier.received_gtid_set()
+        self._sync_back(number, ticket)
 
     def _sync_back(self, number: int, ticket: _Ticket) -> None:
-        """Sync message ``number`` is done with (back in the order, or failed): release
-        its transactions, and let the next sync message go.
+        """Sync point ``number`` is done with (reached, or failed): release its
+        transactions, and let the next sync point begin.
         """
         with self._lock:
             self._tickets.pop(number, None)
@@ -580,18 +590,6 @@ class GroupMember:
             if self._sync_in_flight == number:
                 self._sync_in_flight = 0
             self._sync.notify_all()
-
-    def _sync_ordered(self, message: SyncBeforeExecution) -> None:
-        """A sync message came back in the order: its transactions (if it is this
-        member's) wait for what the applier received until now.
-        """
-        if message.origin != self.me:
-            return
-        with self._lock:
-            ticket = self._tickets.get(message.ticket)
-        if ticket is not None:
-            ticket.gtid = self.applier.received_gtid_set()
-            self._sync_back(message.ticket, ticket)
 
     def _fail_waiters(self, reason: str, errno: int | None = ER_RUN_HOOK_ERROR) -> None:
         self.consistency.fail(reason)
@@ -602,7 +600,7 @@ class GroupMember:
             ticket.errno = errno
             ticket.done.set()
         self._backlog_applied.set()  # a held transaction finds the member stopping or in ERROR
-        with self._sync:  # nothing in flight comes back now, nothing open will be sent
+        with self._sync:  # nothing in flight is reached now, nothing open will begin
             self._sync_open = None
             self._sync_in_flight = 0
             self._sync.notify_all()
@@ -785,8 +783,6 @@ class GroupMember:
             self._recovered(message.member)
         elif isinstance(message, StableSet):
             self._stable_set(message)
-        elif isinstance(message, SyncBeforeExecution):
-            self._sync_ordered(message)
         elif isinstance(message, TransactionPrepared):
             self.consistency.acknowledged(message.gtid, message.member)
         elif isinstance(message, MemberStats):

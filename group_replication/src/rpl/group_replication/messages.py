@@ -21,8 +21,9 @@ Types, in MySQL's terms:
 * :class:`MemberStats` (``Pipeline_stats_member_message``): a member's counters, sent
   every second; every member shows every member's last ones in
   ``performance_schema.replication_group_member_stats``.
-* :class:`SyncBeforeExecution` (``Sync_before_execution_message``): a BEFORE
-  transaction's place in the order before it runs; the other members ignore it.
+* Type 6 is not used: MySQL's ``Sync_before_execution_message`` (a BEFORE transaction's
+  place in the order) is a sync point of the group communication engine here
+  (:meth:`rpl.group_replication.gcs.interface.Gcs.sync_point`).
 * :class:`TransactionWithGuarantee` (``Transaction_with_guarantee_message``): a
   transaction message with its consistency level (AFTER, BEFORE_AND_AFTER).
 * :class:`TransactionPrepared` (``Transaction_prepared_message``): a member prepared
@@ -121,17 +122,6 @@ class MemberStats:
 
 
 @attrs.frozen
-class SyncBeforeExecution:
-    """A transaction of ``origin`` with BEFORE consistency waits (as ``ticket``) for its
-    place in the order.
-    """
-
-    TYPE = 6
-    origin: str
-    ticket: int
-
-
-@attrs.frozen
 class TransactionWithGuarantee(TransactionMessage):
     """A transaction for certification whose commit waits for the group's prepared
     acknowledgements.
@@ -157,7 +147,6 @@ Message = (
     | Recovered
     | StableSet
     | MemberStats
-    | SyncBeforeExecution
     | TransactionPrepared
 )
 _TYPES: Final[dict[int, type[Message]]] = {
@@ -168,7 +157,6 @@ _TYPES: Final[dict[int, type[Message]]] = {
         Recovered,
         StableSet,
         MemberStats,
-        SyncBeforeExecution,
         TransactionWithGuarantee,
         TransactionPrepared,
     )

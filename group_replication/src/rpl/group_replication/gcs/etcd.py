@@ -15,6 +15,8 @@ Keys, under ``/rpl/gr/<group_name>/``:
   decides it at the same revision. A batch that does not split into messages is an
   error for every member alike.
 * ``delivered/<member_id>``: how far a member has delivered (garbage collection).
+* ``sync/<member_id>``: written (bound to the member's lease) only when a sync point's
+  revision is not followed by any write under the prefix (see below).
 
 Every member reads one watch stream of the whole prefix from its join revision on: etcd
 orders every event of it by revision, the same for every watcher (Raft's log), so
@@ -23,6 +25,15 @@ delivered revision + 1 on another endpoint when a stream breaks, so an etcd memb
 death loses nothing; a start revision already compacted means this member missed part
 of the order: an error. The watch asks for progress notifications, so a stream that
 stays silent longer than its read timeout is a dead or leaderless etcd member.
+
+A sync point (BEFORE consistency) is a linearizable read of the cluster's revision R (a
+read index: no proposal, no disk write, about half a put's round trip), then a wait until
+this member's watch has delivered revision R: an event at R or later (events come in
+revision order, a revision's events in one response), or a progress notification at R
+or later (etcd sends those only to a watcher that has been sent every event up to that
+revision). In a cluster the group does not share, R is a write under the prefix, so its
+event comes; otherwise this member writes its ``sync/`` key after ``NUDGE_AFTER`` s,
+whose event comes after R.
 
 A majority lost (no etcd member this member reaches has a leader): nothing is ordered,
 so a send retries until it is (or the member leaves); once no lease renewal has
@@ -67,6 +78,8 @@ SEND_ATTEMPT = 5.0
 """Seconds one attempt of a send may take before it is tried again (the same key)."""
 ORDER_SLOTS = 4096
 """A delivered message's ``order`` is its batch's revision times this plus its index."""
+NUDGE_AFTER = 0.2
+"""Seconds a sync point waits for its revision's event before it writes one of its own."""
 FORCE_CHECK = 5.0
 """Seconds force_members waits for an etcd majority's answer before it refuses."""
 
@@ -97,6 +110,9 @@ class EtcdGcs:
         self._members: dict[str, tuple[GcsMember, int]] = {}
         self._last_revision = 0
         self._delivered = 0
+        self._progress = 0
+        """The revision up to which every event was delivered (sync points wait on it)."""
+        self._progressed = threading.Condition()
         self._failed = False
         self._liveness = threading.Lock()
         self._etcd_ok_at = time.monotonic()
@@ -141,7 +157,7 @@ class EtcdGcs:
         for kv in kvs:
             peer, lease = _member_of(kv)
             self._members[peer.member_id] = (peer, lease)
-        self._last_revision = revision
+        self._last_revision = self._progress = revision
         self._etcd_ok_at = time.monotonic()
         listener.on_view_changed(self._view(revision, (member.member_id,), ()))
         for target, name in (
@@ -156,6 +172,7 @@ class EtcdGcs:
         if self._stop.is_set():
             return
         self._stop.set()
+        self._wake_sync_points()
         if self._lease:
             try:
                 self.client.revoke(self._lease, 2.0)
@@ -192,6 +209,61 @@ class EtcdGcs:
                 if self._stop.is_set():
                     raise GcsError(f"the message could not be ordered: {exc}") from exc
             self._stop.wait(0.2)
+
+    def sync_point(self, timeout: float) -> None:
+        """Return once this member delivered every message ordered before the call: the
+        cluster's revision read linearizably, then a wait for the watch to pass it
+        (writing this member's ``sync/`` key if nothing else moves it on).
+        """
+        member = self._member
+        if member is None or self._stop.is_set():
+            raise GcsError("not in a group")
+        deadline = time.monotonic() + timeout
+        try:
+            revision = self.client.revision(timeout)
+        except EtcdError as exc:
+            raise GcsError(f"the group's revision could not be read: {exc}") from exc
+        if self._wait_progress(revision, min(deadline, time.monotonic() + NUDGE_AFTER)):
+            return
+        try:
+            key = self.prefix + b"sync/" + member.member_id.encode()
+            self.client.put(key, b"", max(0.1, deadline - time.monotonic()), lease=self._lease)
+        except EtcdError as exc:
+            raise GcsError(f"the sync point could not be written: {exc}") from exc
+        if not self._wait_progress(revision, deadline):
+            raise GcsError(f"revision {revision} was not delivered here in {timeout:g} s")
+
+    def _wait_progress(self, revision: int, until: float) -> bool:
+        """Wait until the watch delivered ``revision`` (True) or ``until`` passes."""
+        with self._progressed:
+            while self._progress < revision:
+                if self._stop.is_set():
+                    raise GcsError("this member left the group")
+                left = until - time.monotonic()
+                if left <= 0:
+                    return False
+                self._progressed.wait(left)
+        return True
+
+    def _progressed_to(self, events: list[Json], header: int, created: bool) -> None:
+        """A watch response was delivered: its last event's revision, or for a progress
+        notification (no events, not the creation answer) its header's revision, is
+        delivered with everything before it.
+        """
+        if events:
+            reached = int(events[-1].get("kv", {}).get("mod_revision", 0) or 0)
+        elif not created:
+            reached = header
+        else:
+            return
+        with self._progressed:
+            if reached > self._progress:
+                self._progress = reached
+                self._progressed.notify_all()
+
+    def _wake_sync_points(self) -> None:
+        with self._progressed:
+            self._progressed.notify_all()
 
     def delivered(self, order: int) -> None:
         """Record how far this member delivered (read by garbage collection)."""
@@ -248,6 +320,7 @@ class EtcdGcs:
             return
         self._failed = True
         self._stop.set()
+        self._wake_sync_points()
         assert self._listener is not None
         self._listener.on_error(reason)
 
@@ -275,9 +348,11 @@ class EtcdGcs:
                         )
                         return
                     served = True
-                    self._events(result.get("events", []))
+                    events = result.get("events", [])
+                    self._events(events)
                     if self._stop.is_set():
                         return
+                    self._progressed_to(events, current, bool(result.get("created")))
             except (EtcdError, OSError, ValueError):
                 pass
             # a stream that served and broke: this member's own etcd member first again

@@ -143,6 +143,15 @@ class EtcdClient:
         answer = self.call("/v3/kv/range", body, deadline)
         return list(answer.get("kvs", [])), int(answer["header"]["revision"])
 
+    def revision(self, deadline: float) -> int:
+        """The cluster's revision now, read linearizably: etcd's leader confirms it still
+        leads (a read index: one heartbeat round to a majority, nothing proposed, nothing
+        written to disk), so the answer is at least the revision of every write that
+        completed before this call. No majority: EtcdError after ``deadline``.
+        """
+        body: Json = {"key": b64(b"\0"), "count_only": True}
+        return int(self.call("/v3/kv/range", body, deadline)["header"]["revision"])
+
     def delete(self, keys: Sequence[bytes], deadline: float) -> None:
         """Delete ``keys`` in one transaction."""
         if not keys:

@@ -14,6 +14,9 @@ Guarantees every binding keeps (and the tests check on each):
 * **Durable send.** :meth:`Gcs.send` returns once the message has its place in the
   order; a send that failed or timed out may still have been ordered, and retrying it
   inside the binding never delivers it twice.
+* **Sync points.** :meth:`Gcs.sync_point` returns once this member has delivered every
+  message ordered before the call began (its callback returned): what BEFORE consistency
+  waits for. It takes a majority, as ordering does; it orders nothing.
 * **No order without a majority.** While this member cannot reach a majority of the
   engine, nothing is ordered: a send blocks (it retries until the message is ordered or
   the member leaves), and every other member is suspected (:meth:`GcsListener.on_suspicions`).
@@ -97,6 +100,12 @@ class Gcs(Protocol):
 
     def send(self, payload: bytes) -> None:
         """Broadcast ``payload``; returns once it is ordered, GcsError on failure."""
+
+    def sync_point(self, timeout: float) -> None:
+        """Return once every message ordered before this call began is delivered here;
+        GcsError when that is not known within ``timeout`` (no majority answers, or this
+        member left).
+        """
 
     def delivered(self, order: int) -> None:
         """Everything up to ``order`` is processed here (garbage collection)."""

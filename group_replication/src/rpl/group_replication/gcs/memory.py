@@ -122,6 +122,11 @@ class MemoryGroup:
         for handle in handles:
             handle.lost("removed from the group by force_members")
 
+    def last_place(self) -> int:
+        """The place of the last entry appended so far."""
+        with self._cond:
+            return len(self._entries)
+
     def next_entry(self, place: int, stop: threading.Event) -> _Entry | None:
         """The entry at ``place`` (1-based), once there is one; None once ``stop``."""
         with self._cond:
@@ -143,11 +148,15 @@ class MemoryGcs:
         self._lost: str | None = None
         self.delivered_up_to = 0
         """The last place :meth:`delivered` was told of."""
+        self._processed = 0
+        """The place of the last entry whose callback returned."""
+        self._progressed = threading.Condition()
 
     def join(self, member: GcsMember, listener: GcsListener, *, bootstrap: bool) -> None:
         """Join (or bootstrap): the join view is delivered first, on the delivery thread."""
         place = self.group.join(self, member, bootstrap)
         self._member, self._listener = member, listener
+        self._processed = place - 1
         threading.Thread(
             target=self._deliver_from, args=(place,), name="rpl-gcs-memory", daemon=True
         ).start()
@@ -163,6 +172,19 @@ class MemoryGcs:
         if self._member is None or self._stop.is_set():
             raise GcsError("not in a group")
         self.group.send(self._member.member_id, payload)
+
+    def sync_point(self, timeout: float) -> None:
+        """Wait until the delivery thread passed every entry appended before the call."""
+        if self._member is None or self._stop.is_set():
+            raise GcsError("not in a group")
+        target = self.group.last_place()
+        with self._progressed:
+            if not self._progressed.wait_for(
+                lambda: self._processed >= target or self._stop.is_set(), timeout
+            ):
+                raise GcsError(f"place {target} was not delivered here in {timeout:g} s")
+            if self._processed < target:
+                raise GcsError("this member left the group")
 
     def delivered(self, order: int) -> None:
         """Record how far this member processed the order."""
@@ -193,6 +215,12 @@ class MemoryGcs:
                 listener.on_view_changed(entry)
             else:
                 listener.on_suspicions(tuple(m for m in entry.suspected if m != me.member_id))
+            with self._progressed:
+                self._processed = place
+                self._progressed.notify_all()
             place += 1
+        self._stop.set()  # delivery ended: nothing more comes, sync points waiting fail
+        with self._progressed:
+            self._progressed.notify_all()
         if self._lost is not None:
             listener.on_error(self._lost)
